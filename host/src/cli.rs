@@ -1,0 +1,1 @@
+//! Command line (clap) of the azd-wasm-host binary.

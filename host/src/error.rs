@@ -1,0 +1,229 @@
+//! The provider's error type and its one conversion to azd's `ExtensionError`.
+//!
+//! Providers (native or WebAssembly) fail with [`ProviderError`]. It carries
+//! everything azd's `ExtensionError` does; the conversion to the wire type happens
+//! only at the broker's edge, in [`ProviderError::to_wire`].
+
+use azd_wasm_host_proto::azdext as pb;
+
+/// Where an error came from (azd's `ErrorOrigin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorOrigin {
+    /// Not said.
+    #[default]
+    Unspecified,
+    /// The local machine.
+    Local,
+    /// A remote service.
+    Service,
+    /// An external tool.
+    Tool,
+}
+
+/// The typed detail azd shows with an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorDetail {
+    /// A local failure: `code` in lower snake_case, `category` one of validation,
+    /// auth, dependency, compatibility, user, internal, local.
+    Local {
+        /// Machine-readable code, e.g. `missing_subscription_id`.
+        code: String,
+        /// Category azd understands.
+        category: String,
+    },
+    /// A failure a remote service reported.
+    Service {
+        /// The service's own error code.
+        error_code: String,
+        /// HTTP status.
+        status_code: i32,
+        /// Which service.
+        service_name: String,
+    },
+}
+
+/// A link shown with an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorLink {
+    /// Where it points.
+    pub url: String,
+    /// What it is called.
+    pub title: String,
+}
+
+/// A failure a provider (or the host on its behalf) reports to azd.
+#[derive(Debug, Clone, PartialEq, Eq, Default, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    /// What went wrong, for the user.
+    pub message: String,
+    /// Where it came from.
+    pub origin: ErrorOrigin,
+    /// What the user can do about it (may be empty).
+    pub suggestion: String,
+    /// Links shown with the error.
+    pub links: Vec<ErrorLink>,
+    /// The typed detail, if any.
+    pub detail: Option<ErrorDetail>,
+}
+
+/// Error categories azd understands for local errors.
+pub mod category {
+    /// Bad input or configuration.
+    pub const VALIDATION: &str = "validation";
+    /// Something the user must do.
+    pub const USER: &str = "user";
+    /// A fault of the host or provider itself.
+    pub const INTERNAL: &str = "internal";
+    /// A missing or broken dependency.
+    pub const DEPENDENCY: &str = "dependency";
+    /// A version or protocol mismatch.
+    pub const COMPATIBILITY: &str = "compatibility";
+    /// A local machine problem.
+    pub const LOCAL: &str = "local";
+}
+
+impl ProviderError {
+    /// A local error with a code and category.
+    pub fn local(code: &str, category: &str, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            origin: ErrorOrigin::Local,
+            detail: Some(ErrorDetail::Local {
+                code: code.to_owned(),
+                category: category.to_owned(),
+            }),
+            ..Self::default()
+        }
+    }
+
+    /// A fault inside the host (category `internal`).
+    pub fn internal(code: &str, message: impl Into<String>) -> Self {
+        Self::local(code, category::INTERNAL, message)
+    }
+
+    /// Bad input (category `validation`).
+    pub fn validation(code: &str, message: impl Into<String>) -> Self {
+        Self::local(code, category::VALIDATION, message)
+    }
+
+    /// Adds a suggestion.
+    #[must_use]
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        self.suggestion = suggestion.into();
+        self
+    }
+
+    /// The local error code, if this is a local error.
+    pub fn code(&self) -> Option<&str> {
+        match &self.detail {
+            Some(ErrorDetail::Local { code, .. }) => Some(code),
+            _ => None,
+        }
+    }
+
+    /// The wire form azd reads.
+    pub fn to_wire(&self) -> pb::ExtensionError {
+        let origin = match self.origin {
+            ErrorOrigin::Unspecified => pb::ErrorOrigin::Unspecified,
+            ErrorOrigin::Local => pb::ErrorOrigin::Local,
+            ErrorOrigin::Service => pb::ErrorOrigin::Service,
+            ErrorOrigin::Tool => pb::ErrorOrigin::Tool,
+        };
+        let source = self.detail.as_ref().map(|d| match d {
+            ErrorDetail::Local { code, category } => {
+                pb::extension_error::Source::LocalError(pb::LocalErrorDetail {
+                    code: code.clone(),
+                    category: category.clone(),
+                })
+            }
+            ErrorDetail::Service {
+                error_code,
+                status_code,
+                service_name,
+            } => pb::extension_error::Source::ServiceError(pb::ServiceErrorDetail {
+                error_code: error_code.clone(),
+                status_code: *status_code,
+                service_name: service_name.clone(),
+            }),
+        });
+        pb::ExtensionError {
+            message: self.message.clone(),
+            origin: origin as i32,
+            suggestion: self.suggestion.clone(),
+            links: self
+                .links
+                .iter()
+                .map(|l| pb::ErrorLink {
+                    url: l.url.clone(),
+                    title: l.title.clone(),
+                })
+                .collect(),
+            source,
+        }
+    }
+
+    /// Reads the wire form (used by the simulated azd and `run`).
+    pub fn from_wire(e: &pb::ExtensionError) -> Self {
+        let origin = match pb::ErrorOrigin::try_from(e.origin) {
+            Ok(pb::ErrorOrigin::Local) => ErrorOrigin::Local,
+            Ok(pb::ErrorOrigin::Service) => ErrorOrigin::Service,
+            Ok(pb::ErrorOrigin::Tool) => ErrorOrigin::Tool,
+            _ => ErrorOrigin::Unspecified,
+        };
+        let detail = e.source.as_ref().map(|s| match s {
+            pb::extension_error::Source::LocalError(l) => ErrorDetail::Local {
+                code: l.code.clone(),
+                category: l.category.clone(),
+            },
+            pb::extension_error::Source::ServiceError(s) => ErrorDetail::Service {
+                error_code: s.error_code.clone(),
+                status_code: s.status_code,
+                service_name: s.service_name.clone(),
+            },
+        });
+        Self {
+            message: e.message.clone(),
+            origin,
+            suggestion: e.suggestion.clone(),
+            links: e
+                .links
+                .iter()
+                .map(|l| ErrorLink {
+                    url: l.url.clone(),
+                    title: l.title.clone(),
+                })
+                .collect(),
+            detail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_round_trip_keeps_every_field() {
+        let e = ProviderError {
+            message: "quota exceeded".into(),
+            origin: ErrorOrigin::Service,
+            suggestion: "ask for more".into(),
+            links: vec![ErrorLink {
+                url: "https://example.com/q".into(),
+                title: "Quotas".into(),
+            }],
+            detail: Some(ErrorDetail::Service {
+                error_code: "QuotaExceeded".into(),
+                status_code: 409,
+                service_name: "compute".into(),
+            }),
+        };
+        let wire = e.to_wire();
+        assert_eq!(wire.origin, pb::ErrorOrigin::Service as i32);
+        assert_eq!(ProviderError::from_wire(&wire), e);
+        let l = ProviderError::validation("bad_config", "nope").with_suggestion("fix it");
+        assert_eq!(ProviderError::from_wire(&l.to_wire()), l);
+        assert_eq!(l.code(), Some("bad_config"));
+    }
+}

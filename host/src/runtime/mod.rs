@@ -1,0 +1,1 @@
+//! The WebAssembly provider runtime.
