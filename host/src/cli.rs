@@ -1,1 +1,220 @@
-//! Command line (clap) of the azd-wasm-host binary.
+//! The command line of the `azd-wasm-host` binary. `main.rs` only parses
+//! arguments and calls [`main_with`].
+//!
+//! - `listen`: what azd runs. Loads and validates the provider, connects to azd,
+//!   registers, calls Ready and serves until azd ends the stream. Writes nothing
+//!   to stdout.
+//! - `check`: validates a component (or manifest) and prints what it asks for.
+//! - `run`: plays azd itself to drive a provider without azd (see [`crate::run`]).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+
+use crate::client::AzdClient;
+use crate::manager::ProvisioningManager;
+use crate::runtime::{self, RuntimeOptions};
+
+/// Serve an azd provisioning provider written as a WebAssembly component.
+#[derive(Debug, Parser)]
+#[command(name = "azd-wasm-host", version, about)]
+pub struct Cli {
+    /// Write debug logs to stderr (also: AZD_DEBUG=true).
+    #[arg(long, global = true)]
+    pub debug: bool,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
+    Listen(ListenArgs),
+    /// Validate a provider component or manifest and show the capabilities it asks for.
+    Check {
+        /// A component (`.wasm`) or a provider manifest (`provider.toml`).
+        path: PathBuf,
+    },
+    /// Drive a provider without azd: provision, preview, down, state or parameters.
+    Run(crate::run::RunArgs),
+}
+
+/// Arguments of `listen`.
+#[derive(Debug, clap::Args)]
+pub struct ListenArgs {
+    /// The provider manifest or component; default: `provider.toml` beside the executable.
+    #[arg(long, env = "AZD_WASM_HOST_MANIFEST")]
+    pub manifest: Option<PathBuf>,
+    /// The provider name, when `--manifest` is a bare component.
+    #[arg(long, env = "AZD_WASM_HOST_PROVIDER_NAME")]
+    pub provider_name: Option<String>,
+}
+
+/// Whether debug logging was asked for by flag or by `AZD_DEBUG`.
+fn debug_requested(flag: bool) -> bool {
+    flag || std::env::var("AZD_DEBUG").is_ok_and(|v| {
+        let v = v.trim();
+        v.eq_ignore_ascii_case("true") || v == "1"
+    })
+}
+
+/// Sends logs to stderr: debug level when asked, otherwise nothing (azd's terminal
+/// is the user's). `RUST_LOG` refines the filter when debugging.
+fn init_logging(debug: bool) {
+    let filter = if debug {
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("azd_wasm_host=debug,info"))
+    } else {
+        tracing_subscriber::EnvFilter::new("off")
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Runs the CLI; returns the process exit code.
+pub fn main_with(cli: Cli) -> ExitCode {
+    let debug = debug_requested(cli.debug);
+    init_logging(debug);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("azd-wasm-host: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = rt.block_on(async move {
+        match cli.command {
+            Command::Listen(args) => listen(args).await.map(|()| ExitCode::SUCCESS),
+            Command::Check { path } => check(path).await.map(|()| ExitCode::SUCCESS),
+            Command::Run(args) => crate::run::run(args, debug).await,
+        }
+    });
+    // A guest still running on a blocking thread is interrupted by its deadline
+    // or cancellation; don't let it hold the process open.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("azd-wasm-host: error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `listen`: load the provider, connect, register, Ready, serve.
+async fn listen(args: ListenArgs) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let manifest = runtime::locate_manifest(args.manifest.as_deref())?;
+    let loaded = tokio::task::spawn_blocking(move || {
+        runtime::load_provider(
+            &manifest,
+            args.provider_name.as_deref(),
+            &RuntimeOptions::default(),
+        )
+    })
+    .await
+    .context("loading the provider stopped unexpectedly")??;
+    tracing::debug!(provider = %loaded.name, elapsed = ?started.elapsed(), "provider loaded");
+
+    let client = AzdClient::from_env().await?;
+    let extension_id = extension_id_from_env();
+    let manager = ProvisioningManager::new(extension_id, client);
+    manager
+        .register(loaded.factory.clone(), &loaded.name)
+        .await
+        .context("registering the provider with azd")?;
+    let serving = {
+        let manager = manager.clone();
+        tokio::spawn(async move { manager.receive().await })
+    };
+    manager.ready().await.context("telling azd we are ready")?;
+    tracing::debug!(elapsed = ?started.elapsed(), "ready");
+    serving
+        .await
+        .context("the dispatcher stopped unexpectedly")??;
+    tracing::debug!("stream ended; exiting");
+    Ok(())
+}
+
+/// `check`: validate and describe a component.
+async fn check(path: PathBuf) -> anyhow::Result<()> {
+    let report = tokio::task::spawn_blocking(move || runtime::check_report(&path))
+        .await
+        .context("the check stopped unexpectedly")??;
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(report.as_bytes())?;
+    if !report.ends_with('\n') {
+        stdout.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// The extension id: the token's subject when it can be read, else a fixed name.
+/// The token is not verified here (azd verifies it); it is only read for logs.
+fn extension_id_from_env() -> String {
+    std::env::var(crate::client::ENV_TOKEN)
+        .ok()
+        .and_then(|t| token_subject(&t))
+        .unwrap_or_else(|| "azd-wasm-host".to_owned())
+}
+
+fn token_subject(token: &str) -> Option<String> {
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+    validation.insecure_disable_signature_validation();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    validation.required_spec_claims.clear();
+    #[derive(serde::Deserialize)]
+    struct Claims {
+        sub: Option<String>,
+    }
+    let data = jsonwebtoken::decode::<Claims>(
+        token,
+        &jsonwebtoken::DecodingKey::from_secret(&[]),
+        &validation,
+    )
+    .ok()?;
+    data.claims.sub
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subject_is_read_from_an_unverified_token() {
+        let token = jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &serde_json::json!({"sub": "my.ext", "iss": "azd"}),
+            &jsonwebtoken::EncodingKey::from_secret(b"k"),
+        )
+        .unwrap();
+        assert_eq!(token_subject(&token).as_deref(), Some("my.ext"));
+        assert_eq!(token_subject("garbage"), None);
+    }
+
+    #[test]
+    fn cli_parses_listen_and_check() {
+        let cli = Cli::try_parse_from(["azd-wasm-host", "listen", "--debug"]).unwrap();
+        assert!(cli.debug);
+        assert!(matches!(cli.command, Command::Listen(_)));
+        let cli = Cli::try_parse_from(["azd-wasm-host", "check", "x.wasm"]).unwrap();
+        assert!(matches!(cli.command, Command::Check { .. }));
+        assert!(Cli::try_parse_from(["azd-wasm-host", "bogus"]).is_err());
+    }
+}

@@ -1,1 +1,276 @@
-//! TODO: client
+//! The connection to azd.
+//!
+//! azd passes its gRPC address in `AZD_SERVER` and a JWT in `AZD_ACCESS_TOKEN`.
+//! [`AzdClient`] opens one HTTP/2 connection, attaches `authorization: <token>`
+//! (the raw JWT, as azd expects) to every call and to the stream, and hands out
+//! the provisioning and extension service clients lazily over that connection.
+//!
+//! Plaintext is allowed only to a loopback address: the token is a bearer secret
+//! and must not cross a network in the clear. This build has no TLS, so any other
+//! address is refused with a clear error.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
+use azd_wasm_host_proto::azdext::extension_service_client::ExtensionServiceClient;
+use azd_wasm_host_proto::azdext::provisioning_service_client::ProvisioningServiceClient;
+use tonic::codec::CompressionEncoding;
+use tonic::metadata::AsciiMetadataValue;
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+/// Environment variable holding azd's gRPC address.
+pub const ENV_SERVER: &str = "AZD_SERVER";
+/// Environment variable holding the access token.
+pub const ENV_TOKEN: &str = "AZD_ACCESS_TOKEN";
+
+/// Why the client could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// A required environment variable is missing or empty.
+    #[error(
+        "{0} is not set: azd sets AZD_SERVER and AZD_ACCESS_TOKEN when it starts an extension with `listen` (to try a provider without azd, use `azd-wasm-host run`)"
+    )]
+    MissingEnv(&'static str),
+    /// The address cannot be parsed.
+    #[error("AZD_SERVER {0:?} is not a host:port address")]
+    BadAddress(String),
+    /// The address is not loopback and this build cannot use TLS.
+    #[error(
+        "AZD_SERVER {0:?} is not a loopback address: the access token may only be sent in plaintext to loopback, and TLS is not supported by this build"
+    )]
+    NotLoopback(String),
+    /// The token cannot be sent as gRPC metadata.
+    #[error("AZD_ACCESS_TOKEN contains characters that cannot be sent as gRPC metadata")]
+    BadToken,
+    /// The connection failed.
+    #[error("cannot connect to azd at {address}")]
+    Connect {
+        /// Where we tried.
+        address: String,
+        /// Why it failed.
+        #[source]
+        source: tonic::transport::Error,
+    },
+}
+
+/// The access token. Its `Debug` never shows the value.
+#[derive(Clone)]
+pub struct Token(AsciiMetadataValue);
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token([redacted])")
+    }
+}
+
+impl Token {
+    /// Wraps a raw JWT.
+    pub fn new(raw: &str) -> Result<Self, ClientError> {
+        let mut v = AsciiMetadataValue::try_from(raw).map_err(|_| ClientError::BadToken)?;
+        v.set_sensitive(true);
+        Ok(Self(v))
+    }
+}
+
+/// Adds `authorization: <token>` to every request.
+#[derive(Clone, Debug)]
+pub struct AuthInterceptor {
+    token: Token,
+}
+
+impl Interceptor for AuthInterceptor {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        req.metadata_mut()
+            .insert("authorization", self.token.0.clone());
+        Ok(req)
+    }
+}
+
+/// The authenticated channel type both service clients use.
+pub type AuthChannel = InterceptedService<Channel, AuthInterceptor>;
+
+/// One connection to azd with lazily created service clients.
+#[derive(Clone)]
+pub struct AzdClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    address: String,
+    channel: Channel,
+    auth: AuthInterceptor,
+    provisioning: OnceLock<ProvisioningServiceClient<AuthChannel>>,
+    extension: OnceLock<ExtensionServiceClient<AuthChannel>>,
+}
+
+impl fmt::Debug for AzdClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AzdClient")
+            .field("address", &self.inner.address)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks that `address` (`host:port`, optionally with an `http://` prefix) is
+/// loopback, and returns the URI to dial.
+pub fn loopback_uri(address: &str) -> Result<String, ClientError> {
+    let hostport = address
+        .strip_prefix("http://")
+        .unwrap_or(address)
+        .trim_end_matches('/');
+    if hostport.is_empty() || hostport.contains('/') {
+        return Err(ClientError::BadAddress(address.to_owned()));
+    }
+    let (host, port) = hostport
+        .rsplit_once(':')
+        .ok_or_else(|| ClientError::BadAddress(address.to_owned()))?;
+    if port.parse::<u16>().is_err() {
+        return Err(ClientError::BadAddress(address.to_owned()));
+    }
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if !loopback {
+        return Err(ClientError::NotLoopback(address.to_owned()));
+    }
+    Ok(format!("http://{hostport}"))
+}
+
+impl AzdClient {
+    /// Connects using `AZD_SERVER` and `AZD_ACCESS_TOKEN`.
+    pub async fn from_env() -> Result<Self, ClientError> {
+        let address = non_empty_env(ENV_SERVER)?;
+        let token = non_empty_env(ENV_TOKEN)?;
+        Self::connect(&address, &token).await
+    }
+
+    /// Connects to `address` with `token`.
+    pub async fn connect(address: &str, token: &str) -> Result<Self, ClientError> {
+        let uri = loopback_uri(address)?;
+        let token = Token::new(token)?;
+        let endpoint = Endpoint::from_shared(uri)
+            .map_err(|_| ClientError::BadAddress(address.to_owned()))?
+            .connect_timeout(Duration::from_secs(5))
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(30))
+            .keep_alive_while_idle(true);
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|source| ClientError::Connect {
+                address: address.to_owned(),
+                source,
+            })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                address: address.to_owned(),
+                channel,
+                auth: AuthInterceptor { token },
+                provisioning: OnceLock::new(),
+                extension: OnceLock::new(),
+            }),
+        })
+    }
+
+    /// The address this client talks to.
+    pub fn address(&self) -> &str {
+        &self.inner.address
+    }
+
+    /// The provisioning service client (created on first use; clones share the connection).
+    pub fn provisioning(&self) -> ProvisioningServiceClient<AuthChannel> {
+        self.inner
+            .provisioning
+            .get_or_init(|| {
+                ProvisioningServiceClient::with_interceptor(
+                    self.inner.channel.clone(),
+                    self.inner.auth.clone(),
+                )
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES)
+                .accept_compressed(CompressionEncoding::Gzip)
+            })
+            .clone()
+    }
+
+    /// The extension service client (created on first use; clones share the connection).
+    pub fn extension(&self) -> ExtensionServiceClient<AuthChannel> {
+        self.inner
+            .extension
+            .get_or_init(|| {
+                ExtensionServiceClient::with_interceptor(
+                    self.inner.channel.clone(),
+                    self.inner.auth.clone(),
+                )
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES)
+                .accept_compressed(CompressionEncoding::Gzip)
+            })
+            .clone()
+    }
+}
+
+fn non_empty_env(name: &'static str) -> Result<String, ClientError> {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
+        _ => Err(ClientError::MissingEnv(name)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_addresses_are_accepted() {
+        assert_eq!(
+            loopback_uri("127.0.0.1:5000").unwrap(),
+            "http://127.0.0.1:5000"
+        );
+        assert_eq!(
+            loopback_uri("localhost:1").unwrap(),
+            "http://localhost:1"
+        );
+        assert_eq!(loopback_uri("[::1]:80").unwrap(), "http://[::1]:80");
+        assert_eq!(
+            loopback_uri("http://127.1.2.3:9").unwrap(),
+            "http://127.1.2.3:9"
+        );
+    }
+
+    #[test]
+    fn other_addresses_are_refused() {
+        assert!(matches!(
+            loopback_uri("10.0.0.5:5000"),
+            Err(ClientError::NotLoopback(_))
+        ));
+        assert!(matches!(
+            loopback_uri("example.com:443"),
+            Err(ClientError::NotLoopback(_))
+        ));
+        assert!(matches!(
+            loopback_uri("127.0.0.1"),
+            Err(ClientError::BadAddress(_))
+        ));
+        assert!(matches!(
+            loopback_uri("127.0.0.1:notaport"),
+            Err(ClientError::BadAddress(_))
+        ));
+        assert!(matches!(
+            loopback_uri("https://127.0.0.1:5/x"),
+            Err(ClientError::BadAddress(_))
+        ));
+    }
+
+    #[test]
+    fn token_debug_is_redacted() {
+        let t = Token::new("secret.jwt.value").unwrap();
+        assert!(!format!("{t:?}").contains("secret"));
+        assert!(matches!(Token::new("bad\nvalue"), Err(ClientError::BadToken)));
+    }
+}

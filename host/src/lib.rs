@@ -17,6 +17,8 @@
 //! - [`answer`]: checks that an answer cannot crash azd (required fields, output types).
 //! - [`runtime`]: the WebAssembly provider (wasmtime): manifest, sandbox, cache.
 //! - [`sim`]: a simulated azd, for tests and for `azd-wasm-host run`.
+//! - [`run`]: `azd-wasm-host run`, which drives a provider without azd.
+//! - [`cli`]: the command line.
 
 pub mod answer;
 pub mod broker;
@@ -25,5 +27,6 @@ pub mod client;
 pub mod error;
 pub mod manager;
 pub mod provider;
+pub mod run;
 pub mod runtime;
 pub mod sim;

@@ -1,0 +1,666 @@
+//! The ProvisioningManager against the simulated azd, over real loopback gRPC,
+//! with native (non-wasm) providers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use azd_wasm_host::client::AzdClient;
+use azd_wasm_host::error::ProviderError;
+use azd_wasm_host::manager::{ManagerError, ProvisioningManager};
+use azd_wasm_host::provider::{CallContext, Provider, ProviderFactory};
+use azd_wasm_host::sim::{CallError, ProviderHandle, SimAzd, SimOptions};
+use azd_wasm_host_proto::azdext as pb;
+use pb::provisioning_message::MessageType;
+use tokio::sync::{Notify, mpsc};
+
+const NAME: &str = "fake";
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Shared knobs and observations of the fake provider.
+#[derive(Default)]
+struct Script {
+    /// Progress messages deploy reports.
+    deploy_progress: usize,
+    /// Deploy waits for this before answering, when set.
+    deploy_gate: Option<Arc<Notify>>,
+    /// Told when a deploy starts.
+    deploy_started: Option<mpsc::Sender<()>>,
+    /// Told when a call sees its cancellation.
+    cancelled: Option<mpsc::Sender<String>>,
+    /// Outputs deploy returns.
+    deploy_outputs: Vec<(String, String, String)>,
+    /// Names planned_outputs returns.
+    planned: usize,
+    /// Instances created.
+    created: AtomicUsize,
+}
+
+struct Fake {
+    script: Arc<Script>,
+    layer: std::sync::Mutex<String>,
+}
+
+fn output(ty: &str, value: &str) -> pb::ProvisioningOutputParameter {
+    pb::ProvisioningOutputParameter {
+        r#type: ty.into(),
+        value: value.into(),
+    }
+}
+
+#[async_trait]
+impl Provider for Fake {
+    async fn initialize(
+        &self,
+        project_path: &str,
+        options: pb::ProvisioningOptions,
+        _ctx: CallContext,
+    ) -> Result<(), ProviderError> {
+        if project_path == "/bad" {
+            return Err(ProviderError::validation("bad_project", "no such project")
+                .with_suggestion("pick another"));
+        }
+        *self.layer.lock().unwrap() = options.name;
+        Ok(())
+    }
+
+    async fn state(
+        &self,
+        options: pb::ProvisioningStateOptions,
+        ctx: CallContext,
+    ) -> Result<pb::ProvisioningStateResult, ProviderError> {
+        // Must not reach azd: it would be taken for the answer.
+        ctx.progress.report("reading state").await;
+        if let Some(us) = options.hint.strip_prefix("sleep:") {
+            let us: u64 = us.parse().unwrap_or(0);
+            tokio::time::sleep(Duration::from_micros(us % 2000)).await;
+        }
+        let mut state = pb::ProvisioningState::default();
+        state
+            .outputs
+            .insert("HINT".into(), output("string", &options.hint));
+        state.outputs.insert(
+            "LAYER".into(),
+            output("String", &self.layer.lock().unwrap().clone()),
+        );
+        Ok(pb::ProvisioningStateResult { state: Some(state) })
+    }
+
+    async fn deploy(&self, ctx: CallContext) -> Result<pb::ProvisioningDeployResult, ProviderError> {
+        let layer = self.layer.lock().unwrap().clone();
+        if let Some(tx) = &self.script.deploy_started {
+            let _ = tx.send(()).await;
+        }
+        for i in 0..self.script.deploy_progress {
+            ctx.progress.report(format!("step {i}")).await;
+        }
+        if let Some(gate) = &self.script.deploy_gate {
+            tokio::select! {
+                () = gate.notified() => {}
+                () = ctx.cancel.cancelled() => {
+                    if let Some(tx) = &self.script.cancelled {
+                        let _ = tx.send(ctx.request_id.clone()).await;
+                    }
+                    return Err(ProviderError::internal("cancelled", "cancelled"));
+                }
+            }
+        }
+        // A reporter kept past the answer must not leak messages after it.
+        let late = ctx.progress.clone();
+        tokio::spawn(async move {
+            for _ in 0..50 {
+                late.report("too late").await;
+                tokio::task::yield_now().await;
+            }
+        });
+        let mut deployment = pb::ProvisioningDeployment::default();
+        deployment.outputs.insert("LAYER".into(), output("string", &layer));
+        for (k, t, v) in &self.script.deploy_outputs {
+            deployment.outputs.insert(k.clone(), output(t, v));
+        }
+        Ok(pb::ProvisioningDeployResult {
+            deployment: Some(deployment),
+            skipped_reason: 0,
+        })
+    }
+
+    async fn preview(&self, ctx: CallContext) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
+        ctx.progress.report("diffing").await;
+        // Leaves `preview` out: the manager must fill it, or azd would crash.
+        Ok(pb::ProvisioningPreviewResult { preview: None })
+    }
+
+    async fn destroy(
+        &self,
+        options: pb::ProvisioningDestroyOptions,
+        ctx: CallContext,
+    ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
+        ctx.progress.report("deleting").await;
+        Ok(pb::ProvisioningDestroyResult {
+            invalidated_env_keys: vec![format!("FORCE_{}_PURGE_{}", options.force, options.purge)],
+        })
+    }
+
+    async fn ensure_env(&self, _ctx: CallContext) -> Result<(), ProviderError> {
+        Err(ProviderError {
+            message: "quota".into(),
+            origin: azd_wasm_host::error::ErrorOrigin::Service,
+            suggestion: "ask".into(),
+            links: vec![azd_wasm_host::error::ErrorLink {
+                url: "https://example.com".into(),
+                title: "docs".into(),
+            }],
+            detail: Some(azd_wasm_host::error::ErrorDetail::Service {
+                error_code: "QuotaExceeded".into(),
+                status_code: 409,
+                service_name: "svc".into(),
+            }),
+        })
+    }
+
+    async fn parameters(&self, _ctx: CallContext) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
+        panic!("the parameters handler blew up");
+    }
+
+    async fn planned_outputs(
+        &self,
+        _ctx: CallContext,
+    ) -> Result<Vec<pb::ProvisioningPlannedOutput>, ProviderError> {
+        Ok((0..self.script.planned)
+            .map(|i| pb::ProvisioningPlannedOutput {
+                name: format!("{i:0>64}"),
+            })
+            .collect())
+    }
+}
+
+struct FakeFactory(Arc<Script>);
+
+#[async_trait]
+impl ProviderFactory for FakeFactory {
+    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
+        self.0.created.fetch_add(1, Ordering::SeqCst);
+        Ok(Arc::new(Fake {
+            script: self.0.clone(),
+            layer: std::sync::Mutex::new(String::new()),
+        }))
+    }
+}
+
+struct Setup {
+    sim: SimAzd,
+    manager: Arc<ProvisioningManager>,
+    handle: ProviderHandle,
+    serving: tokio::task::JoinHandle<Result<(), ManagerError>>,
+}
+
+async fn setup(script: Script) -> Setup {
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let manager = ProvisioningManager::new("test.ext", client);
+    manager
+        .register(Arc::new(FakeFactory(Arc::new(script))), NAME)
+        .await
+        .unwrap();
+    let serving = {
+        let m = manager.clone();
+        tokio::spawn(async move { m.receive().await })
+    };
+    manager.ready().await.unwrap();
+    let handle = sim.provider(NAME, WAIT).await.unwrap();
+    Setup {
+        sim,
+        manager,
+        handle,
+        serving,
+    }
+}
+
+fn options(layer: &str) -> pb::ProvisioningOptions {
+    pb::ProvisioningOptions {
+        provider: NAME.into(),
+        name: layer.into(),
+        ..Default::default()
+    }
+}
+
+fn local_code(e: &CallError) -> String {
+    match e {
+        CallError::Extension(e) => e.code().unwrap_or_default().to_owned(),
+        other => panic!("expected an extension error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn full_lifecycle_with_every_handler() {
+    let s = setup(Script {
+        deploy_progress: 3,
+        deploy_outputs: vec![("COUNT".into(), "int".into(), "3".into())],
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(s.manager.provider_name().as_deref(), Some(NAME));
+    assert_eq!(s.sim.ready_calls(), 1);
+    s.handle.initialize("/proj", options("")).await.unwrap();
+
+    let mut seen = Vec::new();
+    let d = s.handle.deploy(|p| seen.push(p.clone())).await.unwrap();
+    let outs = d.deployment.unwrap().outputs;
+    assert_eq!(outs["COUNT"].r#type, "number", "int is normalised");
+    // The fake also keeps a reporter past its answer: what it sends before the
+    // answer is legitimate progress; only the steps are counted here.
+    seen.retain(|p| p.message.starts_with("step"));
+    assert_eq!(seen.len(), 3);
+    assert!(seen.iter().all(|p| !p.request_id.is_empty() && p.timestamp > 0));
+
+    let st = s
+        .handle
+        .state(pb::ProvisioningStateOptions { hint: "h1".into() })
+        .await
+        .unwrap();
+    let state = st.state.unwrap();
+    assert_eq!(state.outputs["HINT"].value, "h1");
+    assert_eq!(state.outputs["LAYER"].r#type, "string");
+
+    let mut pv = Vec::new();
+    let p = s.handle.preview(|m| pv.push(m.message.clone())).await.unwrap();
+    assert!(p.preview.is_some(), "a missing preview is filled");
+    assert_eq!(pv, vec!["diffing".to_string()]);
+
+    let mut dv = Vec::new();
+    let r = s
+        .handle
+        .destroy(
+            pb::ProvisioningDestroyOptions { force: true, purge: false },
+            |m| dv.push(m.message.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.invalidated_env_keys, vec!["FORCE_true_PURGE_false"]);
+    assert_eq!(dv, vec!["deleting".to_string()]);
+
+    // A service error keeps every field on the way to azd.
+    match s.handle.ensure_env().await.unwrap_err() {
+        CallError::Extension(e) => {
+            assert_eq!(e.message, "quota");
+            assert_eq!(e.origin, azd_wasm_host::error::ErrorOrigin::Service);
+            assert_eq!(e.links.len(), 1);
+            assert!(matches!(
+                e.detail,
+                Some(azd_wasm_host::error::ErrorDetail::Service { status_code: 409, .. })
+            ));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(s.handle.planned_outputs().await.unwrap().is_empty());
+    assert_eq!(s.handle.late_messages(), 0);
+    assert_eq!(s.handle.stray_messages(), 0);
+}
+
+#[tokio::test]
+async fn concurrent_first_callers_share_one_stream() {
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let manager = ProvisioningManager::new("test.ext", client);
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let m = manager.clone();
+        tasks.push(tokio::spawn(async move { m.ensure_stream().await.unwrap() }));
+    }
+    let brokers: Vec<_> = futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(brokers.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])));
+}
+
+#[tokio::test]
+async fn the_stream_outlives_the_caller_that_opened_it() {
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let manager = ProvisioningManager::new("test.ext", client);
+    // Open the stream from a task that then ends.
+    let m = manager.clone();
+    tokio::spawn(async move { m.ensure_stream().await.map(|_| ()) })
+        .await
+        .unwrap()
+        .unwrap();
+    manager
+        .register(Arc::new(FakeFactory(Arc::default())), NAME)
+        .await
+        .unwrap();
+    assert_eq!(sim.registrations(), vec![NAME.to_string()]);
+}
+
+#[tokio::test]
+async fn azd_refusals_of_a_name_become_errors() {
+    let s = setup(Script::default()).await;
+    let empty = s
+        .manager
+        .register(Arc::new(FakeFactory(Arc::default())), "")
+        .await
+        .unwrap_err();
+    assert!(matches!(empty, ManagerError::Refused { .. }), "{empty}");
+
+    let client = AzdClient::connect(&s.sim.address(), &s.sim.token()).await.unwrap();
+    let second = ProvisioningManager::new("other.ext", client);
+    let dup = second
+        .register(Arc::new(FakeFactory(Arc::default())), NAME)
+        .await
+        .unwrap_err();
+    match dup {
+        ManagerError::Refused { message, .. } => {
+            assert!(message.to_lowercase().contains("already"), "{message}");
+        }
+        other => panic!("{other}"),
+    }
+}
+
+#[tokio::test]
+async fn auth_is_refused_without_a_token_and_with_a_bad_one() {
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let other = SimAzd::start(SimOptions::default()).await.unwrap();
+    let bad = other.token(); // signed with another run's key, for another address
+    for token in ["", "not-a-jwt", bad.as_str()] {
+        let client = AzdClient::connect(&sim.address(), token).await.unwrap();
+        let manager = ProvisioningManager::new("test.ext", client);
+        let err = manager.ensure_stream().await.unwrap_err();
+        match err {
+            azd_wasm_host::broker::BrokerError::Open(status) => {
+                assert_eq!(status.code(), tonic::Code::Unauthenticated, "token {token:?}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn requests_before_initialize_or_for_another_provider_get_errors() {
+    let s = setup(Script::default()).await;
+    let e = s.handle.deploy(|_| {}).await.unwrap_err();
+    assert_eq!(local_code(&e), "not_initialized");
+
+    let mut wrong = options("");
+    wrong.provider = "someone-else".into();
+    let e = s.handle.initialize("/proj", wrong).await.unwrap_err();
+    assert_eq!(local_code(&e), "unknown_provider");
+
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let raw = s
+        .handle
+        .send_raw(pb::ProvisioningMessage {
+            request_id: String::new(),
+            error: None,
+            message_type: Some(MessageType::StateRequest(pb::ProvisioningStateRequest {
+                options: None,
+                provider_name: "someone-else".into(),
+            })),
+        })
+        .await
+        .unwrap();
+    let err = raw.answer.error.expect("an error answer");
+    assert!(err.message.contains("someone-else"), "{}", err.message);
+
+    // A failed initialize leaves no instance behind.
+    let e = s.handle.initialize("/bad", options("")).await.unwrap_err();
+    assert_eq!(local_code(&e), "bad_project");
+    let e = s.handle.deploy(|_| {}).await.unwrap_err();
+    match e {
+        CallError::Extension(e) => assert!(e.message.contains("last Initialize failed"), "{}", e.message),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_empty_message_kind_gets_an_error_answer_with_its_id() {
+    let s = setup(Script::default()).await;
+    let raw = s
+        .handle
+        .send_raw(pb::ProvisioningMessage {
+            request_id: "odd-1".into(),
+            error: None,
+            message_type: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(raw.answer.request_id, "odd-1");
+    let err = raw.answer.error.expect("an error answer");
+    assert!(matches!(
+        err.source,
+        Some(pb::extension_error::Source::LocalError(ref l)) if l.code == "unknown_request"
+    ));
+    // The stream still works.
+    s.handle.initialize("/proj", options("")).await.unwrap();
+}
+
+#[tokio::test]
+async fn progress_outside_deploy_preview_destroy_is_not_sent() {
+    let s = setup(Script::default()).await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let raw = s
+        .handle
+        .send_raw(pb::ProvisioningMessage {
+            request_id: String::new(),
+            error: None,
+            message_type: Some(MessageType::StateRequest(pb::ProvisioningStateRequest {
+                options: Some(pb::ProvisioningStateOptions { hint: "x".into() }),
+                provider_name: NAME.into(),
+            })),
+        })
+        .await
+        .unwrap();
+    assert!(raw.progress.is_empty());
+    assert!(
+        matches!(raw.answer.message_type, Some(MessageType::StateResponse(_))),
+        "the first message for a state request must be its answer"
+    );
+}
+
+#[tokio::test]
+async fn a_thousand_progress_messages_arrive_in_order_and_none_after_the_answer() {
+    let s = setup(Script {
+        deploy_progress: 1000,
+        ..Default::default()
+    })
+    .await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let mut got = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    s.handle
+        .deploy(|p| {
+            got.push(p.message.clone());
+            ids.insert(p.request_id.clone());
+        })
+        .await
+        .unwrap();
+    got.retain(|m| m != "too late");
+    let want: Vec<String> = (0..1000).map(|i| format!("step {i}")).collect();
+    assert_eq!(got, want);
+    assert_eq!(ids.len(), 1, "all progress carries the deploy's id");
+    // The provider's leftover reporter keeps trying for a while; give it the
+    // chance, then check nothing arrived after the answer.
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    assert_eq!(s.handle.late_messages(), 0);
+}
+
+#[tokio::test]
+async fn two_hundred_overlapping_requests_are_each_answered_once_with_their_own_id() {
+    let s = setup(Script::default()).await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let mut calls = Vec::new();
+    for i in 0..200u64 {
+        let h = s.handle.clone();
+        calls.push(tokio::spawn(async move {
+            let hint = format!("sleep:{}", (i * 7919) % 2000);
+            let r = h
+                .state(pb::ProvisioningStateOptions { hint: hint.clone() })
+                .await
+                .unwrap();
+            (hint, r.state.unwrap().outputs["HINT"].value.clone())
+        }));
+    }
+    for c in calls {
+        let (sent, echoed) = c.await.unwrap();
+        assert_eq!(sent, echoed);
+    }
+    assert_eq!(s.handle.late_messages(), 0);
+    assert_eq!(s.handle.stray_messages(), 0);
+}
+
+#[tokio::test]
+async fn a_long_deploy_does_not_block_state() {
+    let gate = Arc::new(Notify::new());
+    let (started_tx, mut started) = mpsc::channel(1);
+    let s = setup(Script {
+        deploy_gate: Some(gate.clone()),
+        deploy_started: Some(started_tx),
+        ..Default::default()
+    })
+    .await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let h = s.handle.clone();
+    let deploy = tokio::spawn(async move { h.deploy(|_| {}).await });
+    started.recv().await.unwrap();
+    let st = s
+        .handle
+        .state(pb::ProvisioningStateOptions { hint: "while".into() })
+        .await
+        .unwrap();
+    assert_eq!(st.state.unwrap().outputs["HINT"].value, "while");
+    assert!(!deploy.is_finished());
+    gate.notify_one();
+    deploy.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_panicking_handler_becomes_an_error_answer() {
+    let s = setup(Script::default()).await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let e = s.handle.parameters().await.unwrap_err();
+    match &e {
+        CallError::Extension(err) => {
+            assert_eq!(err.code(), Some("handler_panicked"));
+            assert!(err.message.contains("blew up"), "{}", err.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The stream survives.
+    s.handle
+        .state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_oversized_answer_is_replaced_by_an_error_and_the_stream_survives() {
+    // 70,000 names of 64 bytes ≈ 4.7 MB, over azd's 4 MiB.
+    let s = setup(Script {
+        planned: 70_000,
+        ..Default::default()
+    })
+    .await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let e = s.handle.planned_outputs().await.unwrap_err();
+    assert_eq!(local_code(&e), "answer_too_large");
+    s.handle
+        .state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn bad_output_types_are_refused_not_sent() {
+    let s = setup(Script {
+        deploy_outputs: vec![("WHEN".into(), "datetime".into(), "now".into())],
+        ..Default::default()
+    })
+    .await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let e = s.handle.deploy(|_| {}).await.unwrap_err();
+    assert_eq!(local_code(&e), "invalid_output_type");
+}
+
+#[tokio::test]
+async fn re_initialize_makes_a_fresh_instance_and_running_requests_keep_theirs() {
+    let gate = Arc::new(Notify::new());
+    let (started_tx, mut started) = mpsc::channel(1);
+    let script = Script {
+        deploy_gate: Some(gate.clone()),
+        deploy_started: Some(started_tx),
+        ..Default::default()
+    };
+    let s = setup(script).await;
+    s.handle.initialize("/proj", options("layer0")).await.unwrap();
+    let h = s.handle.clone();
+    let deploy = tokio::spawn(async move { h.deploy(|_| {}).await });
+    started.recv().await.unwrap();
+    s.handle.initialize("/proj", options("layer1")).await.unwrap();
+    gate.notify_one();
+    let d = deploy.await.unwrap().unwrap();
+    assert_eq!(d.deployment.unwrap().outputs["LAYER"].value, "layer0");
+    let st = s
+        .handle
+        .state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(st.state.unwrap().outputs["LAYER"].value, "layer1");
+}
+
+#[tokio::test]
+async fn cancellation_reaches_the_provider_when_the_stream_ends() {
+    let gate = Arc::new(Notify::new());
+    let (started_tx, mut started) = mpsc::channel(1);
+    let (cancel_tx, mut cancelled) = mpsc::channel(1);
+    let s = setup(Script {
+        deploy_gate: Some(gate),
+        deploy_started: Some(started_tx),
+        cancelled: Some(cancel_tx),
+        ..Default::default()
+    })
+    .await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let h = s.handle.clone();
+    let deploy = tokio::spawn(async move { h.deploy(|_| {}).await });
+    started.recv().await.unwrap();
+    let t0 = Instant::now();
+    s.sim.close_streams();
+    let id = tokio::time::timeout(WAIT, cancelled.recv())
+        .await
+        .expect("the provider saw the cancellation")
+        .unwrap();
+    assert!(!id.is_empty());
+    tokio::time::timeout(Duration::from_secs(1), s.serving)
+        .await
+        .expect("receive returns within 1 s of the stream ending")
+        .unwrap()
+        .unwrap();
+    eprintln!("stream end → receive returned in {:?}", t0.elapsed());
+    assert!(matches!(deploy.await.unwrap(), Err(CallError::StreamClosed)));
+}
+
+#[tokio::test]
+async fn ready_waits_for_the_dispatcher() {
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let manager = ProvisioningManager::new("test.ext", client);
+    manager
+        .register(Arc::new(FakeFactory(Arc::default())), NAME)
+        .await
+        .unwrap();
+    let m = manager.clone();
+    let ready = tokio::spawn(async move { m.ready().await });
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    assert!(!ready.is_finished(), "ready() must wait for receive()");
+    assert_eq!(sim.ready_calls(), 0);
+    let m = manager.clone();
+    let _serving = tokio::spawn(async move { m.receive().await });
+    tokio::time::timeout(WAIT, ready).await.unwrap().unwrap().unwrap();
+    assert_eq!(sim.ready_calls(), 1);
+}
