@@ -1,0 +1,384 @@
+//! Baseline benchmarks; prints one table. Run with `scripts/bench.sh` (or
+//! `cargo bench -p azd-wasm-host --bench host_bench`).
+//!
+//! - round trip p50/p99 of 10,000 small requests through the manager with a
+//!   native provider, next to a raw tonic bidirectional ping-pong measured in
+//!   the same run;
+//! - progress throughput (messages per second, order checked);
+//! - for each built example component: spawn→Ready with a cold and a warm
+//!   compile cache, Initialize, per-call overhead, and the idle RSS of the
+//!   `listen` process.
+//!
+//! Environment: `BENCH_REQUESTS` (default 10000), `BENCH_PROGRESS` (default
+//! 100000).
+
+#![allow(clippy::print_stdout, reason = "a benchmark prints its table")]
+#![allow(clippy::unwrap_used, reason = "a benchmark may stop on a broken setup")]
+
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use azd_wasm_host::client::AzdClient;
+use azd_wasm_host::error::ProviderError;
+use azd_wasm_host::manager::ProvisioningManager;
+use azd_wasm_host::provider::{CallContext, Provider, ProviderFactory};
+use azd_wasm_host::sim::{SimAzd, SimOptions};
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::azdext::provisioning_service_client::ProvisioningServiceClient;
+use azd_wasm_host_proto::azdext::provisioning_service_server::{
+    ProvisioningService, ProvisioningServiceServer,
+};
+use futures::Stream;
+use tokio_stream::StreamExt as _;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A provider that answers at once; deploy reports `n` progress messages.
+struct Quick {
+    progress: usize,
+}
+
+#[async_trait]
+impl Provider for Quick {
+    async fn initialize(
+        &self,
+        _p: &str,
+        _o: pb::ProvisioningOptions,
+        _c: CallContext,
+    ) -> Result<(), ProviderError> {
+        Ok(())
+    }
+    async fn state(
+        &self,
+        o: pb::ProvisioningStateOptions,
+        _c: CallContext,
+    ) -> Result<pb::ProvisioningStateResult, ProviderError> {
+        let mut s = pb::ProvisioningState::default();
+        s.outputs.insert(
+            "H".into(),
+            pb::ProvisioningOutputParameter {
+                r#type: "string".into(),
+                value: o.hint,
+            },
+        );
+        Ok(pb::ProvisioningStateResult { state: Some(s) })
+    }
+    async fn deploy(&self, c: CallContext) -> Result<pb::ProvisioningDeployResult, ProviderError> {
+        for i in 0..self.progress {
+            c.progress.report(i.to_string()).await;
+        }
+        Ok(pb::ProvisioningDeployResult::default())
+    }
+    async fn preview(&self, _c: CallContext) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
+        Ok(pb::ProvisioningPreviewResult::default())
+    }
+    async fn destroy(
+        &self,
+        _o: pb::ProvisioningDestroyOptions,
+        _c: CallContext,
+    ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
+        Ok(pb::ProvisioningDestroyResult::default())
+    }
+    async fn ensure_env(&self, _c: CallContext) -> Result<(), ProviderError> {
+        Ok(())
+    }
+    async fn parameters(&self, _c: CallContext) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
+        Ok(Vec::new())
+    }
+    async fn planned_outputs(
+        &self,
+        _c: CallContext,
+    ) -> Result<Vec<pb::ProvisioningPlannedOutput>, ProviderError> {
+        Ok(Vec::new())
+    }
+}
+
+struct QuickFactory(usize);
+
+#[async_trait]
+impl ProviderFactory for QuickFactory {
+    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
+        Ok(Arc::new(Quick { progress: self.0 }))
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+struct Table(Vec<(String, String)>);
+
+impl Table {
+    fn row(&mut self, what: impl Into<String>, value: impl Into<String>) {
+        let (what, value) = (what.into(), value.into());
+        eprintln!("  {what}: {value}");
+        self.0.push((what, value));
+    }
+    fn print(&self) {
+        let w = self.0.iter().map(|(a, _)| a.len()).max().unwrap_or(0);
+        println!("\n| {:<w$} | result |", "measurement");
+        println!("|{}|--------|", "-".repeat(w + 2));
+        for (a, b) in &self.0 {
+            println!("| {a:<w$} | {b} |");
+        }
+    }
+}
+
+/// The raw baseline: a ProvisioningService that answers every message at once.
+struct Echo;
+
+type EchoStream = Pin<Box<dyn Stream<Item = Result<pb::ProvisioningMessage, tonic::Status>> + Send>>;
+
+#[tonic::async_trait]
+impl ProvisioningService for Echo {
+    type StreamStream = EchoStream;
+    async fn stream(
+        &self,
+        req: tonic::Request<tonic::Streaming<pb::ProvisioningMessage>>,
+    ) -> Result<tonic::Response<EchoStream>, tonic::Status> {
+        let inbound = req.into_inner();
+        Ok(tonic::Response::new(Box::pin(inbound.map(|m| m))))
+    }
+}
+
+async fn raw_ping_pong(n: usize) -> anyhow::Result<Vec<Duration>> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(ProvisioningServiceServer::new(Echo))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+    );
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+        .tcp_nodelay(true)
+        .connect()
+        .await?;
+    let mut client = ProvisioningServiceClient::new(channel);
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let mut inbound = client
+        .stream(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await?
+        .into_inner();
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let msg = pb::ProvisioningMessage {
+            request_id: i.to_string(),
+            error: None,
+            message_type: Some(pb::provisioning_message::MessageType::StateRequest(
+                pb::ProvisioningStateRequest {
+                    options: Some(pb::ProvisioningStateOptions { hint: "h".into() }),
+                    provider_name: "quick".into(),
+                },
+            )),
+        };
+        let t = Instant::now();
+        tx.send(msg).await?;
+        let back = inbound.message().await?.ok_or_else(|| anyhow::anyhow!("eof"))?;
+        times.push(t.elapsed());
+        anyhow::ensure!(back.request_id == i.to_string(), "echo out of order");
+    }
+    drop(tx);
+    server.abort();
+    Ok(times)
+}
+
+async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow::Result<()> {
+    let sim = SimAzd::start(SimOptions::default()).await?;
+    let client = AzdClient::connect(&sim.address(), &sim.token()).await?;
+    let manager = ProvisioningManager::new("bench", client);
+    manager.register(Arc::new(QuickFactory(progress)), "quick").await?;
+    let m = manager.clone();
+    tokio::spawn(async move { m.receive().await });
+    manager.ready().await?;
+    let handle = sim.provider("quick", Duration::from_secs(5)).await?;
+    handle
+        .initialize(
+            "/bench",
+            pb::ProvisioningOptions {
+                provider: "quick".into(),
+                ..Default::default()
+            },
+        )
+        .await?;
+    // Warm-up.
+    for _ in 0..200 {
+        handle.state(pb::ProvisioningStateOptions::default()).await?;
+    }
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        let r = handle
+            .state(pb::ProvisioningStateOptions { hint: i.to_string() })
+            .await?;
+        times.push(t.elapsed());
+        anyhow::ensure!(
+            r.state.is_some_and(|s| s.outputs["H"].value == i.to_string()),
+            "wrong answer"
+        );
+    }
+    times.sort();
+    let raw = {
+        let mut r = raw_ping_pong(n).await?;
+        r.sort();
+        r
+    };
+    let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
+    let (r50, r99) = (percentile(&raw, 0.5), percentile(&raw, 0.99));
+    table.row(format!("round trip, manager + native provider, p50 ({n} requests)"), us(p50));
+    table.row(format!("round trip, manager + native provider, p99 ({n} requests)"), us(p99));
+    table.row("raw tonic bidi ping-pong, p50", us(r50));
+    table.row("raw tonic bidi ping-pong, p99", us(r99));
+    table.row(
+        "ratio manager / raw (p50, p99)",
+        format!(
+            "{:.2}×, {:.2}×",
+            p50.as_secs_f64() / r50.as_secs_f64().max(1e-9),
+            p99.as_secs_f64() / r99.as_secs_f64().max(1e-9)
+        ),
+    );
+
+    let mut expected = 0usize;
+    let mut in_order = true;
+    let t = Instant::now();
+    handle
+        .deploy(|p| {
+            in_order &= p.message == expected.to_string();
+            expected += 1;
+        })
+        .await?;
+    let took = t.elapsed();
+    anyhow::ensure!(in_order && expected == progress, "progress out of order or lost");
+    table.row(
+        format!("progress throughput ({progress} messages, order checked)"),
+        format!("{:.0} msg/s", progress as f64 / took.as_secs_f64()),
+    );
+    anyhow::ensure!(handle.late_messages() == 0, "messages after the answer");
+    sim.shutdown().await;
+    Ok(())
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Result<()> {
+    let bin = env!("CARGO_BIN_EXE_azd-wasm-host");
+    let cache = tempfile::tempdir()?;
+    let project = tempfile::tempdir()?;
+    let provider_name = {
+        #[derive(serde::Deserialize)]
+        struct N {
+            name: String,
+            component: PathBuf,
+        }
+        let n: N = toml::from_str(&std::fs::read_to_string(manifest)?)?;
+        let wasm = manifest.parent().unwrap_or(Path::new(".")).join(&n.component);
+        let size = std::fs::metadata(&wasm)?.len();
+        table.row(format!("{name}: component size"), format!("{:.1} MB", size as f64 / 1e6));
+        n.name
+    };
+    for (label, runs) in [("cold cache", 1), ("warm cache", 5)] {
+        let mut best = Duration::MAX;
+        let mut init = Duration::MAX;
+        let mut call = Duration::MAX;
+        let mut rss = 0;
+        for _ in 0..runs {
+            let sim = SimAzd::start(SimOptions::default()).await?;
+            let mut cmd = tokio::process::Command::new(bin);
+            cmd.env("AZD_WASM_HOST_MANIFEST", manifest)
+                .env("AZD_WASM_HOST_CACHE_DIR", cache.path())
+                .env("AZD_ENVIRONMENT", "bench");
+            let t = Instant::now();
+            let mut proc = sim.spawn_extension(cmd).await?;
+            best = best.min(t.elapsed());
+            let h = sim.provider(&provider_name, Duration::from_secs(5)).await?;
+            let t = Instant::now();
+            let ok = h
+                .initialize(
+                    &project.path().to_string_lossy(),
+                    pb::ProvisioningOptions {
+                        provider: provider_name.clone(),
+                        ..Default::default()
+                    },
+                )
+                .await;
+            init = init.min(t.elapsed());
+            if ok.is_ok() {
+                let mut calls = Vec::new();
+                for _ in 0..200 {
+                    let t = Instant::now();
+                    let _ = h.planned_outputs().await;
+                    calls.push(t.elapsed());
+                }
+                calls.sort();
+                call = call.min(percentile(&calls, 0.5));
+            }
+            if let Some(pid) = proc.id() {
+                rss = rss_kib(pid).unwrap_or(0);
+            }
+            sim.close_streams();
+            let _ = proc.wait(Duration::from_secs(5)).await;
+            sim.shutdown().await;
+        }
+        table.row(format!("{name}: spawn→Ready, {label}"), ms(best));
+        if label == "warm cache" {
+            table.row(format!("{name}: Initialize (instantiate + guest initialize)"), ms(init));
+            if call != Duration::MAX {
+                table.row(format!("{name}: planned-outputs round trip p50 (per-call)"), us(call));
+            }
+            table.row(format!("{name}: idle RSS of listen"), format!("{:.1} MiB", rss as f64 / 1024.0));
+        }
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    // `cargo bench` passes `--bench`; nothing to parse.
+    let n = env_usize("BENCH_REQUESTS", 10_000);
+    let progress = env_usize("BENCH_PROGRESS", 100_000);
+    let mut table = Table(Vec::new());
+    eprintln!("azd-wasm-host benchmarks ({} cores)", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    native_manager(n, progress, &mut table).await?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for name in ["c-hello", "js-hello", "python-localfiles", "rust-hello"] {
+        let manifest = root.join("examples").join(name).join("provider.toml");
+        let built = root.join("examples").join(name).join("build").join(format!("{name}.wasm"));
+        if !built.exists() {
+            eprintln!("  {name}: not built (scripts/build-examples.sh), skipped");
+            continue;
+        }
+        if let Err(e) = component(name, &manifest, &mut table).await {
+            table.row(format!("{name}: failed"), format!("{e:#}"));
+        }
+    }
+    table.print();
+    Ok(())
+}
