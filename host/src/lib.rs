@@ -20,6 +20,10 @@
 //! - [`run`]: `azd-wasm-host run`, which drives a provider without azd.
 //! - [`cli`]: the command line.
 
+// Library code must not panic on input nor write to stdout (azd's terminal);
+// tests, benches and the CLI's own output are exempt.
+#![warn(clippy::unwrap_used, clippy::print_stdout)]
+
 pub mod answer;
 pub mod broker;
 pub mod cli;

@@ -102,6 +102,8 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
     let infra = read_infra(&project)?;
     let name = provider_name(&provider_path, args.provider_name.as_deref(), infra.provider.as_deref())?;
 
+    prepare_environment(&project, &args.env)?;
+
     let sim = SimAzd::start(SimOptions::default()).await?;
     let exe = std::env::current_exe().context("finding this executable")?;
     let mut cmd = tokio::process::Command::new(exe);
@@ -115,7 +117,13 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
     if debug {
         cmd.env("AZD_DEBUG", "true");
     }
-    let mut process = sim.spawn_extension(cmd).await?;
+    // Not azd's 15 s: the first start compiles the component (seconds for a large
+    // one), and `run` is for trying things out.
+    let spawn = crate::sim::SpawnOptions {
+        ready_timeout: Some(Duration::from_secs(300)),
+        ..Default::default()
+    };
+    let mut process = sim.spawn_extension_with(cmd, spawn).await?;
     let handle = sim.provider(&name, Duration::from_secs(15)).await?;
 
     let options = pb::ProvisioningOptions {
@@ -152,6 +160,24 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
         }
         Err(other) => Err(anyhow::anyhow!("the provider did not answer properly: {other}")),
     }
+}
+
+/// Creates `.azure/<env>/` (and `.azure/config.json` naming it the default) when
+/// missing, as `azd env new` does: azd always has the folder before it provisions.
+fn prepare_environment(project: &Path, env: &str) -> anyhow::Result<()> {
+    if env.is_empty() || env.contains(['/', '\\']) || env.starts_with('.') {
+        bail!("{env:?} is not a valid environment name");
+    }
+    let azure = project.join(".azure");
+    let dir = azure.join(env);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let config = azure.join("config.json");
+    if !config.exists() {
+        let body = serde_json::json!({ "version": 1, "defaultEnvironment": env });
+        std::fs::write(&config, format!("{body}\n"))
+            .with_context(|| format!("writing {}", config.display()))?;
+    }
+    Ok(())
 }
 
 fn read_infra(project: &Path) -> anyhow::Result<Infra> {
@@ -298,14 +324,14 @@ impl Report {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             dotenv.save(&path)?;
         }
-        if let Some(keys) = &self.invalidated_env_keys {
-            if path.exists() {
-                let mut dotenv = DotEnv::load(&path)?;
-                for k in keys {
-                    dotenv.remove(k);
-                }
-                dotenv.save(&path)?;
+        if let Some(keys) = &self.invalidated_env_keys
+            && path.exists()
+        {
+            let mut dotenv = DotEnv::load(&path)?;
+            for k in keys {
+                dotenv.remove(k);
             }
+            dotenv.save(&path)?;
         }
         Ok(())
     }

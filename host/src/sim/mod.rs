@@ -1,1 +1,374 @@
-//! A simulated azd.
+//! A simulated azd: plays azd's part of the extension protocol over real loopback gRPC.
+//!
+//! [`SimAzd::start`] serves `ProvisioningService` and `ExtensionService` on `127.0.0.1:0`
+//! with azd's rules: every call and stream must carry `authorization: <raw JWT>` signed with
+//! a key random per run (else UNAUTHENTICATED "invalid token"); a stream from a token
+//! without the `provisioning-provider` capability is refused with PERMISSION_DENIED;
+//! messages are limited to 4 MiB each way and gzip is accepted.
+//!
+//! An extension is started with [`SimAzd::spawn_extension`] (as a child process, `listen`,
+//! azd's environment, azd's Ready timeout) or connects in-process using [`SimAzd::env`];
+//! [`SimAzd::provider`] then returns a [`ProviderHandle`] that sends azd's requests and
+//! checks each answer for what would crash or confuse azd ([`CallError::Protocol`]).
+//! [`SimAzd::close_streams`] is "azd goes away": the extension sees its stream end.
+//!
+//! Used by the integration tests and by `azd-wasm-host run`.
+
+mod auth;
+mod handle;
+mod process;
+mod service;
+mod stream;
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
+use azd_wasm_host_proto::azdext as pb;
+use futures::TryStreamExt as _;
+use pb::extension_service_server::ExtensionServiceServer;
+use pb::provisioning_service_server::ProvisioningServiceServer;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::sync::CancellationToken;
+use tonic::codec::CompressionEncoding;
+
+pub use auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TOKEN_LIFETIME, unix_now};
+pub use handle::{
+    CallError, DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind,
+};
+pub use process::{DEFAULT_READY_TIMEOUT, ExtensionProcess, SpawnOptions, ready_timeout_from_env};
+
+use crate::error::ProviderError;
+use service::{ExtensionSvc, ProvisioningSvc, Shared};
+
+/// How long [`SimAzd::shutdown`] waits for the server and the stream readers.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// What the simulated azd knows about the extension it runs.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// The extension's capabilities, signed into its token (`cap`).
+    pub capabilities: Vec<String>,
+    /// The extension id (`sub`); tokens for any other id are refused as "not installed".
+    pub extension_id: String,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            capabilities: vec![PROVISIONING_CAPABILITY.to_owned()],
+            extension_id: "test.wasm-host".to_owned(),
+        }
+    }
+}
+
+/// One simulated azd run: a gRPC server on loopback and its signing key.
+pub struct SimAzd {
+    shared: Arc<Shared>,
+    opts: SimOptions,
+    address: String,
+    traceparent: String,
+    stop: CancellationToken,
+    server: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
+}
+
+impl std::fmt::Debug for SimAzd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimAzd")
+            .field("address", &self.address)
+            .field("extension_id", &self.opts.extension_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A random W3C `traceparent` (version 00, sampled), as azd passes to extensions.
+fn random_traceparent() -> anyhow::Result<String> {
+    let mut ids = [0u8; 24];
+    getrandom::fill(&mut ids).map_err(|e| anyhow::anyhow!("no randomness for a trace id: {e}"))?;
+    // All-zero ids are invalid; randomness makes them practically impossible, but be exact.
+    ids[0] |= 1;
+    ids[16] |= 1;
+    Ok(format!(
+        "00-{}-{}-01",
+        hex::encode(&ids[..16]),
+        hex::encode(&ids[16..])
+    ))
+}
+
+impl SimAzd {
+    /// Binds `127.0.0.1:0` and serves `ProvisioningService` and `ExtensionService`.
+    pub async fn start(opts: SimOptions) -> anyhow::Result<SimAzd> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("binding the simulated azd to 127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let address = format!("127.0.0.1:{port}");
+        let key = auth::TokenKey::random(&address)?;
+        let shared = Arc::new(Shared::new(key, opts.extension_id.clone()));
+
+        let provisioning = ProvisioningServiceServer::new(ProvisioningSvc(Arc::clone(&shared)))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+            .accept_compressed(CompressionEncoding::Gzip);
+        let extension = ExtensionServiceServer::new(ExtensionSvc(Arc::clone(&shared)))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+            .accept_compressed(CompressionEncoding::Gzip);
+        // Small messages both ways: without TCP_NODELAY, Nagle's algorithm adds delays.
+        let incoming = TcpListenerStream::new(listener).and_then(|s| async move {
+            s.set_nodelay(true)?;
+            Ok(s)
+        });
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(provisioning)
+                .add_service(extension)
+                .serve_with_incoming_shutdown(incoming, stop.clone().cancelled_owned()),
+        );
+        tracing::debug!(%address, "sim azd listening");
+        Ok(SimAzd {
+            shared,
+            opts,
+            address,
+            traceparent: random_traceparent()?,
+            stop,
+            server: Some(server),
+        })
+    }
+
+    /// `127.0.0.1:PORT`, the `AZD_SERVER` value.
+    pub fn address(&self) -> String {
+        self.address.clone()
+    }
+
+    /// The options this azd was started with.
+    pub fn options(&self) -> &SimOptions {
+        &self.opts
+    }
+
+    /// A valid token for the configured extension id and capabilities (1 hour, as azd).
+    pub fn token(&self) -> String {
+        let caps: Vec<&str> = self.opts.capabilities.iter().map(String::as_str).collect();
+        self.token_with(&self.opts.extension_id, &caps, TOKEN_LIFETIME)
+    }
+
+    /// A token signed with this azd's key for any extension id, capabilities and lifetime.
+    pub fn token_with(
+        &self,
+        extension_id: &str,
+        capabilities: &[&str],
+        lifetime: Duration,
+    ) -> String {
+        let mut claims = ExtensionClaims::new(&self.address, extension_id, capabilities, lifetime);
+        claims.traceparent = self.traceparent.clone();
+        self.sign(&claims)
+    }
+
+    /// Signs arbitrary claims with this azd's key (e.g. an expired token or another
+    /// audience, to test refusals).
+    pub fn sign(&self, claims: &ExtensionClaims) -> String {
+        self.shared.key.sign(claims)
+    }
+
+    /// The environment azd gives an extension: `AZD_SERVER`, `AZD_ACCESS_TOKEN`,
+    /// `AZD_NO_PROMPT=true`, `FORCE_COLOR=1`, `TRACEPARENT`. (`AZD_CWD`, `AZD_ENVIRONMENT` and
+    /// `AZD_DEBUG` depend on the project and flags: set them on the command yourself.)
+    pub fn env(&self) -> Vec<(String, String)> {
+        vec![
+            ("AZD_SERVER".into(), self.address()),
+            ("AZD_ACCESS_TOKEN".into(), self.token()),
+            ("AZD_NO_PROMPT".into(), "true".into()),
+            ("FORCE_COLOR".into(), "1".into()),
+            ("TRACEPARENT".into(), self.traceparent.clone()),
+        ]
+    }
+
+    /// Starts `cmd listen` as azd does (its environment plus [`SimAzd::env`]; variables the
+    /// caller set on `cmd` win; stdin null; stdout and stderr as the caller set them) and waits for `ExtensionService/Ready` with
+    /// azd's timeout ([`ready_timeout_from_env`]). On timeout or early exit the child is killed
+    /// and the error says why.
+    pub async fn spawn_extension(
+        &self,
+        cmd: tokio::process::Command,
+    ) -> anyhow::Result<ExtensionProcess> {
+        self.spawn_extension_with(cmd, SpawnOptions::default())
+            .await
+    }
+
+    /// [`SimAzd::spawn_extension`] with options (e.g. stderr capture).
+    pub async fn spawn_extension_with(
+        &self,
+        mut cmd: tokio::process::Command,
+        opts: SpawnOptions,
+    ) -> anyhow::Result<ExtensionProcess> {
+        let mut env = self.env();
+        if opts.debug {
+            env.push(("AZD_DEBUG".into(), "true".into()));
+        }
+        if let Some(cwd) = &opts.cwd {
+            env.push(("AZD_CWD".into(), cwd.to_string_lossy().into_owned()));
+        }
+        if let Some(name) = &opts.environment {
+            env.push(("AZD_ENVIRONMENT".into(), name.clone()));
+        }
+        let caller_set: HashSet<&OsStr> = cmd.as_std().get_envs().map(|(k, _)| k).collect();
+        let ours: Vec<(String, String)> = env
+            .into_iter()
+            .filter(|(k, _)| !caller_set.contains(OsStr::new(k)))
+            .collect();
+        cmd.arg("listen");
+        if opts.debug {
+            cmd.arg("--debug");
+        }
+        cmd.envs(ours).stdin(Stdio::null()).kill_on_drop(true);
+        if opts.capture_stderr {
+            cmd.stderr(Stdio::piped());
+        }
+        let program = cmd.as_std().get_program().to_string_lossy().into_owned();
+
+        let mut ready = self.shared.ready.subscribe();
+        let before = *ready.borrow_and_update();
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("starting the extension {program}"))?;
+        let mut process = ExtensionProcess::new(child, opts.capture_stderr);
+        let timeout = opts.ready_timeout.unwrap_or_else(ready_timeout_from_env);
+
+        enum Outcome {
+            Ready,
+            Exited(std::io::Result<std::process::ExitStatus>),
+            TimedOut,
+        }
+        let outcome = tokio::select! {
+            r = ready.wait_for(|n| *n > before) => match r {
+                Ok(_) => Outcome::Ready,
+                // The sender lives in `shared`, which we hold: cannot happen; treat as timeout.
+                Err(_) => Outcome::TimedOut,
+            },
+            status = process.child_mut().wait() => Outcome::Exited(status),
+            () = tokio::time::sleep(timeout) => Outcome::TimedOut,
+        };
+        match outcome {
+            Outcome::Ready => Ok(process),
+            Outcome::Exited(status) => {
+                // Let the stderr reader drain what the process wrote before exiting.
+                let _ = process.wait(Duration::from_secs(2)).await;
+                let status = match status {
+                    Ok(s) => s.to_string(),
+                    Err(e) => format!("unknown status ({e})"),
+                };
+                anyhow::bail!(
+                    "the extension {program} exited before calling ExtensionService/Ready ({status}){}",
+                    process.stderr_suffix()
+                )
+            }
+            Outcome::TimedOut => {
+                let _ = process.kill().await;
+                anyhow::bail!(
+                    "the extension {program} did not call ExtensionService/Ready within {timeout:?} \
+                     (azd's limit; AZD_EXT_TIMEOUT=<seconds> changes it); killed it{}",
+                    process.stderr_suffix()
+                )
+            }
+        }
+    }
+
+    /// Waits until some extension has called `ExtensionService/Ready` (for extensions run in
+    /// process).
+    pub async fn wait_ready(&self, timeout: Duration) -> anyhow::Result<()> {
+        let mut ready = self.shared.ready.subscribe();
+        match tokio::time::timeout(timeout, ready.wait_for(|n| *n > 0)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(_)) | Err(_) => {
+                anyhow::bail!("no extension called ExtensionService/Ready within {timeout:?}")
+            }
+        }
+    }
+
+    /// How many times `ExtensionService/Ready` was called.
+    pub fn ready_calls(&self) -> u64 {
+        *self.shared.ready.borrow()
+    }
+
+    /// Waits until a provider called `name` is registered and returns its handle.
+    pub async fn provider(&self, name: &str, timeout: Duration) -> anyhow::Result<ProviderHandle> {
+        let mut changed = self.shared.registry_changed.subscribe();
+        let wait = async {
+            loop {
+                changed.borrow_and_update();
+                if let Some(h) = self.shared.provider(name) {
+                    return Some(h);
+                }
+                if changed.changed().await.is_err() {
+                    return None;
+                }
+            }
+        };
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(Some(h)) => Ok(h),
+            Ok(None) | Err(_) => anyhow::bail!(
+                "no provider {name:?} registered within {timeout:?} (registered: {:?})",
+                self.registrations()
+            ),
+        }
+    }
+
+    /// Ends every open stream from azd's side (the extension sees EOF): "azd goes away".
+    /// Waiting calls fail with [`CallError::StreamClosed`].
+    pub fn close_streams(&self) {
+        self.shared.close_streams();
+    }
+
+    /// Errors the extension reported through `ExtensionService/ReportError`.
+    pub fn reported_errors(&self) -> Vec<ProviderError> {
+        self.shared
+            .reported_errors()
+            .iter()
+            .map(ProviderError::from_wire)
+            .collect()
+    }
+
+    /// Names of the registered providers, in registration order. Providers of a stream that
+    /// ended cleanly are forgotten; those of a stream that failed stay (as in azd).
+    pub fn registrations(&self) -> Vec<String> {
+        self.shared.registrations()
+    }
+
+    /// Closes every stream, stops the server and waits (a few seconds at most) for it.
+    pub async fn shutdown(mut self) {
+        self.close_streams();
+        self.stop.cancel();
+        if let Some(mut server) = self.server.take() {
+            match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) => tracing::debug!("sim azd server ended with {e}"),
+                Ok(Err(e)) => tracing::debug!("sim azd server task failed: {e}"),
+                Err(_) => {
+                    tracing::debug!("sim azd server did not stop in time; aborting it");
+                    server.abort();
+                }
+            }
+        }
+        self.shared.tasks.close();
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.shared.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::debug!("sim azd stream readers did not stop in time");
+        }
+    }
+}
+
+impl Drop for SimAzd {
+    fn drop(&mut self) {
+        self.shared.close_streams();
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,152 @@
+//! `azd-wasm-host run` as a user runs it: the real binary plays azd (over
+//! loopback gRPC), spawns itself as `listen`, and drives the Python `localfiles`
+//! example through preview → provision → state → down on a copy of its sample
+//! project.
+//!
+//! Needs the example component: `scripts/build-examples.sh` (the test suite
+//! builds it first). With `AZD_WASM_HOST_SKIP_EXAMPLES=1` the test says it
+//! skipped instead of failing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The example's manifest, or `None` when skipping is allowed and it is not built.
+fn example_manifest() -> Option<PathBuf> {
+    let dir = root().join("examples/python-localfiles");
+    if dir.join("build/python-localfiles.wasm").exists() {
+        return Some(dir.join("provider.toml"));
+    }
+    if std::env::var("AZD_WASM_HOST_SKIP_EXAMPLES").as_deref() == Ok("1") {
+        println!("skipped: python-localfiles is not built (AZD_WASM_HOST_SKIP_EXAMPLES=1)");
+        return None;
+    }
+    panic!("examples/python-localfiles is not built: run scripts/build-examples.sh");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+struct Outcome {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(manifest: &Path, project: &Path, cache: &Path, args: &[&str]) -> Outcome {
+    let out = Command::new(env!("CARGO_BIN_EXE_azd-wasm-host"))
+        .arg("run")
+        .args(args)
+        .arg("--provider")
+        .arg(manifest)
+        .arg("--project")
+        .arg(project)
+        .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        .env_remove("AZD_DEBUG")
+        .output()
+        .unwrap();
+    Outcome {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// One compile cache for every test run: the 19 MB component is compiled once
+/// (tests starting together exercise the cache's concurrent writers).
+fn shared_cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
+fn dotenv(project: &Path) -> String {
+    std::fs::read_to_string(project.join(".azure/dev/.env")).unwrap_or_default()
+}
+
+#[test]
+fn run_drives_the_localfiles_example_through_its_lifecycle() {
+    let Some(manifest) = example_manifest() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    copy_dir(&root().join("examples/python-localfiles/project"), &project);
+    let cache = shared_cache();
+
+    // Preview: everything is to be created, nothing is touched.
+    let p = run(&manifest, &project, &cache, &["preview"]);
+    assert!(p.ok, "preview failed: {}", p.stderr);
+    assert!(p.stdout.contains("Create"), "{}", p.stdout);
+    assert!(!project.join("localinfra/web").exists());
+
+    // Provision: resources exist, progress was shown, outputs landed in .env.
+    let d = run(&manifest, &project, &cache, &["provision"]);
+    assert!(d.ok, "provision failed: {}", d.stderr);
+    assert!(project.join("localinfra/web").is_dir());
+    assert!(project.join("localinfra/settings").is_file());
+    assert!(project.join("localinfra/db.json").is_file());
+    assert!(!d.stderr.trim().is_empty(), "progress steps are shown on stderr");
+    let env = dotenv(&project);
+    assert!(env.contains("LOCALFILES_RESOURCE_COUNT=\"3\""), "{env}");
+    assert!(env.contains("LOCALFILES_READY=\"true\""), "{env}");
+    assert!(d.stdout.contains("LOCALFILES_ROOT"), "{}", d.stdout);
+
+    // Preview again: nothing to do.
+    let p2 = run(&manifest, &project, &cache, &["preview", "--output", "json"]);
+    assert!(p2.ok, "{}", p2.stderr);
+    let v: serde_json::Value = serde_json::from_str(&p2.stdout).unwrap();
+    let changes = v["preview"]["changes"].as_array().unwrap();
+    assert!(!changes.is_empty());
+    assert!(
+        changes.iter().all(|c| c["changeType"] == "NoChange"),
+        "{changes:?}"
+    );
+
+    // State as JSON.
+    let s = run(&manifest, &project, &cache, &["state", "--output", "json"]);
+    assert!(s.ok, "{}", s.stderr);
+    let v: serde_json::Value = serde_json::from_str(&s.stdout).unwrap();
+    assert_eq!(v["outputs"]["LOCALFILES_RESOURCE_COUNT"]["value"], "3");
+    assert_eq!(v["outputs"]["LOCALFILES_RESOURCES"]["type"], "array");
+
+    // Down: resources and their keys are gone.
+    let down = run(&manifest, &project, &cache, &["down"]);
+    assert!(down.ok, "{}", down.stderr);
+    assert!(!project.join("localinfra/web").exists());
+    assert!(!project.join("localinfra/db.json").exists());
+    let env = dotenv(&project);
+    assert!(!env.contains("LOCALFILES_"), "{env}");
+}
+
+#[test]
+fn run_reports_a_bad_configuration_with_its_suggestion_and_fails() {
+    let Some(manifest) = example_manifest() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(project.join("localinfra")).unwrap();
+    std::fs::write(
+        project.join("azure.yaml"),
+        "name: bad\ninfra:\n  provider: localfiles\n  config:\n    root: localinfra\n    resources:\n      - name: x\n        kind: volcano\n",
+    )
+    .unwrap();
+    let out = run(&manifest, &project, &shared_cache(), &["provision"]);
+    assert!(!out.ok, "a bad config must fail: {}", out.stdout);
+    assert!(out.stderr.contains("ERROR:"), "{}", out.stderr);
+    assert!(out.stderr.contains("volcano"), "{}", out.stderr);
+    assert!(out.stderr.contains("Suggestion:"), "{}", out.stderr);
+    assert!(!project.join(".azure/dev/.env").exists());
+}

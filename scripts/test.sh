@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (`.ci/run` calls this script).
+#
+#   scripts/test.sh
+#
+# 1. builds every example component (scripts/build-examples.sh installs its own
+#    pinned tools into .tools/; the Rust example is built only where the
+#    wasm32-wasip2 target exists, and says so when it skips);
+# 2. checks formatting and lints (cargo fmt --check, clippy -D warnings);
+# 3. runs every Rust test in the workspace: unit tests, WAT-fixture runtime
+#    tests, the manager against the simulated azd, and the real binary as a
+#    child process driving every example component.
+# Set AZD_WASM_HOST_E2E=1 to also run the real-azd end-to-end script.
+set -euo pipefail
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "building example components"
+scripts/build-examples.sh
+scripts/build-rust-example.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "cargo test"
+cargo test --workspace
+
+if [ "${AZD_WASM_HOST_E2E:-0}" = 1 ]; then
+  step "real azd end to end"
+  scripts/azd-e2e.sh
+fi
