@@ -1,1 +1,162 @@
-//! guest sdk
+//! Write an [azd](https://aka.ms/azd) provisioning provider in Rust, compiled to a WebAssembly
+//! component that `azd-wasm-host` loads and calls.
+//!
+//! An author implements one trait, [`Provider`], and calls one macro, [`export!`]. The types are
+//! the WIT records of `azd:provisioning@0.1.0` (they mirror azd's own messages), with
+//! constructors that keep them valid: [`Error::validation`] and friends build the errors azd
+//! shows, [`Output`] builds outputs whose `type` matches their value, map-shaped fields are
+//! sorted for you, and [`ProvisioningOptions::config`] parses the provider's `config:` section of
+//! `azure.yaml`. [`progress`] puts a message on azd's spinner; [`log`] writes to the host's
+//! debug log.
+//!
+//! The crate generates the component bindings itself; a provider crate depends on this crate
+//! only (plus `serde` if it derives its config type).
+//!
+//! # A complete provider
+//!
+//! ```
+//! use azd_provider_sdk::prelude::*;
+//! use serde::Deserialize;
+//!
+//! /// The provider's `config:` section in azure.yaml.
+//! #[derive(Deserialize)]
+//! #[serde(deny_unknown_fields)]
+//! struct Config {
+//!     greeting: String,
+//! }
+//!
+//! struct Hello {
+//!     greeting: String,
+//!     deployed: bool,
+//! }
+//!
+//! impl Provider for Hello {
+//!     fn initialize(_project_path: String, options: ProvisioningOptions) -> Result<Self, Error> {
+//!         let config: Config = options.config()?;
+//!         if config.greeting.is_empty() {
+//!             return Err(Error::validation("empty_greeting", "`greeting` is empty")
+//!                 .with_suggestion("set infra.config.greeting in azure.yaml"));
+//!         }
+//!         Ok(Self { greeting: config.greeting, deployed: false })
+//!     }
+//!
+//!     fn state(&mut self, _options: StateOptions) -> Result<ProvisioningState, Error> {
+//!         if !self.deployed {
+//!             return Ok(ProvisioningState::empty());
+//!         }
+//!         Ok(ProvisioningState::new(
+//!             [("GREETING", Output::string(&self.greeting))],
+//!             [Resource::new("hello/greeting")],
+//!         ))
+//!     }
+//!
+//!     fn deploy(&mut self) -> Result<DeployResult, Error> {
+//!         progress("saying hello");
+//!         self.deployed = true;
+//!         Ok(DeployResult::deployed(Deployment::with_outputs([
+//!             ("GREETING", Output::string(&self.greeting)),
+//!             ("GREETING_LENGTH", Output::number(self.greeting.len() as u64)),
+//!         ])))
+//!     }
+//!
+//!     fn destroy(&mut self, _options: DestroyOptions) -> Result<DestroyResult, Error> {
+//!         progress("saying goodbye");
+//!         self.deployed = false;
+//!         Ok(DestroyResult::new(["GREETING", "GREETING_LENGTH"]))
+//!     }
+//! }
+//!
+//! azd_provider_sdk::export!(Hello);
+//! # fn main() {}
+//! ```
+//!
+//! # Building
+//!
+//! Make the crate a `cdylib`, then `rustup target add wasm32-wasip2` and
+//! `cargo build --target wasm32-wasip2 --release`: the `.wasm` under
+//! `target/wasm32-wasip2/release/` is already a component. See the crate's `README.md`.
+//!
+//! # Native builds and tests
+//!
+//! The crate also compiles for the host machine, so a provider can be checked and unit-tested
+//! with plain `cargo test`: natively [`progress`] and [`log`] write to stderr.
+
+#![warn(missing_docs)]
+
+// The generated bindings name this crate by its absolute path (they also expand inside provider
+// crates), so the crate must be able to name itself.
+extern crate self as azd_provider_sdk;
+
+#[doc(hidden)]
+pub mod bindings;
+mod error;
+pub mod log;
+mod output;
+mod provider;
+mod types;
+
+#[doc(hidden)]
+pub use wit_bindgen;
+
+/// The JSON crate the SDK uses, for building `object` / `array` outputs and reading config.
+pub use serde_json;
+
+pub use bindings::azd::provisioning::types::{
+    DeployResult, Deployment, DeploymentPreview, DestroyOptions, DestroyResult, ErrorDetail,
+    ErrorLink, ErrorOrigin, InputParameter, LocalError, OutputParameter, Parameter, PlannedOutput,
+    PreviewChange, ProvisioningOptions, ProvisioningState, Resource, ServiceError, SkippedReason,
+    StateOptions,
+};
+pub use error::{Category, Error};
+pub use log::progress;
+pub use output::{Output, map_get, sorted_map};
+pub use provider::Provider;
+pub use types::ChangeType;
+
+/// Everything a provider usually needs: `use azd_provider_sdk::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Category, ChangeType, DeployResult, Deployment, DeploymentPreview, DestroyOptions,
+        DestroyResult, Error, ErrorOrigin, InputParameter, Output, Parameter, PlannedOutput,
+        PreviewChange, Provider, ProvisioningOptions, ProvisioningState, Resource, StateOptions,
+        log, map_get, progress, sorted_map,
+    };
+}
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::bindings::export_world;
+    pub use crate::provider::Adapter;
+}
+
+/// Exports a [`Provider`] implementation as the component's `provider` interface.
+///
+/// Call it once, at the top level of the provider crate: `azd_provider_sdk::export!(MyProvider);`
+///
+/// The export glue exists only when compiling for WebAssembly: its symbol names
+/// (`azd:provisioning/provider@0.1.0#deploy`, ...) are not valid in a native shared library's
+/// symbol list. Natively the macro only checks that the type implements [`Provider`], so
+/// `cargo check`, `cargo test` and `cargo build` work on the host machine.
+#[macro_export]
+macro_rules! export {
+    ($provider:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        $crate::export!(@glue $provider);
+        #[cfg(not(target_arch = "wasm32"))]
+        const _: () = {
+            const fn assert_provider<P: $crate::Provider>() {}
+            assert_provider::<$provider>();
+        };
+    };
+    // The export glue itself. The SDK's own tests expand it natively (in a test executable,
+    // where the symbol names are harmless) so that it is type-checked without a wasm target.
+    (@glue $provider:ty) => {
+        #[allow(unsafe_code, reason = "canonical ABI glue generated by wit-bindgen")]
+        const _: () = {
+            type __AzdProviderExport = $crate::__private::Adapter<$provider>;
+            $crate::__private::export_world!(
+                __AzdProviderExport with_types_in $crate::bindings
+            );
+        };
+    };
+}

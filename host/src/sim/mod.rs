@@ -271,9 +271,14 @@ impl SimAzd {
             }
             Outcome::TimedOut => {
                 let _ = process.kill().await;
+                let whose = if opts.ready_timeout.is_some() {
+                    "the caller's limit"
+                } else {
+                    "azd's limit; AZD_EXT_TIMEOUT=<seconds> changes it"
+                };
                 anyhow::bail!(
-                    "the extension {program} did not call ExtensionService/Ready within {timeout:?} \
-                     (azd's limit; AZD_EXT_TIMEOUT=<seconds> changes it); killed it{}",
+                    "the extension {program} did not call ExtensionService/Ready within \
+                     {timeout:?} ({whose}); killed it{}",
                     process.stderr_suffix()
                 )
             }

@@ -1,0 +1,392 @@
+//! [`ProviderHandle`]: azd's side of a registered provider — sends requests the way azd does
+//! and checks the answers for what would break azd.
+
+#![allow(
+    clippy::result_large_err,
+    reason = "CallError carries a ProviderError by value, as the API agreed with the team prescribes"
+)]
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use azd_wasm_host_proto::azdext as pb;
+use pb::provisioning_message::MessageType;
+use tokio::time::{Instant, timeout_at};
+
+use super::stream::{StreamConn, allows_progress};
+use crate::error::ProviderError;
+
+/// How long a call waits for its answer unless [`ProviderHandle::with_call_timeout`] says
+/// otherwise. azd itself waits forever; this only turns a hang into [`CallError::Timeout`].
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Output types azd can convert; any other panics its environment refresh.
+pub const OUTPUT_TYPES: [&str; 5] = ["string", "number", "bool", "object", "array"];
+
+/// Why a call to the extension did not produce a usable answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The answer envelope carried `error`: the provider failed and azd shows this.
+    #[error("the extension answered with an error: {0}")]
+    Extension(ProviderError),
+    /// The answer was of the wrong kind or lacks a field azd relies on (azd would crash or
+    /// misbehave).
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// The stream ended before the answer arrived.
+    #[error("the provisioning stream is closed")]
+    StreamClosed,
+    /// No answer within the call timeout.
+    #[error("no answer within the call timeout")]
+    Timeout,
+}
+
+/// Everything the extension sent for one request.
+#[derive(Debug, Clone)]
+pub struct RawExchange {
+    /// Progress messages, in arrival order (only for deploy, preview and destroy).
+    pub progress: Vec<pb::ProvisioningProgressMessage>,
+    /// The final answer, as received.
+    pub answer: pb::ProvisioningMessage,
+}
+
+/// A provider the extension registered, on the stream it registered on. Cheap to clone;
+/// clones share the stream and its counters.
+#[derive(Clone)]
+pub struct ProviderHandle {
+    conn: Arc<StreamConn>,
+    name: String,
+    call_timeout: Duration,
+}
+
+impl fmt::Debug for ProviderHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderHandle")
+            .field("name", &self.name)
+            .field("stream", &self.conn.number)
+            .field("call_timeout", &self.call_timeout)
+            .finish()
+    }
+}
+
+/// A short name for the kind of an envelope, for messages.
+pub fn message_kind(msg: &pb::ProvisioningMessage) -> &'static str {
+    match &msg.message_type {
+        None if msg.error.is_some() => "error",
+        None => "empty envelope",
+        Some(m) => match m {
+            MessageType::RegisterProvisioningProviderRequest(_) => {
+                "register_provisioning_provider_request"
+            }
+            MessageType::RegisterProvisioningProviderResponse(_) => {
+                "register_provisioning_provider_response"
+            }
+            MessageType::InitializeRequest(_) => "initialize_request",
+            MessageType::InitializeResponse(_) => "initialize_response",
+            MessageType::StateRequest(_) => "state_request",
+            MessageType::StateResponse(_) => "state_response",
+            MessageType::DeployRequest(_) => "deploy_request",
+            MessageType::DeployResponse(_) => "deploy_response",
+            MessageType::PreviewRequest(_) => "preview_request",
+            MessageType::PreviewResponse(_) => "preview_response",
+            MessageType::DestroyRequest(_) => "destroy_request",
+            MessageType::DestroyResponse(_) => "destroy_response",
+            MessageType::EnsureEnvRequest(_) => "ensure_env_request",
+            MessageType::EnsureEnvResponse(_) => "ensure_env_response",
+            MessageType::ParametersRequest(_) => "parameters_request",
+            MessageType::ParametersResponse(_) => "parameters_response",
+            MessageType::ProgressMessage(_) => "progress_message",
+            MessageType::PlannedOutputsRequest(_) => "planned_outputs_request",
+            MessageType::PlannedOutputsResponse(_) => "planned_outputs_response",
+        },
+    }
+}
+
+fn wrong_kind(expected: &str, got: &pb::ProvisioningMessage) -> CallError {
+    let kind = message_kind(got);
+    if kind == "progress_message" {
+        CallError::Protocol(format!(
+            "expected {expected}, got a progress_message: azd takes the first message with the \
+             request id as the answer here, so progress must only be sent during deploy, preview \
+             and destroy"
+        ))
+    } else {
+        CallError::Protocol(format!("expected {expected}, got {kind}"))
+    }
+}
+
+/// Checks output types the way azd converts them.
+fn check_outputs(
+    what: &str,
+    outputs: &std::collections::HashMap<String, pb::ProvisioningOutputParameter>,
+) -> Result<(), CallError> {
+    for (name, out) in outputs {
+        if !OUTPUT_TYPES.contains(&out.r#type.as_str()) {
+            return Err(CallError::Protocol(format!(
+                "{what}: output {name:?} has type {:?}; azd knows only {OUTPUT_TYPES:?} and \
+                 panics on anything else",
+                out.r#type
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl ProviderHandle {
+    pub(crate) fn new(conn: Arc<StreamConn>, name: &str) -> Self {
+        Self {
+            conn,
+            name: name.to_owned(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
+
+    pub(crate) fn stream_number(&self) -> u64 {
+        self.conn.number
+    }
+
+    /// The registered provider name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A handle whose calls give up with [`CallError::Timeout`] after `timeout`.
+    #[must_use]
+    pub fn with_call_timeout(&self, timeout: Duration) -> Self {
+        Self {
+            call_timeout: timeout,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the stream this provider registered on is over.
+    pub fn is_closed(&self) -> bool {
+        self.conn.is_closed()
+    }
+
+    /// Messages that arrived for a request id after its final answer, on this provider's
+    /// stream (must stay 0: azd drops them).
+    pub fn late_messages(&self) -> u64 {
+        self.conn.late_messages()
+    }
+
+    /// Messages for request ids azd never sent, on this provider's stream.
+    pub fn stray_messages(&self) -> u64 {
+        self.conn.stray_messages()
+    }
+
+    /// Sends any envelope (a fresh UUID request id is set if empty) and returns what came back
+    /// for its id. Progress is collected only for deploy, preview and destroy requests; for
+    /// any other request the first message with the id is the answer, as in azd.
+    pub async fn send_raw(&self, msg: pb::ProvisioningMessage) -> Result<RawExchange, CallError> {
+        let mut progress = Vec::new();
+        let answer = self
+            .exchange(msg, &mut |p: &pb::ProvisioningProgressMessage| {
+                progress.push(p.clone());
+            })
+            .await?;
+        Ok(RawExchange { progress, answer })
+    }
+
+    /// Sends `msg` and waits for its final answer, passing progress to `on_progress`.
+    async fn exchange(
+        &self,
+        mut msg: pb::ProvisioningMessage,
+        on_progress: &mut (dyn FnMut(&pb::ProvisioningProgressMessage) + Send),
+    ) -> Result<pb::ProvisioningMessage, CallError> {
+        if msg.request_id.is_empty() {
+            msg.request_id = uuid::Uuid::new_v4().to_string();
+        }
+        let progress_allowed = allows_progress(&msg);
+        let deadline = Instant::now() + self.call_timeout;
+        let (mut rx, _guard) = self.conn.begin_call(&msg.request_id, progress_allowed)?;
+        tracing::debug!(
+            provider = %self.name,
+            id = %msg.request_id,
+            kind = message_kind(&msg),
+            "sim azd sends"
+        );
+        timeout_at(deadline, self.conn.send(msg))
+            .await
+            .map_err(|_| CallError::Timeout)??;
+        loop {
+            match timeout_at(deadline, rx.recv()).await {
+                Err(_) => return Err(CallError::Timeout),
+                Ok(None) => return Err(CallError::StreamClosed),
+                Ok(Some(m)) => match &m.message_type {
+                    Some(MessageType::ProgressMessage(p)) if progress_allowed => on_progress(p),
+                    _ => return Ok(m),
+                },
+            }
+        }
+    }
+
+    /// Sends a typed request and returns the answer's body, or the provider's error.
+    async fn call(
+        &self,
+        request: MessageType,
+        on_progress: &mut (dyn FnMut(&pb::ProvisioningProgressMessage) + Send),
+    ) -> Result<pb::ProvisioningMessage, CallError> {
+        let answer = self
+            .exchange(
+                pb::ProvisioningMessage {
+                    request_id: String::new(),
+                    error: None,
+                    message_type: Some(request),
+                },
+                on_progress,
+            )
+            .await?;
+        if let Some(e) = &answer.error {
+            return Err(CallError::Extension(ProviderError::from_wire(e)));
+        }
+        Ok(answer)
+    }
+
+    /// `initialize_request { project_path, options }`; the provider's identity is
+    /// `options.provider` (azd sends no provider_name here).
+    pub async fn initialize(
+        &self,
+        project_path: &str,
+        options: pb::ProvisioningOptions,
+    ) -> Result<(), CallError> {
+        let req = MessageType::InitializeRequest(pb::ProvisioningInitializeRequest {
+            project_path: project_path.to_owned(),
+            options: Some(options),
+        });
+        let answer = self.call(req, &mut |_| {}).await?;
+        match answer.message_type {
+            Some(MessageType::InitializeResponse(_)) => Ok(()),
+            _ => Err(wrong_kind("initialize_response", &answer)),
+        }
+    }
+
+    /// `state_request`; the answer must carry `state_result.state` (azd dereferences it) with
+    /// output types azd knows.
+    pub async fn state(
+        &self,
+        options: pb::ProvisioningStateOptions,
+    ) -> Result<pb::ProvisioningStateResult, CallError> {
+        let req = MessageType::StateRequest(pb::ProvisioningStateRequest {
+            options: Some(options),
+            provider_name: self.name.clone(),
+        });
+        let answer = self.call(req, &mut |_| {}).await?;
+        let Some(MessageType::StateResponse(resp)) = answer.message_type else {
+            return Err(wrong_kind("state_response", &answer));
+        };
+        let result = resp.state_result.ok_or_else(|| {
+            CallError::Protocol("state_response.state_result is missing (azd would crash)".into())
+        })?;
+        let state = result.state.as_ref().ok_or_else(|| {
+            CallError::Protocol(
+                "state_response.state_result.state is missing (azd would crash)".into(),
+            )
+        })?;
+        check_outputs("state", &state.outputs)?;
+        Ok(result)
+    }
+
+    /// `deploy_request`; progress goes to `on_progress` in arrival order (azd shows only
+    /// non-empty texts). The answer must carry `result.deployment` with known output types.
+    pub async fn deploy(
+        &self,
+        mut on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
+    ) -> Result<pb::ProvisioningDeployResult, CallError> {
+        let req = MessageType::DeployRequest(pb::ProvisioningDeployRequest {
+            provider_name: self.name.clone(),
+        });
+        let answer = self.call(req, &mut on_progress).await?;
+        let Some(MessageType::DeployResponse(resp)) = answer.message_type else {
+            return Err(wrong_kind("deploy_response", &answer));
+        };
+        let result = resp.result.ok_or_else(|| {
+            CallError::Protocol("deploy_response.result is missing (azd would crash)".into())
+        })?;
+        let deployment = result.deployment.as_ref().ok_or_else(|| {
+            CallError::Protocol(
+                "deploy_response.result.deployment is missing (azd would crash)".into(),
+            )
+        })?;
+        check_outputs("deploy", &deployment.outputs)?;
+        Ok(result)
+    }
+
+    /// `preview_request`; progress as for deploy. The answer must carry `result.preview`.
+    pub async fn preview(
+        &self,
+        mut on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
+    ) -> Result<pb::ProvisioningPreviewResult, CallError> {
+        let req = MessageType::PreviewRequest(pb::ProvisioningPreviewRequest {
+            provider_name: self.name.clone(),
+        });
+        let answer = self.call(req, &mut on_progress).await?;
+        let Some(MessageType::PreviewResponse(resp)) = answer.message_type else {
+            return Err(wrong_kind("preview_response", &answer));
+        };
+        let result = resp.result.ok_or_else(|| {
+            CallError::Protocol("preview_response.result is missing (azd would crash)".into())
+        })?;
+        if result.preview.is_none() {
+            return Err(CallError::Protocol(
+                "preview_response.result.preview is missing (azd would crash)".into(),
+            ));
+        }
+        Ok(result)
+    }
+
+    /// `destroy_request { force, purge }`; progress as for deploy.
+    pub async fn destroy(
+        &self,
+        options: pb::ProvisioningDestroyOptions,
+        mut on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
+    ) -> Result<pb::ProvisioningDestroyResult, CallError> {
+        let req = MessageType::DestroyRequest(pb::ProvisioningDestroyRequest {
+            options: Some(options),
+            provider_name: self.name.clone(),
+        });
+        let answer = self.call(req, &mut on_progress).await?;
+        let Some(MessageType::DestroyResponse(resp)) = answer.message_type else {
+            return Err(wrong_kind("destroy_response", &answer));
+        };
+        resp.result
+            .ok_or_else(|| CallError::Protocol("destroy_response.result is missing".into()))
+    }
+
+    /// `ensure_env_request` (part of the protocol; azd 1.31.x never sends it).
+    pub async fn ensure_env(&self) -> Result<(), CallError> {
+        let req = MessageType::EnsureEnvRequest(pb::ProvisioningEnsureEnvRequest {
+            provider_name: self.name.clone(),
+        });
+        let answer = self.call(req, &mut |_| {}).await?;
+        match answer.message_type {
+            Some(MessageType::EnsureEnvResponse(_)) => Ok(()),
+            _ => Err(wrong_kind("ensure_env_response", &answer)),
+        }
+    }
+
+    /// `parameters_request`.
+    pub async fn parameters(&self) -> Result<Vec<pb::ProvisioningParameter>, CallError> {
+        let req = MessageType::ParametersRequest(pb::ProvisioningParametersRequest {
+            provider_name: self.name.clone(),
+        });
+        let answer = self.call(req, &mut |_| {}).await?;
+        match answer.message_type {
+            Some(MessageType::ParametersResponse(r)) => Ok(r.parameters),
+            _ => Err(wrong_kind("parameters_response", &answer)),
+        }
+    }
+
+    /// `planned_outputs_request`.
+    pub async fn planned_outputs(&self) -> Result<Vec<pb::ProvisioningPlannedOutput>, CallError> {
+        let req = MessageType::PlannedOutputsRequest(pb::ProvisioningPlannedOutputsRequest {
+            provider_name: self.name.clone(),
+        });
+        let answer = self.call(req, &mut |_| {}).await?;
+        match answer.message_type {
+            Some(MessageType::PlannedOutputsResponse(r)) => Ok(r.planned_outputs),
+            _ => Err(wrong_kind("planned_outputs_response", &answer)),
+        }
+    }
+}
