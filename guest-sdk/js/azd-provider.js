@@ -1,0 +1,206 @@
+// Helpers for azd provisioning providers written in JavaScript.
+//
+// A provider is an ES module that exports `provider`, an object with one method per
+// function of the WIT interface `azd:provisioning/provider@0.1.0` (camelCase names:
+// initialize, state, deploy, preview, destroy, ensureEnv, parameters, plannedOutputs).
+// componentize-qjs maps WIT values to plain JS values: records are objects with camelCase
+// keys, `list<tuple<string, T>>` is an array of `[key, value]` pairs, enums are strings,
+// and a function returning `result<T, error>` returns T or *throws* the error record.
+//
+// Build a provider into a component (from the repository root):
+//
+//   npx componentize-qjs --sync -w wit -n provisioning-provider \
+//       -j examples/js-hello/provider.js --module-root . -o build/provider.wasm
+//
+// `--sync` keeps the component free of the component-model async ABI; `--module-root .`
+// lets the provider import this file by a relative path. scripts/build-examples.sh does
+// all of that for the examples.
+
+import progressApi from "azd:provisioning/progress@0.1.0";
+import logApi from "azd:provisioning/log@0.1.0";
+
+/**
+ * @typedef {"unspecified" | "local" | "service" | "tool"} ErrorOrigin
+ * @typedef {{ url: string, title: string }} ErrorLink
+ * @typedef {{ code: string, category: string }} LocalErrorDetail
+ * @typedef {{ errorCode: string, statusCode: number, serviceName: string }} ServiceErrorDetail
+ * @typedef {{ tag: "local", val: LocalErrorDetail } | { tag: "service", val: ServiceErrorDetail }} ErrorDetail
+ * @typedef {{ message: string, origin: ErrorOrigin, suggestion: string, links: ErrorLink[],
+ *             detail: ErrorDetail | null }} ProviderError
+ * @typedef {{ provider: string, path: string, module: string,
+ *             deploymentStacks: [string, string][], ignoreDeploymentState: boolean,
+ *             config: string, name: string, virtualEnv: [string, string][] }} ProvisioningOptions
+ * @typedef {"string" | "number" | "bool" | "object" | "array"} OutputType
+ * @typedef {{ type: OutputType, value: string }} OutputParameter
+ * @typedef {{ type: string, defaultValue: string, value: string }} InputParameter
+ * @typedef {{ outputs: [string, OutputParameter][], resources: { id: string }[] }} ProvisioningState
+ * @typedef {{ parameters: [string, InputParameter][], outputs: [string, OutputParameter][] }} Deployment
+ * @typedef {{ deployment: Deployment, skippedReason: "unspecified" | "deployment-state" }} DeployResult
+ * @typedef {"Create" | "Delete" | "Deploy" | "Ignore" | "Modify" | "NoChange" | "Unsupported"} ChangeType
+ * @typedef {{ changeType: ChangeType, resourceId: string, resourceType: string, name: string }} PreviewChange
+ * @typedef {{ summary: string, parameters: [string, InputParameter][],
+ *             outputs: [string, OutputParameter][], changes: PreviewChange[] }} DeploymentPreview
+ * @typedef {{ force: boolean, purge: boolean }} DestroyOptions
+ * @typedef {{ invalidatedEnvKeys: string[] }} DestroyResult
+ * @typedef {{ name: string, secret: boolean, value: string, envVarMapping: string[],
+ *             localPrompt: boolean, usingEnvVarMapping: boolean }} Parameter
+ */
+
+/**
+ * Shows `message` on azd's spinner. Only deploy, preview and destroy show progress;
+ * during other calls the host writes it to its debug log.
+ * @param {string} message
+ */
+export function report(message) {
+  progressApi.report(String(message));
+}
+
+/** Levelled lines for the host's debug log (stderr with `azd --debug`). Never log secrets. */
+export const log = {
+  /** @param {string} message */
+  trace: (message) => logApi.write("trace", String(message)),
+  /** @param {string} message */
+  debug: (message) => logApi.write("debug", String(message)),
+  /** @param {string} message */
+  info: (message) => logApi.write("info", String(message)),
+  /** @param {string} message */
+  warn: (message) => logApi.write("warn", String(message)),
+  /** @param {string} message */
+  error: (message) => logApi.write("error", String(message)),
+};
+
+/**
+ * An error with a local cause (configuration, files, validation). Throw it from a provider
+ * method: azd shows the message, the suggestion and the links.
+ * @param {string} message
+ * @param {{ code: string, category?: string, suggestion?: string, links?: ErrorLink[] }} details
+ *   `code` is lower snake_case; `category` one of validation, auth, dependency,
+ *   compatibility, user, internal, local (default `local`).
+ * @returns {ProviderError}
+ */
+export function localError(message, { code, category = "local", suggestion = "", links = [] }) {
+  return {
+    message,
+    origin: "local",
+    suggestion,
+    links,
+    detail: { tag: "local", val: { code, category } },
+  };
+}
+
+/**
+ * An error a remote service reported.
+ * @param {string} message
+ * @param {{ errorCode: string, statusCode: number, serviceName: string, suggestion?: string,
+ *           links?: ErrorLink[] }} details
+ * @returns {ProviderError}
+ */
+export function serviceError(message, { errorCode, statusCode, serviceName, suggestion = "", links = [] }) {
+  return {
+    message,
+    origin: "service",
+    suggestion,
+    links,
+    detail: { tag: "service", val: { errorCode, statusCode, serviceName } },
+  };
+}
+
+/**
+ * The standard "your azure.yaml config is wrong" error: origin local, code `invalid_config`,
+ * category `validation`.
+ * @param {string} message
+ * @param {string} suggestion
+ * @returns {ProviderError}
+ */
+export function invalidConfig(message, suggestion) {
+  return localError(message, { code: "invalid_config", category: "validation", suggestion });
+}
+
+/**
+ * Parses the provider's `config:` section (JSON object text in `options.config`) and checks
+ * that every key in `required` is present with a non-empty string value.
+ * @param {ProvisioningOptions} options
+ * @param {string[]} [required]
+ * @returns {Record<string, unknown>}
+ * @throws {ProviderError} `invalid_config` when the text is not a JSON object or a key is missing.
+ */
+export function parseConfig(options, required = []) {
+  let config;
+  try {
+    config = JSON.parse(options.config === "" ? "{}" : options.config);
+  } catch (e) {
+    throw invalidConfig(
+      `the provider config is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
+      "Check the `infra.config` section of azure.yaml.",
+    );
+  }
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    throw invalidConfig("the provider config must be an object", "Write `infra.config` in azure.yaml as a mapping.");
+  }
+  for (const key of required) {
+    const value = config[key];
+    if (typeof value !== "string" || value === "") {
+      throw invalidConfig(
+        `the provider config needs a non-empty string \`${key}\``,
+        `Add \`${key}: <value>\` under \`infra.config\` in azure.yaml.`,
+      );
+    }
+  }
+  return config;
+}
+
+/**
+ * One output value with the type azd expects, inferred from the JS value:
+ * string → `string`, number → `number`, boolean → `bool`, array → `array`, other objects → `object`.
+ * @param {unknown} value
+ * @returns {OutputParameter}
+ */
+export function output(value) {
+  switch (typeof value) {
+    case "string":
+      return { type: "string", value };
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError("an output number must be finite");
+      return { type: "number", value: String(value) };
+    case "boolean":
+      return { type: "bool", value: String(value) };
+    case "object":
+      if (value === null) throw new TypeError("an output cannot be null");
+      return { type: Array.isArray(value) ? "array" : "object", value: JSON.stringify(value) };
+    default:
+      throw new TypeError(`an output cannot be a ${typeof value}`);
+  }
+}
+
+/**
+ * Turns `{ NAME: value }` into the sorted `[name, OutputParameter]` list WIT expects.
+ * @param {Record<string, unknown>} values
+ * @returns {[string, OutputParameter][]}
+ */
+export function outputs(values) {
+  return Object.keys(values)
+    .sort()
+    .map((name) => [name, output(values[name])]);
+}
+
+/**
+ * One entry of a preview.
+ * @param {ChangeType} changeType
+ * @param {string} name
+ * @param {string} resourceType
+ * @param {string} [resourceId]
+ * @returns {PreviewChange}
+ */
+export function change(changeType, name, resourceType, resourceId = name) {
+  return { changeType, resourceId, resourceType, name };
+}
+
+/**
+ * A parameter description for `parameters()`.
+ * @param {string} name
+ * @param {{ secret?: boolean, value?: string, envVarMapping?: string[], localPrompt?: boolean }} [more]
+ * @returns {Parameter}
+ */
+export function parameter(name, { secret = false, value = "", envVarMapping = [], localPrompt = false } = {}) {
+  return { name, secret, value, envVarMapping, localPrompt, usingEnvVarMapping: envVarMapping.length > 0 };
+}

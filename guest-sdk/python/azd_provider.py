@@ -1,0 +1,252 @@
+"""Helpers for azd provisioning providers written in Python.
+
+A provider is a module that defines ``class Provider`` with one method per function of
+the WIT interface ``azd:provisioning/provider@0.1.0`` (``initialize``, ``state``,
+``deploy``, ``preview``, ``destroy``, ``ensure_env``, ``parameters``,
+``planned_outputs``). componentize-py generates the ``wit_world`` package with the WIT
+types; a method that returns ``result<T, error>`` returns ``T`` or raises
+``componentize_py_types.Err(error)`` — the helpers below build those errors.
+
+Build a provider into a component (from the repository root)::
+
+    componentize-py -d wit -w provisioning-provider componentize provider \\
+        -p examples/python-localfiles -p guest-sdk/python -o build/provider.wasm
+
+``scripts/build-examples.sh`` does that for the examples, with a pinned componentize-py.
+
+Decorate the provider class with :func:`provider_class` so that an unexpected Python
+exception becomes a structured error for azd instead of a trap that retires the instance.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import traceback
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from componentize_py_types import Err
+from wit_world.imports import log as _log
+from wit_world.imports import progress as _progress
+from wit_world.imports import types
+
+__all__ = [
+    "report",
+    "log_debug",
+    "log_info",
+    "log_warn",
+    "log_error",
+    "local_error",
+    "service_error",
+    "invalid_config",
+    "parse_config",
+    "output",
+    "outputs",
+    "change",
+    "parameter",
+    "planned_outputs",
+    "provider_class",
+]
+
+OUTPUT_TYPES = ("string", "number", "bool", "object", "array")
+CHANGE_TYPES = ("Create", "Delete", "Deploy", "Ignore", "Modify", "NoChange", "Unsupported")
+
+
+def report(message: str) -> None:
+    """Shows ``message`` on azd's spinner (only during deploy, preview and destroy)."""
+    _progress.report(str(message))
+
+
+def log_debug(message: str) -> None:
+    """Writes a debug line to the host's log (stderr with ``azd --debug``). Never log secrets."""
+    _log.write(_log.Level.DEBUG, str(message))
+
+
+def log_info(message: str) -> None:
+    """Writes an info line to the host's log."""
+    _log.write(_log.Level.INFO, str(message))
+
+
+def log_warn(message: str) -> None:
+    """Writes a warning line to the host's log."""
+    _log.write(_log.Level.WARN, str(message))
+
+
+def log_error(message: str) -> None:
+    """Writes an error line to the host's log."""
+    _log.write(_log.Level.ERROR, str(message))
+
+
+def _links(links: Iterable[tuple[str, str]]) -> list[types.ErrorLink]:
+    return [types.ErrorLink(url=url, title=title) for url, title in links]
+
+
+def local_error(
+    message: str,
+    code: str,
+    category: str = "local",
+    suggestion: str = "",
+    links: Iterable[tuple[str, str]] = (),
+) -> Err[types.Error]:
+    """An error with a local cause, ready to ``raise``.
+
+    ``code`` is lower snake_case; ``category`` one of validation, auth, dependency,
+    compatibility, user, internal, local. ``links`` are ``(url, title)`` pairs.
+    """
+    return Err(
+        types.Error(
+            message=message,
+            origin=types.ErrorOrigin.LOCAL,
+            suggestion=suggestion,
+            links=_links(links),
+            detail=types.ErrorDetail_Local(types.LocalError(code=code, category=category)),
+        )
+    )
+
+
+def service_error(
+    message: str,
+    error_code: str,
+    status_code: int,
+    service_name: str,
+    suggestion: str = "",
+    links: Iterable[tuple[str, str]] = (),
+) -> Err[types.Error]:
+    """An error a remote service reported, ready to ``raise``."""
+    return Err(
+        types.Error(
+            message=message,
+            origin=types.ErrorOrigin.SERVICE,
+            suggestion=suggestion,
+            links=_links(links),
+            detail=types.ErrorDetail_Service(
+                types.ServiceError(error_code=error_code, status_code=status_code, service_name=service_name)
+            ),
+        )
+    )
+
+
+def invalid_config(message: str, suggestion: str) -> Err[types.Error]:
+    """The standard error for a wrong ``infra.config``: code ``invalid_config``, category ``validation``."""
+    return local_error(message, code="invalid_config", category="validation", suggestion=suggestion)
+
+
+def parse_config(options: types.ProvisioningOptions, required: Sequence[str] = ()) -> dict[str, Any]:
+    """Parses ``options.config`` (JSON object text) and checks that each ``required`` key is present.
+
+    Raises ``invalid_config`` when the text is not a JSON object or a key is missing.
+    """
+    text = options.config or "{}"
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        raise invalid_config(
+            f"the provider config is not valid JSON: {e}", "Check the `infra.config` section of azure.yaml."
+        ) from None
+    if not isinstance(config, dict):
+        raise invalid_config("the provider config must be an object", "Write `infra.config` in azure.yaml as a mapping.")
+    for key in required:
+        if key not in config:
+            raise invalid_config(
+                f"the provider config needs the key `{key}`", f"Add `{key}:` under `infra.config` in azure.yaml."
+            )
+    return config
+
+
+def output(value: Any) -> types.OutputParameter:
+    """One output with the type azd expects, inferred from the Python value.
+
+    str → ``string``, bool → ``bool``, int/float → ``number``, list/tuple → ``array``,
+    dict → ``object`` (array and object values are compact JSON text).
+    """
+    if isinstance(value, str):
+        return types.OutputParameter(type="string", value=value)
+    if isinstance(value, bool):
+        return types.OutputParameter(type="bool", value="true" if value else "false")
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("an output number must be finite")
+        return types.OutputParameter(type="number", value=json.dumps(value))
+    if isinstance(value, (list, tuple)):
+        return types.OutputParameter(type="array", value=json.dumps(list(value), sort_keys=True, separators=(",", ":")))
+    if isinstance(value, dict):
+        return types.OutputParameter(type="object", value=json.dumps(value, sort_keys=True, separators=(",", ":")))
+    raise TypeError(f"an output cannot be a {type(value).__name__}")
+
+
+def outputs(values: Mapping[str, Any]) -> list[tuple[str, types.OutputParameter]]:
+    """``{name: value}`` as the sorted ``(name, OutputParameter)`` list WIT expects."""
+    return [(name, output(values[name])) for name in sorted(values)]
+
+
+def change(change_type: str, name: str, resource_type: str, resource_id: str = "") -> types.PreviewChange:
+    """One entry of a preview; ``change_type`` is one of ``CHANGE_TYPES``."""
+    if change_type not in CHANGE_TYPES:
+        raise ValueError(f"unknown change type {change_type!r}")
+    return types.PreviewChange(
+        change_type=change_type, resource_id=resource_id or name, resource_type=resource_type, name=name
+    )
+
+
+def parameter(
+    name: str,
+    value: str = "",
+    secret: bool = False,
+    env_var_mapping: Sequence[str] = (),
+    local_prompt: bool = False,
+) -> types.Parameter:
+    """A parameter description for ``parameters()``."""
+    return types.Parameter(
+        name=name,
+        secret=secret,
+        value=value,
+        env_var_mapping=list(env_var_mapping),
+        local_prompt=local_prompt,
+        using_env_var_mapping=bool(env_var_mapping),
+    )
+
+
+def planned_outputs(names: Iterable[str]) -> list[types.PlannedOutput]:
+    """A ``planned_outputs()`` answer from output names."""
+    return [types.PlannedOutput(name=name) for name in names]
+
+
+_METHODS = ("initialize", "state", "deploy", "preview", "destroy", "ensure_env", "parameters", "planned_outputs")
+
+
+def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except Err:
+            raise
+        except OSError as e:
+            log_error(f"{method.__name__}: {traceback.format_exc()}")
+            raise local_error(
+                f"{method.__name__} failed: {e.strerror or e} ({e.filename or 'no file'})",
+                code="io_error",
+                category="local",
+                suggestion="Check that the provider's manifest grants access to this path.",
+            ) from None
+        except Exception as e:  # noqa: BLE001 - anything else is a bug in the provider
+            log_error(f"{method.__name__}: {traceback.format_exc()}")
+            raise local_error(
+                f"{method.__name__} failed: {type(e).__name__}: {e}", code="provider_bug", category="internal"
+            ) from None
+
+    return call
+
+
+def provider_class(cls: type) -> type:
+    """Class decorator: turns unexpected exceptions of the provider methods into structured errors.
+
+    ``OSError`` becomes ``io_error`` (category local); any other exception ``provider_bug``
+    (category internal). Errors raised on purpose (``Err``) pass through unchanged.
+    """
+    for name in _METHODS:
+        method = cls.__dict__.get(name)
+        if callable(method):
+            setattr(cls, name, _guard(method))
+    return cls

