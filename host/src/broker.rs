@@ -48,8 +48,9 @@ const OUTBOUND_CAPACITY: usize = 256;
 const REQUEST_QUEUE_CAPACITY: usize = 32;
 /// How long we wait for azd to answer a request of ours.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long `receive` waits for cancelled handlers to wind down after the stream ends.
-const WIND_DOWN: Duration = Duration::from_millis(500);
+/// How long a cancelled handler may take to wind down after the stream ends
+/// (the process must exit within a second of azd going away).
+const WIND_DOWN: Duration = Duration::from_millis(400);
 /// Room left under azd's limit for gRPC framing.
 const FRAME_MARGIN: usize = 64;
 
@@ -150,6 +151,8 @@ pub struct Broker {
     receiving: watch::Sender<bool>,
     /// Cancelled when the stream ends; parent of every request's token.
     closed: CancellationToken,
+    /// azd's refusal to open the stream, if it refused.
+    refused: Arc<std::sync::OnceLock<tonic::Status>>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -163,14 +166,15 @@ impl std::fmt::Debug for Broker {
 impl Broker {
     /// Opens the provisioning stream and starts its reader task. The stream and
     /// its tasks live until azd ends the stream, independent of the caller.
+    ///
+    /// azd's server (grpc-go) sends the stream's response headers only with its
+    /// first message, and it has nothing to say until the extension registers. So
+    /// the call is started here but awaited in the reader task: our first message
+    /// (the registration) can go out before azd answers. If azd refuses the stream
+    /// (bad token, missing capability), the refusal is kept and returned by the
+    /// next [`Broker::request`] as [`BrokerError::Open`].
     pub async fn open(client: &AzdClient) -> Result<Arc<Self>, BrokerError> {
         let (out, out_rx) = mpsc::channel(OUTBOUND_CAPACITY);
-        let response = client
-            .provisioning()
-            .stream(ReceiverStream::new(out_rx))
-            .await
-            .map_err(BrokerError::Open)?;
-        let inbound = response.into_inner();
         let (req_tx, req_rx) = mpsc::channel(REQUEST_QUEUE_CAPACITY);
         let broker = Arc::new(Self {
             out,
@@ -178,14 +182,36 @@ impl Broker {
             requests: Mutex::new(Some(req_rx)),
             receiving: watch::channel(false).0,
             closed: CancellationToken::new(),
+            refused: Arc::default(),
         });
-        tokio::spawn(read_loop(
-            inbound,
-            broker.pending.clone(),
-            req_tx,
-            broker.closed.clone(),
-        ));
+        let mut service = client.provisioning();
+        let pending = broker.pending.clone();
+        let closed = broker.closed.clone();
+        let refused = broker.refused.clone();
+        tokio::spawn(async move {
+            let opened = tokio::select! {
+                () = closed.cancelled() => return,
+                r = service.stream(ReceiverStream::new(out_rx)) => r,
+            };
+            match opened {
+                Ok(response) => read_loop(response.into_inner(), pending, req_tx, closed).await,
+                Err(status) => {
+                    tracing::debug!(code = ?status.code(), message = status.message(), "azd refused the provisioning stream");
+                    let _ = refused.set(status);
+                    closed.cancel();
+                    lock(&pending).clear();
+                }
+            }
+        });
         Ok(broker)
+    }
+
+    /// `Closed`, or azd's refusal of the stream when that is why it closed.
+    fn closed_error(&self) -> BrokerError {
+        match self.refused.get() {
+            Some(status) => BrokerError::Open(status.clone()),
+            None => BrokerError::Closed,
+        }
     }
 
     /// Sends a request of ours and waits for azd's answer with the same id.
@@ -204,11 +230,11 @@ impl Broker {
             id: &id,
         };
         if self.closed.is_cancelled() || self.out.send(msg).await.is_err() {
-            return Err(BrokerError::Closed);
+            return Err(self.closed_error());
         }
         match tokio::time::timeout(ANSWER_TIMEOUT, rx).await {
             Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(_)) => Err(BrokerError::Closed),
+            Ok(Err(_)) => Err(self.closed_error()),
             Err(_) => Err(BrokerError::Timeout(ANSWER_TIMEOUT)),
         }
     }
@@ -217,8 +243,8 @@ impl Broker {
     pub async fn receiving(&self) -> Result<(), BrokerError> {
         let mut rx = self.receiving.subscribe();
         tokio::select! {
-            r = rx.wait_for(|r| *r) => r.map(|_| ()).map_err(|_| BrokerError::Closed),
-            () = self.closed.cancelled() => Err(BrokerError::Closed),
+            r = rx.wait_for(|r| *r) => r.map(|_| ()).map_err(|_| self.closed_error()),
+            () = self.closed.cancelled() => Err(self.closed_error()),
         }
     }
 
@@ -234,7 +260,7 @@ impl Broker {
 
     /// Dispatches azd's requests to `handler` until the stream ends. Running
     /// requests are cancelled then; this returns after they wind down (at most
-    /// half a second).
+    /// [`WIND_DOWN`]).
     pub async fn receive(&self, handler: Arc<dyn RequestHandler>) -> Result<(), BrokerError> {
         let mut requests = lock(&self.requests)
             .take()
@@ -370,10 +396,14 @@ async fn serve_one(
         progress,
     };
     let work = std::panic::AssertUnwindSafe(handler.handle(kind, msg, ctx)).catch_unwind();
+    let mut work = std::pin::pin!(work);
     let outcome = tokio::select! {
-        o = work => o,
+        o = &mut work => o,
         () = cancel.cancelled() => {
+            // The stream is gone, so the answer has nowhere to go; the handler
+            // still gets a moment to see the cancellation and stop cleanly.
             tracing::debug!(%request_id, kind = kind.name(), "request cancelled: the stream ended");
+            let _ = tokio::time::timeout(WIND_DOWN, work).await;
             return;
         }
     };

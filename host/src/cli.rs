@@ -118,6 +118,9 @@ pub fn main_with(cli: Cli) -> ExitCode {
 /// `listen`: load the provider, connect, register, Ready, serve.
 async fn listen(args: ListenArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    // Fail fast, before the (possibly slow) component load, when azd's variables
+    // are missing: someone ran `listen` by hand.
+    crate::client::require_env()?;
     let manifest = runtime::locate_manifest(args.manifest.as_deref())?;
     let loaded = tokio::task::spawn_blocking(move || {
         runtime::load_provider(

@@ -215,6 +215,13 @@ impl AzdClient {
     }
 }
 
+/// Checks that `AZD_SERVER` and `AZD_ACCESS_TOKEN` are set, without connecting.
+pub fn require_env() -> Result<(), ClientError> {
+    non_empty_env(ENV_SERVER)?;
+    non_empty_env(ENV_TOKEN)?;
+    Ok(())
+}
+
 fn non_empty_env(name: &'static str) -> Result<String, ClientError> {
     match std::env::var(name) {
         Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),

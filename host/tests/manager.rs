@@ -199,10 +199,15 @@ async fn setup(script: Script) -> Setup {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
     let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
     let manager = ProvisioningManager::new("test.ext", client);
-    manager
-        .register(Arc::new(FakeFactory(Arc::new(script))), NAME)
-        .await
-        .unwrap();
+    // The simulated azd, like azd, answers the stream only after our first
+    // message: a client that waits for azd first would hang here.
+    tokio::time::timeout(
+        WAIT,
+        manager.register(Arc::new(FakeFactory(Arc::new(script))), NAME),
+    )
+    .await
+    .expect("registration must not wait for azd to speak first")
+    .unwrap();
     let serving = {
         let m = manager.clone();
         tokio::spawn(async move { m.receive().await })
@@ -366,13 +371,17 @@ async fn auth_is_refused_without_a_token_and_with_a_bad_one() {
     for token in ["", "not-a-jwt", bad.as_str()] {
         let client = AzdClient::connect(&sim.address(), token).await.unwrap();
         let manager = ProvisioningManager::new("test.ext", client);
-        let err = manager.ensure_stream().await.unwrap_err();
+        let err = manager
+            .register(Arc::new(FakeFactory(Arc::default())), NAME)
+            .await
+            .unwrap_err();
         match err {
-            azd_wasm_host::broker::BrokerError::Open(status) => {
+            ManagerError::Stream(azd_wasm_host::broker::BrokerError::Open(status)) => {
                 assert_eq!(status.code(), tonic::Code::Unauthenticated, "token {token:?}");
             }
             other => panic!("{other}"),
         }
+        assert!(sim.registrations().is_empty());
     }
 }
 

@@ -186,12 +186,16 @@ async fn read_stream(
     shared: Arc<Shared>,
     conn: Arc<StreamConn>,
     mut inbound: Streaming<pb::ProvisioningMessage>,
+    mut first: Option<Result<Option<pb::ProvisioningMessage>, Status>>,
 ) {
     let end = loop {
-        let next = tokio::select! {
-            biased;
-            _ = conn.close.cancelled() => break End::ClosedByAzd,
-            next = inbound.message() => next,
+        let next = match first.take() {
+            Some(first) => first,
+            None => tokio::select! {
+                biased;
+                _ = conn.close.cancelled() => break End::ClosedByAzd,
+                next = inbound.message() => next,
+            },
         };
         match next {
             Ok(Some(msg)) => {
@@ -288,15 +292,30 @@ impl ProvisioningService for ProvisioningSvc {
                 "extension does not support provisioning-provider capability",
             ));
         }
-        let inbound = request.into_inner();
+        let mut inbound = request.into_inner();
         let (tx, rx) = mpsc::channel(OUTGOING_CAPACITY);
         let number = self.0.next_stream.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(StreamConn::new(number, tx));
         lock(&self.0.streams).push(Arc::clone(&conn));
         tracing::debug!(stream = number, extension = %claims.sub, "sim azd: provisioning stream opened");
-        self.0
-            .tasks
-            .spawn(read_stream(Arc::clone(&self.0), Arc::clone(&conn), inbound));
+        // Like azd's gRPC server (grpc-go), send the response headers only once the
+        // extension has sent its first message: an extension that waits for them
+        // before registering would wait forever against the real azd.
+        let first = tokio::select! {
+            biased;
+            _ = conn.close.cancelled() => {
+                conn.finish();
+                self.0.unregister_stream(number);
+                return Err(Status::cancelled("azd is shutting down"));
+            }
+            first = inbound.message() => first,
+        };
+        self.0.tasks.spawn(read_stream(
+            Arc::clone(&self.0),
+            Arc::clone(&conn),
+            inbound,
+            Some(first),
+        ));
         Ok(Response::new(Box::pin(outgoing(rx, conn))))
     }
 }
