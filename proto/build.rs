@@ -5,7 +5,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protoc = protoc_bin_vendored::protoc_bin_path()?;
     let include = protoc_bin_vendored::include_path()?;
     // SAFETY of intent: build scripts are single-threaded; tonic-prost-build reads PROTOC.
-    #[allow(unsafe_code, reason = "set_var is unsafe in edition 2024; build.rs is single-threaded")]
+    #[allow(
+        unsafe_code,
+        reason = "set_var is unsafe in edition 2024; build.rs is single-threaded"
+    )]
     unsafe {
         std::env::set_var("PROTOC", protoc);
     }

@@ -77,7 +77,10 @@ impl Provider for Quick {
         }
         Ok(pb::ProvisioningDeployResult::default())
     }
-    async fn preview(&self, _c: CallContext) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
+    async fn preview(
+        &self,
+        _c: CallContext,
+    ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
         Ok(pb::ProvisioningPreviewResult::default())
     }
     async fn destroy(
@@ -90,7 +93,10 @@ impl Provider for Quick {
     async fn ensure_env(&self, _c: CallContext) -> Result<(), ProviderError> {
         Ok(())
     }
-    async fn parameters(&self, _c: CallContext) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
+    async fn parameters(
+        &self,
+        _c: CallContext,
+    ) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
         Ok(Vec::new())
     }
     async fn planned_outputs(
@@ -147,7 +153,8 @@ impl Table {
 /// The raw baseline: a ProvisioningService that answers every message at once.
 struct Echo;
 
-type EchoStream = Pin<Box<dyn Stream<Item = Result<pb::ProvisioningMessage, tonic::Status>> + Send>>;
+type EchoStream =
+    Pin<Box<dyn Stream<Item = Result<pb::ProvisioningMessage, tonic::Status>> + Send>>;
 
 #[tonic::async_trait]
 impl ProvisioningService for Echo {
@@ -193,7 +200,10 @@ async fn raw_ping_pong(n: usize) -> anyhow::Result<Vec<Duration>> {
         };
         let t = Instant::now();
         tx.send(msg).await?;
-        let back = inbound.message().await?.ok_or_else(|| anyhow::anyhow!("eof"))?;
+        let back = inbound
+            .message()
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("eof"))?;
         times.push(t.elapsed());
         anyhow::ensure!(back.request_id == i.to_string(), "echo out of order");
     }
@@ -206,7 +216,9 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
     let sim = SimAzd::start(SimOptions::default()).await?;
     let client = AzdClient::connect(&sim.address(), &sim.token()).await?;
     let manager = ProvisioningManager::new("bench", client);
-    manager.register(Arc::new(QuickFactory(progress)), "quick").await?;
+    manager
+        .register(Arc::new(QuickFactory(progress)), "quick")
+        .await?;
     let m = manager.clone();
     tokio::spawn(async move { m.receive().await });
     manager.ready().await?;
@@ -222,17 +234,22 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
         .await?;
     // Warm-up.
     for _ in 0..200 {
-        handle.state(pb::ProvisioningStateOptions::default()).await?;
+        handle
+            .state(pb::ProvisioningStateOptions::default())
+            .await?;
     }
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
         let t = Instant::now();
         let r = handle
-            .state(pb::ProvisioningStateOptions { hint: i.to_string() })
+            .state(pb::ProvisioningStateOptions {
+                hint: i.to_string(),
+            })
             .await?;
         times.push(t.elapsed());
         anyhow::ensure!(
-            r.state.is_some_and(|s| s.outputs["H"].value == i.to_string()),
+            r.state
+                .is_some_and(|s| s.outputs["H"].value == i.to_string()),
             "wrong answer"
         );
     }
@@ -244,8 +261,14 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
     };
     let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
     let (r50, r99) = (percentile(&raw, 0.5), percentile(&raw, 0.99));
-    table.row(format!("round trip, manager + native provider, p50 ({n} requests)"), us(p50));
-    table.row(format!("round trip, manager + native provider, p99 ({n} requests)"), us(p99));
+    table.row(
+        format!("round trip, manager + native provider, p50 ({n} requests)"),
+        us(p50),
+    );
+    table.row(
+        format!("round trip, manager + native provider, p99 ({n} requests)"),
+        us(p99),
+    );
     table.row("raw tonic bidi ping-pong, p50", us(r50));
     table.row("raw tonic bidi ping-pong, p99", us(r99));
     table.row(
@@ -267,7 +290,10 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
         })
         .await?;
     let took = t.elapsed();
-    anyhow::ensure!(in_order && expected == progress, "progress out of order or lost");
+    anyhow::ensure!(
+        in_order && expected == progress,
+        "progress out of order or lost"
+    );
     table.row(
         format!("progress throughput ({progress} messages, order checked)"),
         format!("{:.0} msg/s", progress as f64 / took.as_secs_f64()),
@@ -299,9 +325,15 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
             component: PathBuf,
         }
         let n: N = toml::from_str(&std::fs::read_to_string(manifest)?)?;
-        let wasm = manifest.parent().unwrap_or(Path::new(".")).join(&n.component);
+        let wasm = manifest
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(&n.component);
         let size = std::fs::metadata(&wasm)?.len();
-        table.row(format!("{name}: component size"), format!("{:.1} MB", size as f64 / 1e6));
+        table.row(
+            format!("{name}: component size"),
+            format!("{:.1} MB", size as f64 / 1e6),
+        );
         n.name
     };
     for (label, runs) in [("cold cache", 1), ("warm cache", 5)] {
@@ -349,11 +381,20 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
         }
         table.row(format!("{name}: spawn→Ready, {label}"), ms(best));
         if label == "warm cache" {
-            table.row(format!("{name}: Initialize (instantiate + guest initialize)"), ms(init));
+            table.row(
+                format!("{name}: Initialize (instantiate + guest initialize)"),
+                ms(init),
+            );
             if call != Duration::MAX {
-                table.row(format!("{name}: planned-outputs round trip p50 (per-call)"), us(call));
+                table.row(
+                    format!("{name}: planned-outputs round trip p50 (per-call)"),
+                    us(call),
+                );
             }
-            table.row(format!("{name}: idle RSS of listen"), format!("{:.1} MiB", rss as f64 / 1024.0));
+            table.row(
+                format!("{name}: idle RSS of listen"),
+                format!("{:.1} MiB", rss as f64 / 1024.0),
+            );
         }
     }
     Ok(())
@@ -365,12 +406,19 @@ async fn main() -> anyhow::Result<()> {
     let n = env_usize("BENCH_REQUESTS", 10_000);
     let progress = env_usize("BENCH_PROGRESS", 100_000);
     let mut table = Table(Vec::new());
-    eprintln!("azd-wasm-host benchmarks ({} cores)", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    eprintln!(
+        "azd-wasm-host benchmarks ({} cores)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     native_manager(n, progress, &mut table).await?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for name in ["c-hello", "js-hello", "python-localfiles", "rust-hello"] {
         let manifest = root.join("examples").join(name).join("provider.toml");
-        let built = root.join("examples").join(name).join("build").join(format!("{name}.wasm"));
+        let built = root
+            .join("examples")
+            .join(name)
+            .join("build")
+            .join(format!("{name}.wasm"));
         if !built.exists() {
             eprintln!("  {name}: not built (scripts/build-examples.sh), skipped");
             continue;

@@ -31,7 +31,10 @@ pub fn canonical_output_type(declared: &str) -> Option<&'static str> {
 }
 
 /// Checks and normalises one output in place.
-pub fn normalize_output(name: &str, out: &mut pb::ProvisioningOutputParameter) -> Result<(), ProviderError> {
+pub fn normalize_output(
+    name: &str,
+    out: &mut pb::ProvisioningOutputParameter,
+) -> Result<(), ProviderError> {
     let Some(ty) = canonical_output_type(&out.r#type) else {
         return Err(ProviderError::validation(
             "invalid_output_type",

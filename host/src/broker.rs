@@ -59,8 +59,12 @@ const FRAME_MARGIN: usize = 64;
 pub trait RequestHandler: Send + Sync + 'static {
     /// Produces the answer to one request (a known request kind; see
     /// [`RequestKind`]). The broker sets the answer's request id and checks its size.
-    async fn handle(&self, kind: RequestKind, request: pb::ProvisioningMessage, ctx: CallContext)
-    -> pb::ProvisioningMessage;
+    async fn handle(
+        &self,
+        kind: RequestKind,
+        request: pb::ProvisioningMessage,
+        ctx: CallContext,
+    ) -> pb::ProvisioningMessage;
 }
 
 /// The request kinds azd sends.
@@ -294,7 +298,10 @@ impl Broker {
         }
         self.closed.cancel();
         tracker.close();
-        if tokio::time::timeout(WIND_DOWN, tracker.wait()).await.is_err() {
+        if tokio::time::timeout(WIND_DOWN, tracker.wait())
+            .await
+            .is_err()
+        {
             tracing::debug!("some handlers were still winding down when the stream ended");
         }
         Ok(())
@@ -349,8 +356,8 @@ async fn read_loop(
         // A request of a kind we know, or an empty envelope (an unknown kind decodes
         // as empty): both get an answer. An error envelope with no kind is azd
         // answering something we no longer wait for.
-        let is_request = RequestKind::of(&msg).is_some()
-            || (msg.message_type.is_none() && msg.error.is_none());
+        let is_request =
+            RequestKind::of(&msg).is_some() || (msg.message_type.is_none() && msg.error.is_none());
         if !is_request {
             // An answer or progress for nothing we asked: answering it could start
             // a loop of errors, so it is only logged.
@@ -385,7 +392,9 @@ async fn serve_one(
         return;
     };
     tracing::debug!(%request_id, kind = kind.name(), "request");
-    let channel = kind.sends_progress().then(|| ProgressChannel::new(out.clone()));
+    let channel = kind
+        .sends_progress()
+        .then(|| ProgressChannel::new(out.clone()));
     let progress = match &channel {
         Some(ch) => Progress::to_azd(&request_id, ch.clone()),
         None => Progress::log_only(request_id.clone()),

@@ -239,10 +239,7 @@ mod tests {
             loopback_uri("127.0.0.1:5000").unwrap(),
             "http://127.0.0.1:5000"
         );
-        assert_eq!(
-            loopback_uri("localhost:1").unwrap(),
-            "http://localhost:1"
-        );
+        assert_eq!(loopback_uri("localhost:1").unwrap(), "http://localhost:1");
         assert_eq!(loopback_uri("[::1]:80").unwrap(), "http://[::1]:80");
         assert_eq!(
             loopback_uri("http://127.1.2.3:9").unwrap(),
@@ -278,6 +275,9 @@ mod tests {
     fn token_debug_is_redacted() {
         let t = Token::new("secret.jwt.value").unwrap();
         assert!(!format!("{t:?}").contains("secret"));
-        assert!(matches!(Token::new("bad\nvalue"), Err(ClientError::BadToken)));
+        assert!(matches!(
+            Token::new("bad\nvalue"),
+            Err(ClientError::BadToken)
+        ));
     }
 }

@@ -213,7 +213,9 @@ impl ProvisioningManager {
                 "not_initialized",
                 format!("provider {:?} has not been initialized", reg.name),
             )
-            .with_suggestion("azd sends Initialize before any other request; this one came first.")),
+            .with_suggestion(
+                "azd sends Initialize before any other request; this one came first.",
+            )),
             Current::Failed(e) => Err(ProviderError {
                 message: format!(
                     "provider {:?} is not initialized: the last Initialize failed: {}",
@@ -235,9 +237,7 @@ impl ProvisioningManager {
             return Err(unknown_provider(&options.provider, &reg.name));
         }
         let instance = reg.factory.create().await?;
-        let result = instance
-            .initialize(&req.project_path, options, ctx)
-            .await;
+        let result = instance.initialize(&req.project_path, options, ctx).await;
         let _ordered = self.lock.lock().await;
         match result {
             Ok(()) => {

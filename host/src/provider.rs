@@ -46,7 +46,8 @@ pub trait Provider: Send + Sync + 'static {
     ) -> Result<pb::ProvisioningStateResult, ProviderError>;
 
     /// Provisions the layer.
-    async fn deploy(&self, ctx: CallContext) -> Result<pb::ProvisioningDeployResult, ProviderError>;
+    async fn deploy(&self, ctx: CallContext)
+    -> Result<pb::ProvisioningDeployResult, ProviderError>;
 
     /// What a deploy would do.
     async fn preview(
@@ -178,6 +179,12 @@ impl Progress {
             request_id: Arc::from(request_id),
             channel: Some(channel),
         }
+    }
+
+    /// A reporter that sends progress envelopes to `out` (test support: lets an
+    /// integration test observe what a provider reports).
+    pub fn to_sender(request_id: &str, out: mpsc::Sender<pb::ProvisioningMessage>) -> Self {
+        Self::to_azd(request_id, ProgressChannel::new(out))
     }
 
     /// Whether messages reach azd (deploy, preview, destroy) or only the log.

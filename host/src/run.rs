@@ -100,7 +100,11 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
     let provider_path = std::fs::canonicalize(&args.provider)
         .with_context(|| format!("provider {}", args.provider.display()))?;
     let infra = read_infra(&project)?;
-    let name = provider_name(&provider_path, args.provider_name.as_deref(), infra.provider.as_deref())?;
+    let name = provider_name(
+        &provider_path,
+        args.provider_name.as_deref(),
+        infra.provider.as_deref(),
+    )?;
 
     prepare_environment(&project, &args.env)?;
 
@@ -158,7 +162,9 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::from(1))
         }
-        Err(other) => Err(anyhow::anyhow!("the provider did not answer properly: {other}")),
+        Err(other) => Err(anyhow::anyhow!(
+            "the provider did not answer properly: {other}"
+        )),
     }
 }
 
@@ -194,7 +200,11 @@ fn read_infra(project: &Path) -> anyhow::Result<Infra> {
 }
 
 /// The provider name: flag, else the manifest's, else azure.yaml's, else the file stem.
-fn provider_name(path: &Path, flag: Option<&str>, from_yaml: Option<&str>) -> anyhow::Result<String> {
+fn provider_name(
+    path: &Path,
+    flag: Option<&str>,
+    from_yaml: Option<&str>,
+) -> anyhow::Result<String> {
     if let Some(n) = flag {
         return Ok(n.to_owned());
     }
@@ -203,10 +213,10 @@ fn provider_name(path: &Path, flag: Option<&str>, from_yaml: Option<&str>) -> an
         struct NameOnly {
             name: String,
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        let m: NameOnly =
-            toml::from_str(&text).with_context(|| format!("reading the name in {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let m: NameOnly = toml::from_str(&text)
+            .with_context(|| format!("reading the name in {}", path.display()))?;
         return Ok(m.name);
     }
     if let Some(n) = from_yaml {
@@ -214,7 +224,10 @@ fn provider_name(path: &Path, flag: Option<&str>, from_yaml: Option<&str>) -> an
     }
     match path.file_stem() {
         Some(s) => Ok(s.to_string_lossy().into_owned()),
-        None => bail!("cannot tell the provider name of {}; pass --provider-name", path.display()),
+        None => bail!(
+            "cannot tell the provider name of {}; pass --provider-name",
+            path.display()
+        ),
     }
 }
 
@@ -237,7 +250,10 @@ fn json_to_value(v: &serde_json::Value) -> prost_types::Value {
             values: a.iter().map(json_to_value).collect(),
         }),
         serde_json::Value::Object(o) => Kind::StructValue(prost_types::Struct {
-            fields: o.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect(),
+            fields: o
+                .iter()
+                .map(|(k, v)| (k.clone(), json_to_value(v)))
+                .collect(),
         }),
     };
     prost_types::Value { kind: Some(kind) }
@@ -344,14 +360,23 @@ impl Report {
             return Ok(());
         }
         if self.skipped == Some(true) {
-            writeln!(out, "Deployment skipped: nothing changed since the last deployment.")?;
+            writeln!(
+                out,
+                "Deployment skipped: nothing changed since the last deployment."
+            )?;
         }
         if let Some(p) = &self.preview {
             writeln!(out, "{}", p.summary)?;
             let rows: Vec<[String; 3]> = p
                 .changes
                 .iter()
-                .map(|c| [c.change_type.clone(), c.resource_type.clone(), c.name.clone()])
+                .map(|c| {
+                    [
+                        c.change_type.clone(),
+                        c.resource_type.clone(),
+                        c.name.clone(),
+                    ]
+                })
                 .collect();
             table(&mut out, ["CHANGE", "TYPE", "NAME"], &rows)?;
         }
@@ -375,7 +400,11 @@ impl Report {
             if keys.is_empty() {
                 writeln!(out, "Destroyed. No environment keys invalidated.")?;
             } else {
-                writeln!(out, "Destroyed. Removed from the environment: {}", keys.join(", "))?;
+                writeln!(
+                    out,
+                    "Destroyed. Removed from the environment: {}",
+                    keys.join(", ")
+                )?;
             }
         }
         if let Some(params) = &self.parameters {
@@ -392,21 +421,43 @@ impl Report {
     }
 }
 
-fn table(out: &mut impl std::io::Write, head: [&str; 3], rows: &[[String; 3]]) -> std::io::Result<()> {
+fn table(
+    out: &mut impl std::io::Write,
+    head: [&str; 3],
+    rows: &[[String; 3]],
+) -> std::io::Result<()> {
     let mut width = head.map(str::len);
     for r in rows {
         for (w, c) in width.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count()).min(60);
         }
     }
-    writeln!(out, "{:<w0$}  {:<w1$}  {}", head[0], head[1], head[2], w0 = width[0], w1 = width[1])?;
+    writeln!(
+        out,
+        "{:<w0$}  {:<w1$}  {}",
+        head[0],
+        head[1],
+        head[2],
+        w0 = width[0],
+        w1 = width[1]
+    )?;
     for r in rows {
-        writeln!(out, "{:<w0$}  {:<w1$}  {}", r[0], r[1], r[2], w0 = width[0], w1 = width[1])?;
+        writeln!(
+            out,
+            "{:<w0$}  {:<w1$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            w0 = width[0],
+            w1 = width[1]
+        )?;
     }
     Ok(())
 }
 
-fn outputs_of(map: &std::collections::HashMap<String, pb::ProvisioningOutputParameter>) -> BTreeMap<String, OutputValue> {
+fn outputs_of(
+    map: &std::collections::HashMap<String, pb::ProvisioningOutputParameter>,
+) -> BTreeMap<String, OutputValue> {
     map.iter()
         .map(|(k, v)| {
             (
@@ -433,8 +484,13 @@ async fn drive(
         Action::Provision => {
             let r = handle.deploy(on_progress).await?;
             let mut report = Report::new("provision");
-            report.skipped = Some(r.skipped_reason == pb::ProvisioningSkippedReason::DeploymentState as i32);
-            report.outputs = Some(r.deployment.map(|d| outputs_of(&d.outputs)).unwrap_or_default());
+            report.skipped =
+                Some(r.skipped_reason == pb::ProvisioningSkippedReason::DeploymentState as i32);
+            report.outputs = Some(
+                r.deployment
+                    .map(|d| outputs_of(&d.outputs))
+                    .unwrap_or_default(),
+            );
             report
         }
         Action::Preview => {
@@ -458,7 +514,13 @@ async fn drive(
         }
         Action::Down => {
             let r = handle
-                .destroy(pb::ProvisioningDestroyOptions { force: true, purge: true }, on_progress)
+                .destroy(
+                    pb::ProvisioningDestroyOptions {
+                        force: true,
+                        purge: true,
+                    },
+                    on_progress,
+                )
                 .await?;
             let mut report = Report::new("down");
             report.invalidated_env_keys = Some(r.invalidated_env_keys);
@@ -466,7 +528,9 @@ async fn drive(
         }
         Action::State => {
             let r = handle
-                .state(pb::ProvisioningStateOptions { hint: String::new() })
+                .state(pb::ProvisioningStateOptions {
+                    hint: String::new(),
+                })
                 .await?;
             let s = r.state.unwrap_or_default();
             let mut report = Report::new("state");

@@ -87,7 +87,10 @@ impl Provider for Fake {
         Ok(pb::ProvisioningStateResult { state: Some(state) })
     }
 
-    async fn deploy(&self, ctx: CallContext) -> Result<pb::ProvisioningDeployResult, ProviderError> {
+    async fn deploy(
+        &self,
+        ctx: CallContext,
+    ) -> Result<pb::ProvisioningDeployResult, ProviderError> {
         let layer = self.layer.lock().unwrap().clone();
         if let Some(tx) = &self.script.deploy_started {
             let _ = tx.send(()).await;
@@ -115,7 +118,9 @@ impl Provider for Fake {
             }
         });
         let mut deployment = pb::ProvisioningDeployment::default();
-        deployment.outputs.insert("LAYER".into(), output("string", &layer));
+        deployment
+            .outputs
+            .insert("LAYER".into(), output("string", &layer));
         for (k, t, v) in &self.script.deploy_outputs {
             deployment.outputs.insert(k.clone(), output(t, v));
         }
@@ -125,7 +130,10 @@ impl Provider for Fake {
         })
     }
 
-    async fn preview(&self, ctx: CallContext) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
+    async fn preview(
+        &self,
+        ctx: CallContext,
+    ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
         ctx.progress.report("diffing").await;
         // Leaves `preview` out: the manager must fill it, or azd would crash.
         Ok(pb::ProvisioningPreviewResult { preview: None })
@@ -159,7 +167,10 @@ impl Provider for Fake {
         })
     }
 
-    async fn parameters(&self, _ctx: CallContext) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
+    async fn parameters(
+        &self,
+        _ctx: CallContext,
+    ) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
         panic!("the parameters handler blew up");
     }
 
@@ -197,7 +208,9 @@ struct Setup {
 
 async fn setup(script: Script) -> Setup {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token())
+        .await
+        .unwrap();
     let manager = ProvisioningManager::new("test.ext", client);
     // The simulated azd, like azd, answers the stream only after our first
     // message: a client that waits for azd first would hang here.
@@ -257,7 +270,10 @@ async fn full_lifecycle_with_every_handler() {
     // answer is legitimate progress; only the steps are counted here.
     seen.retain(|p| p.message.starts_with("step"));
     assert_eq!(seen.len(), 3);
-    assert!(seen.iter().all(|p| !p.request_id.is_empty() && p.timestamp > 0));
+    assert!(
+        seen.iter()
+            .all(|p| !p.request_id.is_empty() && p.timestamp > 0)
+    );
 
     let st = s
         .handle
@@ -269,7 +285,11 @@ async fn full_lifecycle_with_every_handler() {
     assert_eq!(state.outputs["LAYER"].r#type, "string");
 
     let mut pv = Vec::new();
-    let p = s.handle.preview(|m| pv.push(m.message.clone())).await.unwrap();
+    let p = s
+        .handle
+        .preview(|m| pv.push(m.message.clone()))
+        .await
+        .unwrap();
     assert!(p.preview.is_some(), "a missing preview is filled");
     assert_eq!(pv, vec!["diffing".to_string()]);
 
@@ -277,7 +297,10 @@ async fn full_lifecycle_with_every_handler() {
     let r = s
         .handle
         .destroy(
-            pb::ProvisioningDestroyOptions { force: true, purge: false },
+            pb::ProvisioningDestroyOptions {
+                force: true,
+                purge: false,
+            },
             |m| dv.push(m.message.clone()),
         )
         .await
@@ -293,7 +316,10 @@ async fn full_lifecycle_with_every_handler() {
             assert_eq!(e.links.len(), 1);
             assert!(matches!(
                 e.detail,
-                Some(azd_wasm_host::error::ErrorDetail::Service { status_code: 409, .. })
+                Some(azd_wasm_host::error::ErrorDetail::Service {
+                    status_code: 409,
+                    ..
+                })
             ));
         }
         other => panic!("{other:?}"),
@@ -306,12 +332,16 @@ async fn full_lifecycle_with_every_handler() {
 #[tokio::test]
 async fn concurrent_first_callers_share_one_stream() {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token())
+        .await
+        .unwrap();
     let manager = ProvisioningManager::new("test.ext", client);
     let mut tasks = Vec::new();
     for _ in 0..16 {
         let m = manager.clone();
-        tasks.push(tokio::spawn(async move { m.ensure_stream().await.unwrap() }));
+        tasks.push(tokio::spawn(
+            async move { m.ensure_stream().await.unwrap() },
+        ));
     }
     let brokers: Vec<_> = futures::future::join_all(tasks)
         .await
@@ -324,7 +354,9 @@ async fn concurrent_first_callers_share_one_stream() {
 #[tokio::test]
 async fn the_stream_outlives_the_caller_that_opened_it() {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token())
+        .await
+        .unwrap();
     let manager = ProvisioningManager::new("test.ext", client);
     // Open the stream from a task that then ends.
     let m = manager.clone();
@@ -349,7 +381,9 @@ async fn azd_refusals_of_a_name_become_errors() {
         .unwrap_err();
     assert!(matches!(empty, ManagerError::Refused { .. }), "{empty}");
 
-    let client = AzdClient::connect(&s.sim.address(), &s.sim.token()).await.unwrap();
+    let client = AzdClient::connect(&s.sim.address(), &s.sim.token())
+        .await
+        .unwrap();
     let second = ProvisioningManager::new("other.ext", client);
     let dup = second
         .register(Arc::new(FakeFactory(Arc::default())), NAME)
@@ -377,7 +411,11 @@ async fn auth_is_refused_without_a_token_and_with_a_bad_one() {
             .unwrap_err();
         match err {
             ManagerError::Stream(azd_wasm_host::broker::BrokerError::Open(status)) => {
-                assert_eq!(status.code(), tonic::Code::Unauthenticated, "token {token:?}");
+                assert_eq!(
+                    status.code(),
+                    tonic::Code::Unauthenticated,
+                    "token {token:?}"
+                );
             }
             other => panic!("{other}"),
         }
@@ -417,7 +455,11 @@ async fn requests_before_initialize_or_for_another_provider_get_errors() {
     assert_eq!(local_code(&e), "bad_project");
     let e = s.handle.deploy(|_| {}).await.unwrap_err();
     match e {
-        CallError::Extension(e) => assert!(e.message.contains("last Initialize failed"), "{}", e.message),
+        CallError::Extension(e) => assert!(
+            e.message.contains("last Initialize failed"),
+            "{}",
+            e.message
+        ),
         other => panic!("{other:?}"),
     }
 }
@@ -537,7 +579,9 @@ async fn a_long_deploy_does_not_block_state() {
     started.recv().await.unwrap();
     let st = s
         .handle
-        .state(pb::ProvisioningStateOptions { hint: "while".into() })
+        .state(pb::ProvisioningStateOptions {
+            hint: "while".into(),
+        })
         .await
         .unwrap();
     assert_eq!(st.state.unwrap().outputs["HINT"].value, "while");
@@ -604,11 +648,17 @@ async fn re_initialize_makes_a_fresh_instance_and_running_requests_keep_theirs()
         ..Default::default()
     };
     let s = setup(script).await;
-    s.handle.initialize("/proj", options("layer0")).await.unwrap();
+    s.handle
+        .initialize("/proj", options("layer0"))
+        .await
+        .unwrap();
     let h = s.handle.clone();
     let deploy = tokio::spawn(async move { h.deploy(|_| {}).await });
     started.recv().await.unwrap();
-    s.handle.initialize("/proj", options("layer1")).await.unwrap();
+    s.handle
+        .initialize("/proj", options("layer1"))
+        .await
+        .unwrap();
     gate.notify_one();
     let d = deploy.await.unwrap().unwrap();
     assert_eq!(d.deployment.unwrap().outputs["LAYER"].value, "layer0");
@@ -649,13 +699,18 @@ async fn cancellation_reaches_the_provider_when_the_stream_ends() {
         .unwrap()
         .unwrap();
     eprintln!("stream end → receive returned in {:?}", t0.elapsed());
-    assert!(matches!(deploy.await.unwrap(), Err(CallError::StreamClosed)));
+    assert!(matches!(
+        deploy.await.unwrap(),
+        Err(CallError::StreamClosed)
+    ));
 }
 
 #[tokio::test]
 async fn ready_waits_for_the_dispatcher() {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token())
+        .await
+        .unwrap();
     let manager = ProvisioningManager::new("test.ext", client);
     manager
         .register(Arc::new(FakeFactory(Arc::default())), NAME)
@@ -670,6 +725,10 @@ async fn ready_waits_for_the_dispatcher() {
     assert_eq!(sim.ready_calls(), 0);
     let m = manager.clone();
     let _serving = tokio::spawn(async move { m.receive().await });
-    tokio::time::timeout(WAIT, ready).await.unwrap().unwrap().unwrap();
+    tokio::time::timeout(WAIT, ready)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     assert_eq!(sim.ready_calls(), 1);
 }

@@ -83,6 +83,9 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
     let tmp = tempfile::tempdir().unwrap();
     let project = tmp.path().join("project");
     copy_dir(&root().join("examples/python-localfiles/project"), &project);
+    // A fresh project has no `localinfra/` yet: the host makes the read-write
+    // grant's folder, as azd makes `.azure/<env>`.
+    std::fs::remove_dir_all(project.join("localinfra")).unwrap();
     let cache = shared_cache();
 
     // Preview: everything is to be created, nothing is touched.
@@ -97,14 +100,22 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
     assert!(project.join("localinfra/web").is_dir());
     assert!(project.join("localinfra/settings").is_file());
     assert!(project.join("localinfra/db.json").is_file());
-    assert!(!d.stderr.trim().is_empty(), "progress steps are shown on stderr");
+    assert!(
+        !d.stderr.trim().is_empty(),
+        "progress steps are shown on stderr"
+    );
     let env = dotenv(&project);
     assert!(env.contains("LOCALFILES_RESOURCE_COUNT=\"3\""), "{env}");
     assert!(env.contains("LOCALFILES_READY=\"true\""), "{env}");
     assert!(d.stdout.contains("LOCALFILES_ROOT"), "{}", d.stdout);
 
     // Preview again: nothing to do.
-    let p2 = run(&manifest, &project, &cache, &["preview", "--output", "json"]);
+    let p2 = run(
+        &manifest,
+        &project,
+        &cache,
+        &["preview", "--output", "json"],
+    );
     assert!(p2.ok, "{}", p2.stderr);
     let v: serde_json::Value = serde_json::from_str(&p2.stdout).unwrap();
     let changes = v["preview"]["changes"].as_array().unwrap();

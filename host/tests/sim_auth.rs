@@ -48,23 +48,69 @@ async fn ready(sim: &SimAzd, token: Option<&str>) -> Result<(), Status> {
         .map(|_| ())
 }
 
+type Opening =
+    tokio::task::JoinHandle<Result<tonic::Response<Streaming<pb::ProvisioningMessage>>, Status>>;
+
 /// The extension's end of a provisioning stream, driven by hand.
+///
+/// Like azd (grpc-go), the simulated azd answers the stream call only after the
+/// extension's first message, so the call is awaited lazily, on the first receive.
 struct RawExtension {
     tx: mpsc::Sender<pb::ProvisioningMessage>,
-    rx: Streaming<pb::ProvisioningMessage>,
+    opening: Option<Opening>,
+    rx: Option<Streaming<pb::ProvisioningMessage>>,
 }
 
 impl RawExtension {
-    async fn open(sim: &SimAzd, token: Option<&str>) -> Result<Self, Status> {
+    async fn open(sim: &SimAzd, token: Option<&str>) -> Self {
         let (tx, rx) = mpsc::channel(16);
         let mut client = ProvisioningServiceClient::new(channel(sim).await);
-        let resp = client
-            .stream(authed(ReceiverStream::new(rx), token))
-            .await?;
-        Ok(Self {
+        let request = authed(ReceiverStream::new(rx), token);
+        let opening = tokio::spawn(async move { client.stream(request).await });
+        Self {
             tx,
-            rx: resp.into_inner(),
-        })
+            opening: Some(opening),
+            rx: None,
+        }
+    }
+
+    /// The stream, once azd has answered the call (panics if it refused).
+    async fn inbound(&mut self) -> &mut Streaming<pb::ProvisioningMessage> {
+        if let Some(opening) = self.opening.take() {
+            let resp = tokio::time::timeout(SOON, opening)
+                .await
+                .expect("the simulated azd did not answer the stream call")
+                .unwrap()
+                .expect("the stream was refused");
+            self.rx = Some(resp.into_inner());
+        }
+        self.rx.as_mut().expect("stream opened")
+    }
+
+    /// azd's refusal of the stream: sends a first message (azd answers the call
+    /// only then) and returns the status the call failed with.
+    async fn refusal(mut self) -> Status {
+        let _ = self
+            .tx
+            .send(pb::ProvisioningMessage {
+                request_id: "probe".into(),
+                error: None,
+                message_type: Some(MessageType::RegisterProvisioningProviderRequest(
+                    pb::RegisterProvisioningProviderRequest {
+                        name: "probe".into(),
+                    },
+                )),
+            })
+            .await;
+        let opening = self.opening.take().expect("not yet opened");
+        match tokio::time::timeout(SOON, opening)
+            .await
+            .expect("no answer")
+            .unwrap()
+        {
+            Ok(_) => panic!("the stream was accepted"),
+            Err(status) => status,
+        }
     }
 
     async fn send(&self, request_id: &str, body: MessageType) {
@@ -79,7 +125,8 @@ impl RawExtension {
     }
 
     async fn recv(&mut self) -> Option<pb::ProvisioningMessage> {
-        tokio::time::timeout(SOON, self.rx.message())
+        let rx = self.inbound().await;
+        tokio::time::timeout(SOON, rx.message())
             .await
             .expect("no message from the simulated azd")
             .unwrap()
@@ -133,7 +180,7 @@ fn deployment_with_output(name: &str, ty: &str, value: &str) -> pb::Provisioning
 /// Starts a sim, opens a stream with a valid token and registers `name` on it.
 async fn registered(name: &str) -> (SimAzd, RawExtension, azd_wasm_host::sim::ProviderHandle) {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut ext = RawExtension::open(&sim, Some(&sim.token())).await.unwrap();
+    let mut ext = RawExtension::open(&sim, Some(&sim.token())).await;
     let answer = ext.register("reg-1", name).await;
     assert!(answer.error.is_none(), "{answer:?}");
     let handle = sim.provider(name, SOON).await.unwrap();
@@ -204,10 +251,7 @@ async fn bad_tokens_are_unauthenticated() {
         let err = ready(&sim, token).await.expect_err(what);
         assert_eq!(err.code(), Code::Unauthenticated, "{what}: {err:?}");
         assert_eq!(err.message(), "invalid token", "{what}");
-        let err = RawExtension::open(&sim, token)
-            .await
-            .err()
-            .unwrap_or_else(|| panic!("{what}: stream opened"));
+        let err = RawExtension::open(&sim, token).await.refusal().await;
         assert_eq!(err.code(), Code::Unauthenticated, "{what}: {err:?}");
     }
     assert_eq!(sim.ready_calls(), 0);
@@ -230,7 +274,10 @@ async fn stream_without_the_capability_is_permission_denied() {
     // Ready does not need the capability...
     ready(&sim, Some(&no_cap)).await.unwrap();
     // ...the provisioning stream does.
-    let err = RawExtension::open(&sim, Some(&no_cap)).await.err().unwrap();
+    let err = RawExtension::open(&sim, Some(&no_cap))
+        .await
+        .refusal()
+        .await;
     assert_eq!(err.code(), Code::PermissionDenied, "{err:?}");
 
     // A sim whose extension lacks the capability hands out such tokens itself.
@@ -242,8 +289,8 @@ async fn stream_without_the_capability_is_permission_denied() {
     .unwrap();
     let err = RawExtension::open(&plain, Some(&plain.token()))
         .await
-        .err()
-        .unwrap();
+        .refusal()
+        .await;
     assert_eq!(err.code(), Code::PermissionDenied, "{err:?}");
     plain.shutdown().await;
     sim.shutdown().await;
@@ -252,7 +299,7 @@ async fn stream_without_the_capability_is_permission_denied() {
 #[tokio::test]
 async fn registration_answers_and_refusals() {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut a = RawExtension::open(&sim, Some(&sim.token())).await.unwrap();
+    let mut a = RawExtension::open(&sim, Some(&sim.token())).await;
 
     let ok = a.register("r1", "files").await;
     assert_eq!(ok.request_id, "r1");
@@ -274,7 +321,7 @@ async fn registration_answers_and_refusals() {
     }
 
     // The same name again, from another stream of the same extension.
-    let mut b = RawExtension::open(&sim, Some(&sim.token())).await.unwrap();
+    let mut b = RawExtension::open(&sim, Some(&sim.token())).await;
     let dup = b.register("r4", "files").await;
     assert_eq!(dup.request_id, "r4");
     let msg = dup.error.expect("error for a duplicate").message;
@@ -481,7 +528,8 @@ async fn azd_going_away_ends_the_stream_and_pending_calls() {
 #[tokio::test]
 async fn extension_closing_its_stream_fails_pending_calls_and_unregisters() {
     let (sim, ext, handle) = registered("leaver").await;
-    let RawExtension { tx, mut rx } = ext;
+    let RawExtension { tx, rx, .. } = ext;
+    let mut rx = rx.expect("registered, so the stream is open");
     let call = tokio::spawn({
         let handle = handle.clone();
         async move { handle.parameters().await }
@@ -645,11 +693,7 @@ async fn gzip_from_the_extension_is_accepted() {
     let (tx, rx) = mpsc::channel(4);
     let mut client = ProvisioningServiceClient::new(channel(&sim).await)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip);
-    let mut inbound = client
-        .stream(authed(ReceiverStream::new(rx), Some(&sim.token())))
-        .await
-        .unwrap()
-        .into_inner();
+    // Queued before the call: azd answers the call only after a first message.
     tx.send(pb::ProvisioningMessage {
         request_id: "z".into(),
         error: None,
@@ -661,6 +705,11 @@ async fn gzip_from_the_extension_is_accepted() {
     })
     .await
     .unwrap();
+    let mut inbound = client
+        .stream(authed(ReceiverStream::new(rx), Some(&sim.token())))
+        .await
+        .unwrap()
+        .into_inner();
     let answer = tokio::time::timeout(SOON, inbound.message())
         .await
         .unwrap()
@@ -681,7 +730,9 @@ async fn an_oversized_message_kills_the_stream_and_the_name_stays_taken() {
         &"x".repeat(azd_wasm_host_proto::MAX_MESSAGE_BYTES + 1),
     )
     .await;
-    let end = tokio::time::timeout(SOON, ext.rx.message()).await.unwrap();
+    let end = tokio::time::timeout(SOON, ext.inbound().await.message())
+        .await
+        .unwrap();
     let status = end.expect_err("the stream ends with an error status");
     assert_eq!(status.code(), Code::Unknown, "{status:?}");
     assert!(
@@ -693,7 +744,7 @@ async fn an_oversized_message_kills_the_stream_and_the_name_stays_taken() {
         Err(CallError::StreamClosed)
     ));
     assert_eq!(sim.registrations(), ["big"]);
-    let mut again = RawExtension::open(&sim, Some(&sim.token())).await.unwrap();
+    let mut again = RawExtension::open(&sim, Some(&sim.token())).await;
     let dup = again.register("r", "big").await;
     assert!(dup.error.unwrap().message.contains("AlreadyExists"));
     sim.shutdown().await;
@@ -707,7 +758,7 @@ async fn round_trip_cost_is_printed() {
     let (sim, mut ext, handle) = registered("bench").await;
     let answering = tokio::spawn(async move {
         let mut answered = 0u32;
-        while let Some(req) = ext.rx.message().await.ok().flatten() {
+        while let Some(req) = ext.inbound().await.message().await.ok().flatten() {
             ext.send(
                 &req.request_id,
                 MessageType::PlannedOutputsResponse(pb::ProvisioningPlannedOutputsResponse {

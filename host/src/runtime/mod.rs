@@ -1,1 +1,220 @@
-//! The WebAssembly provider runtime.
+//! The WebAssembly provider runtime: runs a provider component (world
+//! `azd:provisioning/provisioning-provider@0.1.0`) in a sandbox, behind the
+//! [`Provider`](crate::provider::Provider) seam.
+//!
+//! Design:
+//! - One process-wide wasmtime `Engine` with epoch interruption; a ticker thread
+//!   advances the epoch every 10 ms (`engine`). A component is compiled once
+//!   (or loaded from the compile cache, [`cache`]), type-checked against a
+//!   linker holding WASI preview 2 and our `progress`/`log` imports, and kept as
+//!   a pre-instantiated world.
+//! - Every azd `Initialize` gets a fresh `Store` and instance
+//!   ([`WasmProvider`]): its own sandbox built from the manifest policy
+//!   (`sandbox`: deny by default), its own memory limit, and a per-call context
+//!   (request id, progress reporter, cancellation, deadline) that the epoch
+//!   callback checks, so a cancelled or overdue guest stops within a tick or two
+//!   (and is abandoned, answered regardless, if it is stuck in a host call).
+//! - Guest calls run on `spawn_blocking` threads, one at a time per instance.
+//!   A trap answers that request with a clear error and retires the instance
+//!   until the next `Initialize` (see `instance.rs` for the error mapping).
+//! - WIT ⇄ protobuf conversions live in one place (`convert`); the `bindgen!`
+//!   output lives alone in `bindings`; the host side of the imports in `host`.
+//!
+//! Entry points for the CLI: [`load_provider`] (validates everything before a
+//! provider is registered with azd) and [`check_report`] (`azd-wasm-host check`).
+
+mod bindings;
+pub mod cache;
+pub mod convert;
+mod engine;
+mod host;
+mod instance;
+pub mod manifest;
+mod sandbox;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+pub use cache::{CacheOutcome, default_cache_dir};
+pub use engine::{EPOCH_TICK, PROVIDER_EXPORT, WORLD};
+pub use instance::{WasmProvider, WasmProviderFactory};
+pub use manifest::{FsAccess, FsGrant, Manifest, Policy, locate_manifest};
+pub use sandbox::ENV_ENVIRONMENT;
+
+/// Options of [`load_provider`].
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeOptions {
+    /// Compile cache directory; `None` uses [`default_cache_dir`].
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// A validated provider, ready to register with azd.
+pub struct LoadedProvider {
+    /// The provider name to register.
+    pub name: String,
+    /// Makes a fresh instance per `Initialize`.
+    pub factory: Arc<dyn crate::provider::ProviderFactory>,
+    /// The manifest (synthesised deny-all for a bare component).
+    pub manifest: Manifest,
+    /// The same factory, typed (for tests and benchmarks).
+    pub wasm_factory: WasmProviderFactory,
+    /// Whether the compiled code came from the cache.
+    pub cache: CacheOutcome,
+    /// Time to read, compile or load from the cache, and validate.
+    pub load_time: Duration,
+}
+
+impl std::fmt::Debug for LoadedProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedProvider")
+            .field("name", &self.name)
+            .field("manifest", &self.manifest)
+            .field("cache", &self.cache)
+            .field("load_time", &self.load_time)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads a manifest, or treats a `.wasm` path as a bare component.
+fn read_manifest(path: &Path, provider_name: Option<&str>) -> anyhow::Result<Manifest> {
+    let is_wasm = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("wasm"));
+    if is_wasm {
+        Manifest::for_component(path, provider_name)
+    } else {
+        let mut m = Manifest::load(path)?;
+        if let Some(name) = provider_name.filter(|n| !n.trim().is_empty()) {
+            name.clone_into(&mut m.name);
+        }
+        Ok(m)
+    }
+}
+
+/// Loads and validates a provider: the manifest (or bare component), the
+/// component itself (compiled or taken from the cache), and its fit to our
+/// world. Nothing is registered with azd before this succeeds.
+pub fn load_provider(
+    manifest_or_component: &Path,
+    provider_name: Option<&str>,
+    opts: &RuntimeOptions,
+) -> anyhow::Result<LoadedProvider> {
+    let manifest = read_manifest(manifest_or_component, provider_name)?;
+    let engine = engine::shared_engine()?;
+    let linker = engine::linker(&engine)?;
+    let cache_dir = opts.cache_dir.clone().or_else(default_cache_dir);
+    let loaded =
+        engine::load_component(&engine, &linker, &manifest.component, cache_dir.as_deref())?;
+    tracing::debug!(
+        provider = %manifest.name,
+        component = %manifest.component.display(),
+        cache = ?loaded.outcome,
+        ms = loaded.load_time.as_secs_f64() * 1e3,
+        "provider component loaded"
+    );
+    let factory = WasmProviderFactory::new(instance::Shared {
+        name: Arc::from(manifest.name.as_str()),
+        policy: manifest.policy.clone(),
+        pre: loaded.pre,
+        component: loaded.component,
+    });
+    Ok(LoadedProvider {
+        name: manifest.name.clone(),
+        factory: Arc::new(factory.clone()),
+        wasm_factory: factory,
+        manifest,
+        cache: loaded.outcome,
+        load_time: loaded.load_time,
+    })
+}
+
+/// Validates a component (or the component of a manifest) and describes it:
+/// what it imports (the capabilities it asks for) and what the policy grants.
+pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
+    let manifest = read_manifest(component_or_manifest, None)?;
+    let engine = engine::shared_engine()?;
+    let linker = engine::linker(&engine)?;
+    let loaded = engine::load_component(
+        &engine,
+        &linker,
+        &manifest.component,
+        default_cache_dir().as_deref(),
+    )
+    .context("check failed")?;
+    let ty = loaded.component.component_type();
+    let mut out = String::new();
+    let _ = writeln!(out, "provider:  {}", manifest.name);
+    let _ = writeln!(
+        out,
+        "component: {} ({} bytes) targets {WORLD}: OK",
+        manifest.component.display(),
+        loaded.bytes_len
+    );
+    match &manifest.source {
+        Some(src) => {
+            let _ = writeln!(out, "manifest:  {}", src.display());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "manifest:  none (bare component: deny-all policy, default limits)"
+            );
+        }
+    }
+    let _ = writeln!(out, "\nimports (capabilities the component asks for):");
+    let mut imports: Vec<&str> = ty.imports(&engine).map(|(name, _)| name).collect();
+    imports.sort_unstable();
+    for name in imports {
+        let _ = writeln!(out, "  {name:<44} {}", describe_import(name));
+    }
+    let policy = &manifest.policy;
+    let _ = writeln!(out, "\npolicy (what the sandbox grants):");
+    if policy.is_deny_all() {
+        let _ = writeln!(
+            out,
+            "  deny-all: no files, no environment variables, no network"
+        );
+    } else {
+        for g in &policy.fs {
+            let _ = writeln!(
+                out,
+                "  fs       {} ({}; relative to the azd project)",
+                g.path, g.access
+            );
+        }
+        for e in &policy.env {
+            let _ = writeln!(out, "  env      {e}");
+        }
+        for n in &policy.network {
+            let _ = writeln!(out, "  network  {n} (TCP connect)");
+        }
+    }
+    let _ = writeln!(out, "  memory   {} MiB per instance", policy.memory_mb);
+    let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
+    Ok(out)
+}
+
+/// What an import lets the guest do, in a few words.
+fn describe_import(name: &str) -> &'static str {
+    let iface = name.split('@').next().unwrap_or(name);
+    match iface {
+        "azd:provisioning/progress" => "progress on azd's spinner",
+        "azd:provisioning/log" => "host debug log",
+        "azd:provisioning/types" => "types only",
+        "wasi:filesystem/types" | "wasi:filesystem/preopens" => "files (only granted directories)",
+        "wasi:cli/environment" => "environment variables (only allowlisted)",
+        "wasi:cli/stdout" | "wasi:cli/stderr" => "output (goes to the host's debug log)",
+        "wasi:cli/stdin" => "input (always empty)",
+        "wasi:cli/exit" => "exit (crashes the instance)",
+        "wasi:random/random" | "wasi:random/insecure" | "wasi:random/insecure-seed" => "randomness",
+        "wasi:clocks/wall-clock" | "wasi:clocks/monotonic-clock" => "clocks",
+        n if n.starts_with("wasi:sockets/") => "network (only allowlisted host:port)",
+        n if n.starts_with("wasi:io/") => "streams and polling",
+        n if n.starts_with("wasi:cli/terminal") => "terminal queries (never a terminal)",
+        _ => "",
+    }
+}

@@ -1,0 +1,146 @@
+//! The shared engine, the linker, and loading + validating a component.
+//!
+//! One [`Engine`] serves the whole process: epoch interruption on, with a
+//! ticker thread that advances the epoch every [`EPOCH_TICK`], so a running
+//! guest notices a deadline or a cancellation within about one tick. The
+//! linker holds WASI preview 2 (sync) and our `progress`/`log` imports; a
+//! component is type-checked against it once, at load time, into a
+//! pre-instantiated world that every instance is made from.
+
+use std::io::Read as _;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, bail};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+use super::bindings::{ProvisioningProvider, ProvisioningProviderPre};
+use super::cache::{self, CacheOutcome};
+use super::host::HostState;
+
+/// How often the epoch advances (the granularity of deadlines and cancellation).
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// The export a provider component must have.
+pub const PROVIDER_EXPORT: &str = "azd:provisioning/provider@0.1.0";
+/// The world a provider targets.
+pub const WORLD: &str = "azd:provisioning/provisioning-provider@0.1.0";
+/// Guest stack limit; deeper recursion traps with a stack overflow.
+const MAX_WASM_STACK: usize = 1024 * 1024;
+
+/// The process-wide engine (made on first use, with its epoch ticker).
+pub(crate) fn shared_engine() -> anyhow::Result<Engine> {
+    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let mut config = Config::new();
+            config.epoch_interruption(true);
+            config.max_wasm_stack(MAX_WASM_STACK);
+            config.wasm_component_model(true);
+            let engine = Engine::new(&config).map_err(|e| format!("{e:#}"))?;
+            let ticking = engine.clone();
+            std::thread::Builder::new()
+                .name("wasm-epoch".into())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(EPOCH_TICK);
+                        ticking.increment_epoch();
+                    }
+                })
+                .map_err(|e| format!("cannot start the epoch ticker thread: {e}"))?;
+            Ok(engine)
+        })
+        .clone()
+        .map_err(|e| anyhow!("cannot set up the WebAssembly engine: {e}"))
+}
+
+/// A linker with everything a provider may import.
+pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    ProvisioningProvider::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+/// A loaded, validated component.
+pub(crate) struct Loaded {
+    pub(crate) component: Component,
+    pub(crate) pre: ProvisioningProviderPre<HostState>,
+    pub(crate) outcome: CacheOutcome,
+    /// Read + compile or cache load + validation.
+    pub(crate) load_time: Duration,
+    pub(crate) bytes_len: u64,
+}
+
+/// Reads, compiles (or loads from the cache) and validates the component at
+/// `path`. Every failure names the file and says what is wrong.
+pub(crate) fn load_component(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    path: &Path,
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Loaded> {
+    let start = Instant::now();
+    let read_error = |e: std::io::Error| {
+        anyhow!(e).context(format!("cannot read provider component {}", path.display()))
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let len = file.metadata().map_err(read_error)?.len();
+    let mut head = Vec::with_capacity(8);
+    file.take(8).read_to_end(&mut head).map_err(read_error)?;
+    let head = head.as_slice();
+    if wasmparser::Parser::is_core_wasm(head) {
+        bail!(
+            "{} is a core WebAssembly module, not a component: build the provider for world \
+             {WORLD} (e.g. `wasm-tools component new` with the WASI preview1 adapter)",
+            path.display()
+        );
+    }
+    if !wasmparser::Parser::is_component(head) {
+        bail!(
+            "{} is not a WebAssembly component (expected a binary `.wasm` component for world {WORLD})",
+            path.display()
+        );
+    }
+    let sha = cache::sha256_file(path).map_err(read_error)?;
+    let (component, outcome) = cache::load_or_compile(engine, path, &sha, cache_dir)
+        .map_err(|e| anyhow!("{} is not a valid component: {e:#}", path.display()))?;
+    let pre = validate(engine, linker, &component)
+        .with_context(|| format!("{} is not a provider component", path.display()))?;
+    Ok(Loaded {
+        component,
+        pre,
+        outcome,
+        load_time: start.elapsed(),
+        bytes_len: len,
+    })
+}
+
+/// Type-checks `component` against our world: the export must exist with the
+/// right functions, and every import must be one the host links.
+fn validate(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    component: &Component,
+) -> anyhow::Result<ProvisioningProviderPre<HostState>> {
+    let ty = component.component_type();
+    let exports: Vec<&str> = ty.exports(engine).map(|(name, _)| name).collect();
+    if !exports.contains(&PROVIDER_EXPORT) {
+        let found = if exports.is_empty() {
+            "nothing".to_owned()
+        } else {
+            exports.join(", ")
+        };
+        bail!(
+            "it does not export `{PROVIDER_EXPORT}` (it exports {found}): it was built for another \
+             world; build it for {WORLD}"
+        );
+    }
+    let instance_pre = linker.instantiate_pre(component).map_err(|e| {
+        anyhow!("it imports something this host cannot provide: {e:#} (the host provides WASI 0.2 and {WORLD})")
+    })?;
+    ProvisioningProviderPre::new(instance_pre).map_err(|e| {
+        anyhow!("its `{PROVIDER_EXPORT}` does not match {WORLD}: {e:#} (rebuild it against this host's WIT)")
+    })
+}

@@ -1,0 +1,332 @@
+//! The real binary as azd runs it: `azd-wasm-host listen` as a child process of
+//! the simulated azd, serving a WAT fixture component over loopback gRPC.
+
+mod fixtures;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use azd_wasm_host::sim::{CallError, ExtensionProcess, SimAzd, SimOptions, SpawnOptions};
+use azd_wasm_host_proto::azdext as pb;
+use tokio::sync::mpsc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
+const NAME: &str = "fixture";
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A manifest naming the behaviour fixture, in `dir`.
+fn write_fixture(dir: &Path) -> PathBuf {
+    std::fs::write(dir.join("fixture.wasm"), fixtures::behaviour_component()).unwrap();
+    let manifest = dir.join("provider.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "name = \"{NAME}\"\ncomponent = \"fixture.wasm\"\n\n[policy]\ncall_timeout_secs = 600\n"
+        ),
+    )
+    .unwrap();
+    manifest
+}
+
+fn command(manifest: &Path, cache: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.env("AZD_WASM_HOST_MANIFEST", manifest)
+        .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        .stdout(Stdio::piped());
+    cmd
+}
+
+fn debug_spawn() -> SpawnOptions {
+    SpawnOptions {
+        capture_stderr: true,
+        debug: true,
+        ..SpawnOptions::default()
+    }
+}
+
+fn options() -> pb::ProvisioningOptions {
+    pb::ProvisioningOptions {
+        provider: NAME.into(),
+        ..Default::default()
+    }
+}
+
+fn code(e: &CallError) -> String {
+    match e {
+        CallError::Extension(e) => e.code().unwrap_or_default().to_owned(),
+        other => panic!("expected an extension error, got {other:?}"),
+    }
+}
+
+/// Reads what the child wrote to stdout (it must be nothing).
+async fn stdout_of(process: &mut ExtensionProcess) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let mut out = String::new();
+    if let Some(mut pipe) = process.child_mut().stdout.take() {
+        let _ = tokio::time::timeout(WAIT, pipe.read_to_string(&mut out)).await;
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_real_binary_serves_a_component_through_its_lifecycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let t0 = Instant::now();
+    let mut process = sim
+        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), debug_spawn())
+        .await
+        .unwrap();
+    eprintln!("spawn → Ready (cold cache): {:?}", t0.elapsed());
+    let h = sim.provider(NAME, WAIT).await.unwrap();
+
+    h.initialize(&dir.path().to_string_lossy(), options())
+        .await
+        .unwrap();
+    let mut steps = Vec::new();
+    h.deploy(|p| steps.push((p.request_id.clone(), p.message.clone())))
+        .await
+        .unwrap();
+    let texts: Vec<&str> = steps.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(texts, ["one", "two", "three"]);
+    assert!(steps.iter().all(|(id, _)| id == &steps[0].0));
+    // The fixture reports progress during state too: it must not reach azd.
+    h.state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+
+    match h.preview(|_| {}).await.unwrap_err() {
+        CallError::Extension(e) => {
+            assert_eq!(e.message, "quota exceeded");
+            assert_eq!(e.suggestion, "ask for more");
+            assert_eq!(e.links.len(), 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A trap answers with an error and retires the instance ...
+    let trap = h.planned_outputs().await.unwrap_err();
+    assert!(code(&trap).starts_with("provider_"), "{trap:?}");
+    let crashed = h.deploy(|_| {}).await.unwrap_err();
+    assert_eq!(code(&crashed), "provider_crashed");
+    // ... until the next Initialize builds a fresh one.
+    h.initialize(&dir.path().to_string_lossy(), options())
+        .await
+        .unwrap();
+    h.deploy(|_| {}).await.unwrap();
+    assert_eq!(h.late_messages(), 0);
+
+    sim.close_streams();
+    let status = process.wait(WAIT).await.unwrap();
+    assert!(
+        status.success(),
+        "listen exits 0 when azd ends the stream: {status}"
+    );
+    assert_eq!(
+        stdout_of(&mut process).await,
+        "",
+        "listen writes nothing to stdout"
+    );
+}
+
+/// A loopback TCP relay between the extension and the simulated azd, so a test
+/// can cut the connection the way a killed azd process does.
+struct Relay {
+    address: String,
+    cut: tokio_util::sync::CancellationToken,
+}
+
+impl Relay {
+    async fn start(upstream: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let cut = tokio_util::sync::CancellationToken::new();
+        let token = cut.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut inbound, _) = tokio::select! {
+                    a = listener.accept() => a.unwrap(),
+                    () = token.cancelled() => return,
+                };
+                let mut outbound = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                let token = token.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        () = token.cancelled() => {}
+                    }
+                    // Dropping both sockets closes them, as the kernel does for a dead process.
+                });
+            }
+        });
+        Self { address, cut }
+    }
+}
+
+#[tokio::test]
+async fn azd_killed_mid_operation_makes_listen_exit_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let relay = Relay::start(sim.address()).await;
+    let mut cmd = command(&manifest, &dir.path().join("cache"));
+    cmd.env("AZD_SERVER", &relay.address);
+    let mut process = sim.spawn_extension_with(cmd, debug_spawn()).await.unwrap();
+    let h = sim.provider(NAME, WAIT).await.unwrap();
+    h.initialize(&dir.path().to_string_lossy(), options())
+        .await
+        .unwrap();
+
+    // destroy reports "looping", then spins forever inside the guest.
+    let (tx, mut started) = mpsc::channel(1);
+    let call = tokio::spawn(async move {
+        h.destroy(pb::ProvisioningDestroyOptions::default(), |p| {
+            let _ = tx.try_send(p.message.clone());
+        })
+        .await
+    });
+    assert_eq!(started.recv().await.unwrap(), "looping");
+
+    let t0 = Instant::now();
+    relay.cut.cancel();
+    let status = process.wait(Duration::from_secs(5)).await.unwrap();
+    let took = t0.elapsed();
+    eprintln!("azd killed → listen exited in {took:?} ({status})");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(call.await.unwrap().is_err());
+}
+
+#[tokio::test]
+async fn the_stream_closed_mid_operation_interrupts_the_guest() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut process = sim
+        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), debug_spawn())
+        .await
+        .unwrap();
+    let h = sim.provider(NAME, WAIT).await.unwrap();
+    h.initialize(&dir.path().to_string_lossy(), options())
+        .await
+        .unwrap();
+    let (tx, mut started) = mpsc::channel(1);
+    let call = tokio::spawn(async move {
+        h.destroy(pb::ProvisioningDestroyOptions::default(), |p| {
+            let _ = tx.try_send(p.message.clone());
+        })
+        .await
+    });
+    assert_eq!(started.recv().await.unwrap(), "looping");
+    let t0 = Instant::now();
+    sim.close_streams();
+    let status = process.wait(Duration::from_secs(5)).await.unwrap();
+    let took = t0.elapsed();
+    eprintln!("stream closed → listen exited in {took:?}");
+    assert!(status.success(), "{status}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(matches!(call.await.unwrap(), Err(CallError::StreamClosed)));
+    // The guest itself was stopped (not just abandoned on its thread).
+    let log = process.stderr_text();
+    assert!(
+        log.contains("provider_cancelled") || log.contains("cancelled"),
+        "the host logs the interrupted guest:\n{log}"
+    );
+}
+
+#[tokio::test]
+async fn a_warm_cache_restart_loads_without_compiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let cache = dir.path().join("cache");
+    let mut times = Vec::new();
+    for _ in 0..2 {
+        let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+        let t0 = Instant::now();
+        let mut process = sim
+            .spawn_extension_with(command(&manifest, &cache), debug_spawn())
+            .await
+            .unwrap();
+        times.push(t0.elapsed());
+        let h = sim.provider(NAME, WAIT).await.unwrap();
+        h.initialize(&dir.path().to_string_lossy(), options())
+            .await
+            .unwrap();
+        sim.close_streams();
+        process.wait(WAIT).await.unwrap();
+        let log = process.stderr_text();
+        if times.len() == 2 {
+            assert!(
+                log.contains("Hit"),
+                "the second start hits the cache:\n{log}"
+            );
+        }
+    }
+    eprintln!("spawn → Ready: cold {:?}, warm {:?}", times[0], times[1]);
+    let entries = std::fs::read_dir(&cache).unwrap().count();
+    assert!(entries >= 1, "the cache holds the compiled component");
+}
+
+#[tokio::test]
+async fn listen_refuses_a_broken_component_before_registering() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.wasm"), b"\0asm not really").unwrap();
+    let manifest = dir.path().join("provider.toml");
+    std::fs::write(
+        &manifest,
+        "name = \"broken\"\ncomponent = \"broken.wasm\"\n",
+    )
+    .unwrap();
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let spawn = SpawnOptions {
+        capture_stderr: true,
+        ..SpawnOptions::default()
+    };
+    let err = sim
+        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), spawn)
+        .await
+        .unwrap_err();
+    let text = format!("{err:#}");
+    assert!(
+        text.contains("broken.wasm"),
+        "the error names the file: {text}"
+    );
+    assert!(sim.registrations().is_empty());
+}
+
+#[test]
+fn listen_without_azd_names_the_missing_variables() {
+    let out = std::process::Command::new(BIN)
+        .arg("listen")
+        .env_remove("AZD_SERVER")
+        .env_remove("AZD_ACCESS_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("AZD_SERVER"), "{err}");
+    assert!(err.contains("AZD_ACCESS_TOKEN"), "{err}");
+}
+
+#[test]
+fn listen_refuses_a_non_loopback_azd() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let out = std::process::Command::new(BIN)
+        .arg("listen")
+        .env("AZD_SERVER", "192.0.2.10:443")
+        .env("AZD_ACCESS_TOKEN", "secret-token-value")
+        .env("AZD_WASM_HOST_MANIFEST", &manifest)
+        .env("AZD_WASM_HOST_CACHE_DIR", dir.path().join("cache"))
+        .env("AZD_DEBUG", "true")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a loopback address"), "{err}");
+    assert!(
+        !err.contains("secret-token-value"),
+        "the token is never logged"
+    );
+}
