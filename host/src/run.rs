@@ -134,7 +134,11 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
         provider: name.clone(),
         path: infra.path.clone().unwrap_or_else(|| "infra".into()),
         module: infra.module.clone().unwrap_or_else(|| "main".into()),
-        config: infra.config.as_ref().and_then(json_to_struct),
+        config: infra
+            .config
+            .as_ref()
+            .and_then(serde_json::Value::as_object)
+            .map(crate::runtime::convert::object_to_struct),
         ..Default::default()
     };
     let project_str = project.to_string_lossy().into_owned();
@@ -229,34 +233,6 @@ fn provider_name(
             path.display()
         ),
     }
-}
-
-/// JSON → protobuf Struct (only objects make a Struct).
-pub fn json_to_struct(v: &serde_json::Value) -> Option<prost_types::Struct> {
-    match json_to_value(v).kind {
-        Some(prost_types::value::Kind::StructValue(s)) => Some(s),
-        _ => None,
-    }
-}
-
-fn json_to_value(v: &serde_json::Value) -> prost_types::Value {
-    use prost_types::value::Kind;
-    let kind = match v {
-        serde_json::Value::Null => Kind::NullValue(0),
-        serde_json::Value::Bool(b) => Kind::BoolValue(*b),
-        serde_json::Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
-        serde_json::Value::String(s) => Kind::StringValue(s.clone()),
-        serde_json::Value::Array(a) => Kind::ListValue(prost_types::ListValue {
-            values: a.iter().map(json_to_value).collect(),
-        }),
-        serde_json::Value::Object(o) => Kind::StructValue(prost_types::Struct {
-            fields: o
-                .iter()
-                .map(|(k, v)| (k.clone(), json_to_value(v)))
-                .collect(),
-        }),
-    };
-    prost_types::Value { kind: Some(kind) }
 }
 
 /// What a command produced.
@@ -717,14 +693,6 @@ mod tests {
         let plain = DotEnv::parse("# c\nX=1\nY='two'\n");
         assert_eq!(plain.get("X"), Some("1"));
         assert_eq!(plain.get("Y"), Some("two"));
-    }
-
-    #[test]
-    fn json_objects_become_structs() {
-        let v = serde_json::json!({"a": [1, "x", true, null], "b": {"c": 2.5}});
-        let s = json_to_struct(&v).unwrap();
-        assert_eq!(s.fields.len(), 2);
-        assert!(json_to_struct(&serde_json::json!([1])).is_none());
     }
 
     #[test]
