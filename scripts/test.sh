@@ -10,7 +10,9 @@
 # 3. runs every Rust test in the workspace: unit tests, WAT-fixture runtime
 #    tests, the manager against the simulated azd, and the real binary as a
 #    child process driving every example component.
-# Set AZD_WASM_HOST_E2E=1 to also run the real-azd end-to-end script.
+# 4. with AZD_WASM_HOST_E2E=1 (CI sets it), builds the real azd CLI 1.31.2 from the
+#    Go module proxy and runs it end to end against the extension
+#    (scripts/azd-e2e.sh, reusing the debug build of step 3).
 set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -32,5 +34,5 @@ cargo test --workspace
 
 if [ "${AZD_WASM_HOST_E2E:-0}" = 1 ]; then
   step "real azd end to end"
-  scripts/azd-e2e.sh
+  CARGO_PROFILE=dev scripts/azd-e2e.sh
 fi
