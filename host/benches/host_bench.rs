@@ -314,6 +314,21 @@ fn rss_kib(pid: u32) -> Option<u64> {
         .ok()
 }
 
+/// The example's `infra.config` from its sample project, else `{"name": "bench"}`
+/// (what the small examples require).
+fn example_config(manifest: &Path) -> prost_types::Struct {
+    let yaml = manifest
+        .parent()
+        .map(|d| d.join("project/azure.yaml"))
+        .and_then(|p| std::fs::read_to_string(p).ok());
+    let config = yaml
+        .and_then(|y| serde_norway::from_str::<serde_json::Value>(&y).ok())
+        .and_then(|v| v.get("infra")?.get("config").cloned())
+        .unwrap_or_else(|| serde_json::json!({ "name": "bench" }));
+    let empty = serde_json::Map::new();
+    azd_wasm_host::runtime::convert::object_to_struct(config.as_object().unwrap_or(&empty))
+}
+
 async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Result<()> {
     let bin = env!("CARGO_BIN_EXE_azd-wasm-host");
     let cache = tempfile::tempdir()?;
@@ -357,10 +372,14 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
                     &project.path().to_string_lossy(),
                     pb::ProvisioningOptions {
                         provider: provider_name.clone(),
+                        config: Some(example_config(manifest)),
                         ..Default::default()
                     },
                 )
                 .await;
+            if let Err(e) = &ok {
+                eprintln!("  {name}: initialize failed: {e}");
+            }
             init = init.min(t.elapsed());
             if ok.is_ok() {
                 let mut calls = Vec::new();
