@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use azd_wasm_host::sim::{CallError, ExtensionProcess, SimAzd, SimOptions, SpawnOptions};
+use azd_wasm_host::sim::{
+    CallError, ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions,
+};
 use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::mpsc;
 
@@ -164,6 +166,22 @@ impl Relay {
     }
 }
 
+/// Starts the fixture's destroy, which reports "looping" and then spins forever
+/// inside the guest; returns once the guest is spinning.
+async fn start_endless_destroy(
+    h: ProviderHandle,
+) -> tokio::task::JoinHandle<Result<pb::ProvisioningDestroyResult, CallError>> {
+    let (tx, mut started) = mpsc::channel(1);
+    let call = tokio::spawn(async move {
+        h.destroy(pb::ProvisioningDestroyOptions::default(), |p| {
+            let _ = tx.try_send(p.message.clone());
+        })
+        .await
+    });
+    assert_eq!(started.recv().await.unwrap(), "looping");
+    call
+}
+
 #[tokio::test]
 async fn azd_killed_mid_operation_makes_listen_exit_within_a_second() {
     let dir = tempfile::tempdir().unwrap();
@@ -178,15 +196,7 @@ async fn azd_killed_mid_operation_makes_listen_exit_within_a_second() {
         .await
         .unwrap();
 
-    // destroy reports "looping", then spins forever inside the guest.
-    let (tx, mut started) = mpsc::channel(1);
-    let call = tokio::spawn(async move {
-        h.destroy(pb::ProvisioningDestroyOptions::default(), |p| {
-            let _ = tx.try_send(p.message.clone());
-        })
-        .await
-    });
-    assert_eq!(started.recv().await.unwrap(), "looping");
+    let call = start_endless_destroy(h).await;
 
     let t0 = Instant::now();
     relay.cut.cancel();
@@ -210,14 +220,7 @@ async fn the_stream_closed_mid_operation_interrupts_the_guest() {
     h.initialize(&dir.path().to_string_lossy(), options())
         .await
         .unwrap();
-    let (tx, mut started) = mpsc::channel(1);
-    let call = tokio::spawn(async move {
-        h.destroy(pb::ProvisioningDestroyOptions::default(), |p| {
-            let _ = tx.try_send(p.message.clone());
-        })
-        .await
-    });
-    assert_eq!(started.recv().await.unwrap(), "looping");
+    let call = start_endless_destroy(h).await;
     let t0 = Instant::now();
     sim.close_streams();
     let status = process.wait(Duration::from_secs(5)).await.unwrap();

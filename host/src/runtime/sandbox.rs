@@ -28,10 +28,6 @@ use crate::error::ProviderError;
 pub const ENV_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 
 /// Builds the WASI context for one instance serving `project_path`.
-#[allow(
-    clippy::result_large_err,
-    reason = "ProviderError is the error type of the whole provider seam"
-)]
 pub(crate) fn build_wasi(
     policy: &Policy,
     project_path: &str,

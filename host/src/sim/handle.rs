@@ -1,11 +1,6 @@
 //! [`ProviderHandle`]: azd's side of a registered provider — sends requests the way azd does
 //! and checks the answers for what would break azd.
 
-#![allow(
-    clippy::result_large_err,
-    reason = "CallError carries a ProviderError by value, as the API agreed with the team prescribes"
-)]
-
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,11 +7,6 @@
 //! that counts as *late*, anything for an id azd never sent as *stray*. Both are dropped, as
 //! azd drops them.
 
-#![allow(
-    clippy::result_large_err,
-    reason = "CallError carries a ProviderError by value, as the API agreed with the team prescribes"
-)]
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
