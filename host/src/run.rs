@@ -408,16 +408,8 @@ fn table(
             *w = (*w).max(c.chars().count()).min(60);
         }
     }
-    writeln!(
-        out,
-        "{:<w0$}  {:<w1$}  {}",
-        head[0],
-        head[1],
-        head[2],
-        w0 = width[0],
-        w1 = width[1]
-    )?;
-    for r in rows {
+    let head = head.map(str::to_owned);
+    for r in std::iter::once(&head).chain(rows) {
         writeln!(
             out,
             "{:<w0$}  {:<w1$}  {}",
