@@ -126,7 +126,10 @@ async fn listen(args: ListenArgs) -> anyhow::Result<()> {
         runtime::load_provider(
             &manifest,
             args.provider_name.as_deref(),
-            &RuntimeOptions::default(),
+            &RuntimeOptions {
+                environment: std::env::var(runtime::ENV_ENVIRONMENT).ok(),
+                ..RuntimeOptions::default()
+            },
         )
     })
     .await

@@ -122,8 +122,10 @@ impl ProviderError {
         }
     }
 
-    /// The wire form azd reads.
+    /// The wire form azd reads. Every text is [sanitized](crate::text::sanitize):
+    /// azd prints it on the user's terminal.
     pub fn to_wire(&self) -> pb::ExtensionError {
+        let clean = |s: &str| crate::text::sanitize(s).into_owned();
         let origin = match self.origin {
             ErrorOrigin::Unspecified => pb::ErrorOrigin::Unspecified,
             ErrorOrigin::Local => pb::ErrorOrigin::Local,
@@ -133,8 +135,8 @@ impl ProviderError {
         let source = self.detail.as_ref().map(|d| match d {
             ErrorDetail::Local { code, category } => {
                 pb::extension_error::Source::LocalError(pb::LocalErrorDetail {
-                    code: code.clone(),
-                    category: category.clone(),
+                    code: clean(code),
+                    category: clean(category),
                 })
             }
             ErrorDetail::Service {
@@ -142,21 +144,21 @@ impl ProviderError {
                 status_code,
                 service_name,
             } => pb::extension_error::Source::ServiceError(pb::ServiceErrorDetail {
-                error_code: error_code.clone(),
+                error_code: clean(error_code),
                 status_code: *status_code,
-                service_name: service_name.clone(),
+                service_name: clean(service_name),
             }),
         });
         pb::ExtensionError {
-            message: self.message.clone(),
+            message: clean(&self.message),
             origin: origin as i32,
-            suggestion: self.suggestion.clone(),
+            suggestion: clean(&self.suggestion),
             links: self
                 .links
                 .iter()
                 .map(|l| pb::ErrorLink {
-                    url: l.url.clone(),
-                    title: l.title.clone(),
+                    url: clean(&l.url),
+                    title: clean(&l.title),
                 })
                 .collect(),
             source,
@@ -225,5 +227,26 @@ mod tests {
         let l = ProviderError::validation("bad_config", "nope").with_suggestion("fix it");
         assert_eq!(ProviderError::from_wire(&l.to_wire()), l);
         assert_eq!(l.code(), Some("bad_config"));
+    }
+
+    #[test]
+    fn terminal_control_sequences_never_reach_azd() {
+        let mut e = ProviderError::validation("c\u{1b}[2J", "boom\u{1b}]8;;https://x\u{7}here")
+            .with_suggestion("try \u{1b}]52;c;Zm9v\u{7}again");
+        e.links.push(ErrorLink {
+            url: "https://ok\r".into(),
+            title: "t\u{9b}1m".into(),
+        });
+        let wire = e.to_wire();
+        let texts = [
+            wire.message.as_str(),
+            wire.suggestion.as_str(),
+            wire.links[0].url.as_str(),
+            wire.links[0].title.as_str(),
+        ];
+        for t in texts {
+            assert!(!t.chars().any(char::is_control), "{t:?}");
+        }
+        assert_eq!(wire.message, "boom]8;;https://xhere");
     }
 }

@@ -199,7 +199,9 @@ impl Progress {
 
     /// Reports one step. Returns once the message is queued for azd (or logged).
     pub async fn report(&self, message: impl Into<String>) {
-        let message = message.into();
+        let mut message = message.into();
+        crate::text::truncate(&mut message, MAX_PROGRESS_BYTES);
+        crate::text::sanitize_in_place(&mut message);
         let Some(channel) = &self.channel else {
             tracing::debug!(request_id = %self.request_id, %message, "progress outside deploy/preview/destroy (not sent)");
             return;
@@ -216,30 +218,7 @@ impl Progress {
         drop(open);
     }
 
-    /// Like [`Progress::report`], for code running on a blocking thread (the
-    /// WebAssembly runtime calls guests on `spawn_blocking` threads).
-    ///
-    /// Must not be called from inside an async task: it blocks the thread.
-    pub fn report_blocking(&self, message: impl Into<String>) {
-        let message = message.into();
-        let Some(channel) = &self.channel else {
-            tracing::debug!(request_id = %self.request_id, %message, "progress outside deploy/preview/destroy (not sent)");
-            return;
-        };
-        let open = channel.open.blocking_lock();
-        if !*open {
-            tracing::debug!(request_id = %self.request_id, %message, "progress after the final answer (dropped)");
-            return;
-        }
-        let msg = self.envelope(message);
-        if channel.out.blocking_send(msg).is_err() {
-            tracing::debug!(request_id = %self.request_id, "progress dropped: stream closed");
-        }
-        drop(open);
-    }
-
-    fn envelope(&self, mut message: String) -> pb::ProvisioningMessage {
-        truncate_utf8(&mut message, MAX_PROGRESS_BYTES);
+    fn envelope(&self, message: String) -> pb::ProvisioningMessage {
         let timestamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -258,31 +237,9 @@ impl Progress {
     }
 }
 
-/// Cuts `s` to at most `max` bytes without splitting a character.
-pub fn truncate_utf8(s: &mut String, max: usize) {
-    if s.len() <= max {
-        return;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.truncate(end);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn truncation_keeps_whole_characters() {
-        let mut s = "é".repeat(10); // 20 bytes
-        truncate_utf8(&mut s, 5);
-        assert_eq!(s, "éé");
-        let mut short = "abc".to_owned();
-        truncate_utf8(&mut short, 5);
-        assert_eq!(short, "abc");
-    }
 
     #[tokio::test]
     async fn nothing_is_sent_after_close() {

@@ -11,4 +11,8 @@
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "provisioning-provider",
+    // Guests run on wasmtime's async API; `progress.report` awaits room in the
+    // stream's outbound queue, everything else the host does at once.
+    imports: { "azd:provisioning/progress.report": async },
+    exports: { default: async },
 });

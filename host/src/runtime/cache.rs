@@ -11,10 +11,17 @@
 //! concurrent writers cannot corrupt each other. The artifacts are kept under
 //! 2 GiB, oldest evicted first. Any cache failure (read-only directory, full
 //! disk) only costs a compile.
+//!
+//! A cache entry is native code the host will run, so the cache is trusted
+//! only when nobody else could have written it ([`trusted_dir`]): the directory
+//! is created private (0700) and used only while it belongs to the user and
+//! no one else may write to it, and each entry must belong to the user too.
+//! Otherwise the component is compiled without the cache, and the debug log
+//! says why.
 
 use std::fs::File;
 use std::hash::{Hash, Hasher};
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -45,23 +52,68 @@ pub enum CacheOutcome {
     Uncached,
 }
 
-/// The cache directory: `AZD_WASM_HOST_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/azd-wasm-host`, else `~/.cache/azd-wasm-host`.
+/// The cache directory: `AZD_WASM_HOST_CACHE_DIR`, else `azd-wasm-host` in the
+/// user's cache directory (`$XDG_CACHE_HOME` or `~/.cache` on Linux,
+/// `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on Windows).
 pub fn default_cache_dir() -> Option<PathBuf> {
-    let from_env = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(dir) = from_env(ENV_CACHE_DIR) {
-        return Some(dir);
+    match std::env::var_os(ENV_CACHE_DIR).filter(|v| !v.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => dirs::cache_dir().map(|d| d.join("azd-wasm-host")),
     }
-    if let Some(dir) = from_env("XDG_CACHE_HOME") {
-        return Some(dir.join("azd-wasm-host"));
+}
+
+/// Creates `dir` if missing (private to the user) and checks that only the
+/// user can write to it. `Err` says why it cannot be trusted.
+pub(crate) fn trusted_dir(dir: &Path) -> Result<(), String> {
+    create_private_dir(dir).map_err(|e| format!("cannot create it: {e}"))?;
+    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect it: {e}"))?;
+    if !meta.is_dir() {
+        return Err("it is not a directory".to_owned());
     }
-    from_env("HOME")
-        .or_else(|| from_env("USERPROFILE"))
-        .map(|home| home.join(".cache").join("azd-wasm-host"))
+    owned_by_user_alone(&meta)
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Whether a file or directory belongs to the current user and nobody else
+/// may write to it.
+#[cfg(unix)]
+fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!(
+            "it belongs to user {}, not to user {me}",
+            meta.uid()
+        ));
+    }
+    if meta.is_dir() && meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others may write to it (mode {:o}); `chmod go-w` it",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// On Windows the per-user cache directory is private by default (its ACL
+/// admits only the user, administrators and the system); there is no owner
+/// check here.
+#[cfg(not(unix))]
+fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
+    Ok(())
 }
 
 /// Feeds `Hash` output into sha256 (stable across runs, unlike `DefaultHasher`).
@@ -90,18 +142,10 @@ fn key(engine: &Engine, component_sha: &[u8]) -> String {
     hex::encode(h.finalize())
 }
 
-/// The sha256 of a file, read in chunks (no copy of a big file in memory).
+/// The sha256 of a file, streamed (no copy of a big file in memory).
 pub(crate) fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
-    let mut file = File::open(path)?;
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
+    std::io::copy(&mut File::open(path)?, &mut hasher)?;
     Ok(hasher.finalize().into())
 }
 
@@ -123,6 +167,10 @@ pub(crate) fn load_or_compile(
     let Some(dir) = dir else {
         return Ok((compile()?, CacheOutcome::Uncached));
     };
+    if let Err(why) = trusted_dir(dir) {
+        tracing::debug!(dir = %dir.display(), %why, "compile cache not trusted; compiling without it");
+        return Ok((compile()?, CacheOutcome::Uncached));
+    }
     let key = key(engine, component_sha);
     let artifact = dir.join(format!("{key}.cwasm"));
     let checksum = dir.join(format!("{key}.sha256"));
@@ -163,6 +211,16 @@ fn load_entry(
         }
         Err(e) => return Err(format!("cannot read its checksum: {e}")),
     };
+    if let Err(why) = std::fs::metadata(artifact)
+        .map_err(|e| e.to_string())
+        .and_then(|meta| owned_by_user_alone(&meta))
+    {
+        return if artifact.exists() {
+            Err(format!("it cannot be trusted: {why}"))
+        } else {
+            Ok(None)
+        };
+    }
     let got = match sha256_file(artifact) {
         Ok(sha) => hex::encode(sha),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -200,7 +258,6 @@ fn store_entry(
     checksum: &Path,
 ) -> anyhow::Result<()> {
     let bytes = component.serialize()?;
-    std::fs::create_dir_all(dir)?;
     write_atomic(dir, artifact, &bytes)?;
     write_atomic(
         dir,
@@ -317,6 +374,22 @@ mod tests {
         assert!(!path(1).with_extension("sha256").exists());
         prune(dir.path(), 1000, &path(0));
         assert!(path(2).exists(), "nothing is evicted under the cap");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_cache_others_can_write_to_is_not_trusted() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let fresh = tmp.path().join("a/b/cache");
+        trusted_dir(&fresh).expect("a directory we create is trusted");
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "created private");
+        let shared = tmp.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let why = trusted_dir(&shared).unwrap_err();
+        assert!(why.contains("others may write"), "{why}");
     }
 
     #[test]

@@ -161,20 +161,26 @@ pub(crate) fn deploy_from_wit(r: wit::DeployResult) -> pb::ProvisioningDeployRes
     }
 }
 
+/// A guest's text that azd shows as it is (preview rows, parameter names).
+fn shown(mut text: String) -> String {
+    crate::text::sanitize_in_place(&mut text);
+    text
+}
+
 pub(crate) fn preview_from_wit(p: wit::DeploymentPreview) -> pb::ProvisioningPreviewResult {
     pb::ProvisioningPreviewResult {
         preview: Some(pb::ProvisioningDeploymentPreview {
-            summary: p.summary,
+            summary: shown(p.summary),
             parameters: map(p.parameters, input_param),
             outputs: map(p.outputs, output_param),
             changes: p
                 .changes
                 .into_iter()
                 .map(|c| pb::ProvisioningDeploymentPreviewChange {
-                    change_type: c.change_type,
-                    resource_id: c.resource_id,
-                    resource_type: c.resource_type,
-                    name: c.name,
+                    change_type: shown(c.change_type),
+                    resource_id: shown(c.resource_id),
+                    resource_type: shown(c.resource_type),
+                    name: shown(c.name),
                 })
                 .collect(),
         }),
@@ -190,7 +196,7 @@ pub(crate) fn destroy_from_wit(r: wit::DestroyResult) -> pb::ProvisioningDestroy
 pub(crate) fn parameters_from_wit(ps: Vec<wit::Parameter>) -> Vec<pb::ProvisioningParameter> {
     ps.into_iter()
         .map(|p| pb::ProvisioningParameter {
-            name: p.name,
+            name: shown(p.name),
             secret: p.secret,
             value: p.value,
             env_var_mapping: p.env_var_mapping,

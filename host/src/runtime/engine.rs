@@ -1,11 +1,18 @@
 //! The shared engine, the linker, and loading + validating a component.
 //!
-//! One [`Engine`] serves the whole process: epoch interruption on, with a
-//! ticker thread that advances the epoch every [`EPOCH_TICK`], so a running
-//! guest notices a deadline or a cancellation within about one tick. The
-//! linker holds WASI preview 2 (sync) and our `progress`/`log` imports; a
-//! component is type-checked against it once, at load time, into a
-//! pre-instantiated world that every instance is made from.
+//! One [`Engine`] serves the whole process, for wasmtime's async API: guest
+//! calls are futures. Epoch interruption is on, with a ticker thread that
+//! advances the epoch every [`EPOCH_TICK`]; every store yields to the async
+//! runtime at each tick, so a guest computing in a loop still lets its caller
+//! drop the call (deadline, cancellation) within about one tick, and a guest
+//! waiting in a WASI call is just a pending future.
+//!
+//! The linker holds WASI preview 2 (async) and our `progress`/`log` imports,
+//! with two WASI interfaces served by the sandbox instead of wasmtime-wasi's:
+//! `wasi:filesystem/preopens` (directories opened beneath the project) and
+//! `wasi:sockets/ip-name-lookup` (only allowlisted names). A component is
+//! type-checked against it once, at load time, into a pre-instantiated world
+//! that every instance is made from.
 
 use std::io::Read as _;
 use std::path::Path;
@@ -19,6 +26,7 @@ use wasmtime::{Config, Engine};
 use super::bindings::{ProvisioningProvider, ProvisioningProviderPre};
 use super::cache::{self, CacheOutcome};
 use super::host::HostState;
+use super::sandbox::{FilteredLookup, PreopensFromGrants};
 
 /// How often the epoch advances (the granularity of deadlines and cancellation).
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -57,8 +65,20 @@ pub(crate) fn shared_engine() -> anyhow::Result<Engine> {
 
 /// A linker with everything a provider may import.
 pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
+    use wasmtime_wasi::p2::bindings::{filesystem, sockets};
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // The sandbox's own versions of two interfaces replace wasmtime-wasi's.
+    linker.allow_shadowing(true);
+    filesystem::preopens::add_to_linker::<HostState, PreopensFromGrants>(
+        &mut linker,
+        HostState::preopens,
+    )?;
+    sockets::ip_name_lookup::add_to_linker::<HostState, FilteredLookup>(
+        &mut linker,
+        HostState::lookup,
+    )?;
+    linker.allow_shadowing(false);
     ProvisioningProvider::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
     Ok(linker)
 }

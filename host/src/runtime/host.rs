@@ -1,112 +1,88 @@
 //! What a guest's `Store` holds, and the host side of the guest's imports.
 //!
-//! [`HostState`] is the data of one instance's `Store`: the WASI context built
-//! from the manifest policy, the resource table, the memory limiter, and the
-//! call in progress (request id, progress reporter, cancellation, deadline).
-//! The `progress` and `log` imports of our world are implemented here, as is the
-//! stream that turns guest stdout/stderr into `tracing` lines.
+//! [`HostState`] is the data of one instance's `Store`: the sandbox built from
+//! the manifest policy (WASI context, granted directories, network rule), the
+//! resource table, the instance's resource budget, and the call in progress
+//! (request id and progress reporter). The `progress` and `log` imports of our
+//! world are implemented here, as is the stream that turns guest
+//! stdout/stderr into log lines.
+//!
+//! Deadlines and cancellation are not here: a call is a future, and the
+//! runtime drops it (see `instance.rs`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
+use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::azd::provisioning::{log, progress, types};
-use crate::provider::{CallContext, Progress, truncate_utf8};
+use super::limits::InstanceLimits;
+use super::sandbox::{GrantedDir, GrantedPreopens, GuestLookup, NetworkPolicy, Sandbox};
+use crate::provider::{CallContext, Progress};
+use crate::text;
 
 /// Longest log line or output line taken from a guest; longer text is cut.
 const MAX_LINE_BYTES: usize = 16 * 1024;
 
-/// Why the host stopped a running guest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StopReason {
-    /// The call's deadline (`call_timeout_secs`) passed.
-    Timeout,
-    /// The request was cancelled (azd went away).
-    Cancelled,
-}
-
 /// The call an instance is serving right now.
-pub(crate) struct ActiveCall {
+struct ActiveCall {
     request_id: Arc<str>,
     progress: Progress,
-    cancel: CancellationToken,
-    deadline: Option<Instant>,
 }
 
 /// The data of one instance's `Store`.
 pub(crate) struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
-    pub(crate) limits: Limits,
+    dirs: Vec<GrantedDir>,
+    network: NetworkPolicy,
+    pub(crate) limits: InstanceLimits,
     /// Provider name, for log lines.
     provider: Arc<str>,
     call: Option<ActiveCall>,
-    /// Set by the epoch callback when it interrupts the guest.
-    pub(crate) stopped: Option<StopReason>,
 }
 
 impl HostState {
-    pub(crate) fn new(provider: Arc<str>, wasi: WasiCtx, memory_bytes: usize) -> Self {
+    pub(crate) fn new(provider: Arc<str>, sandbox: Sandbox, memory_bytes: usize) -> Self {
         Self {
-            wasi,
+            wasi: sandbox.wasi,
             table: ResourceTable::new(),
-            limits: Limits::new(memory_bytes),
+            dirs: sandbox.dirs,
+            network: sandbox.network,
+            limits: InstanceLimits::new(memory_bytes),
             provider,
             call: None,
-            stopped: None,
         }
     }
 
-    /// Binds the instance to a call: progress goes to `ctx`, and the guest is
-    /// stopped at `timeout` or when `ctx.cancel` fires.
-    pub(crate) fn begin_call(&mut self, ctx: &CallContext, timeout: Duration) {
-        let now = Instant::now();
+    /// Binds the instance to a call: its progress goes to `ctx`.
+    pub(crate) fn begin_call(&mut self, ctx: &CallContext) {
         self.call = Some(ActiveCall {
             request_id: Arc::from(ctx.request_id.as_str()),
             progress: ctx.progress.clone(),
-            cancel: ctx.cancel.clone(),
-            // An unrepresentable deadline (absurd timeout) means none.
-            deadline: now.checked_add(timeout),
         });
-        self.stopped = None;
-        self.limits.memory_denied = false;
+        self.limits.take_denied();
     }
 
-    /// Unbinds the call; returns why the guest was stopped, if it was.
-    pub(crate) fn end_call(&mut self) -> Option<StopReason> {
+    /// Unbinds the call.
+    pub(crate) fn end_call(&mut self) {
         self.call = None;
-        self.stopped.take()
-    }
-
-    /// The epoch callback: runs every tick while guest code runs.
-    pub(crate) fn on_epoch(&mut self) -> UpdateDeadline {
-        let reason = match &self.call {
-            Some(call) if call.cancel.is_cancelled() => Some(StopReason::Cancelled),
-            Some(call) if call.deadline.is_some_and(|d| Instant::now() >= d) => {
-                Some(StopReason::Timeout)
-            }
-            // Guest code running outside a call (none should) gets no extra time.
-            None => Some(StopReason::Cancelled),
-            Some(_) => None,
-        };
-        match reason {
-            Some(r) => {
-                self.stopped = Some(r);
-                UpdateDeadline::Interrupt
-            }
-            None => UpdateDeadline::Continue(1),
-        }
     }
 
     fn request_id(&self) -> &str {
         self.call.as_ref().map_or("", |c| &c.request_id)
+    }
+
+    /// The granted directories, for `wasi:filesystem/preopens`.
+    pub(crate) fn preopens(&mut self) -> GrantedPreopens<'_> {
+        GrantedPreopens {
+            table: &mut self.table,
+            dirs: &self.dirs,
+        }
     }
 }
 
@@ -119,23 +95,34 @@ impl WasiView for HostState {
     }
 }
 
+impl HostState {
+    /// Name lookups, behind the network allowlist.
+    pub(crate) fn lookup(&mut self) -> GuestLookup<'_> {
+        GuestLookup {
+            sockets: WasiSocketsCtxView {
+                ctx: self.wasi.sockets(),
+                table: &mut self.table,
+            },
+            policy: &mut self.network,
+        }
+    }
+}
 impl types::Host for HostState {}
 
 impl progress::Host for HostState {
-    fn report(&mut self, mut message: String) {
+    async fn report(&mut self, message: String) {
         match &self.call {
-            Some(call) => call.progress.report_blocking(message),
+            Some(call) => call.progress.clone().report(message).await,
             None => {
-                truncate_utf8(&mut message, MAX_LINE_BYTES);
-                tracing::debug!(provider = %self.provider, %message, "progress outside a call (dropped)");
+                tracing::debug!(provider = %self.provider, message = %clean_line(message), "progress outside a call (dropped)");
             }
         }
     }
 }
 
 impl log::Host for HostState {
-    fn write(&mut self, level: log::Level, mut message: String) {
-        truncate_utf8(&mut message, MAX_LINE_BYTES);
+    fn write(&mut self, level: log::Level, message: String) {
+        let message = clean_line(message);
         let provider = &*self.provider;
         let request_id = self.request_id();
         match level {
@@ -154,72 +141,12 @@ impl log::Host for HostState {
     }
 }
 
-/// Bounds on what one instance may create besides linear memory, so a guest
-/// cannot exhaust the host through tables or many memories. Generous for real
-/// guests (a Python or JS component uses a handful of each, tables of tens of
-/// thousands of entries).
-const MAX_TABLE_ELEMENTS: usize = 1_000_000;
-const MAX_INSTANCES: usize = 1_000;
-const MAX_MEMORIES: usize = 100;
-const MAX_TABLES: usize = 1_000;
-
-/// The memory limit of one instance, remembering whether it refused a grow (so
-/// a trap that follows can be reported as "out of memory").
-pub(crate) struct Limits {
-    inner: StoreLimits,
-    pub(crate) memory_denied: bool,
-}
-
-impl Limits {
-    fn new(memory_bytes: usize) -> Self {
-        Self {
-            inner: StoreLimitsBuilder::new()
-                .memory_size(memory_bytes)
-                .table_elements(MAX_TABLE_ELEMENTS)
-                .instances(MAX_INSTANCES)
-                .memories(MAX_MEMORIES)
-                .tables(MAX_TABLES)
-                .trap_on_grow_failure(false)
-                .build(),
-            memory_denied: false,
-        }
-    }
-}
-
-impl ResourceLimiter for Limits {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let allowed = self.inner.memory_growing(current, desired, maximum)?;
-        if !allowed {
-            self.memory_denied = true;
-        }
-        Ok(allowed)
-    }
-
-    fn table_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        self.inner.table_growing(current, desired, maximum)
-    }
-
-    fn instances(&self) -> usize {
-        self.inner.instances()
-    }
-
-    fn tables(&self) -> usize {
-        self.inner.tables()
-    }
-
-    fn memories(&self) -> usize {
-        self.inner.memories()
-    }
+/// A guest's text as one log line: control characters removed, cut at
+/// [`MAX_LINE_BYTES`].
+fn clean_line(mut text: String) -> String {
+    text::truncate(&mut text, MAX_LINE_BYTES);
+    text::sanitize_in_place(&mut text);
+    text
 }
 
 /// Guest stdout or stderr: complete lines go to the host's `tracing` log, never
@@ -278,9 +205,7 @@ impl LineWriter {
     }
 
     fn emit(&self, line: &[u8]) {
-        let mut text = String::from_utf8_lossy(line).into_owned();
-        truncate_utf8(&mut text, MAX_LINE_BYTES);
-        let text = text.trim_end_matches('\r');
+        let text = clean_line(String::from_utf8_lossy(line).into_owned());
         tracing::debug!(target: "guest", provider = %self.stream.provider, stream = self.stream.name, "{text}");
     }
 

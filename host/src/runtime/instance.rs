@@ -1,25 +1,26 @@
 //! [`WasmProviderFactory`] and [`WasmProvider`]: the [`Provider`] seam over a
 //! WebAssembly component.
 //!
-//! Each `initialize` makes a fresh `Store` (its own sandbox, memory limit and
-//! call context) and instance from the pre-instantiated world; later calls on
-//! that provider use that instance. Calls run on `spawn_blocking` threads and
-//! are serialised by an async mutex around the instance.
+//! Each `initialize` makes a fresh `Store` (its own sandbox, resource budget
+//! and call context) and instance from the pre-instantiated world; later calls
+//! on that provider use that instance, one at a time.
+//!
+//! A guest call is a future on wasmtime's async API, raced against the call's
+//! deadline and its cancellation (azd went away). When either wins, the call
+//! future is dropped: the guest stops wherever it is, inside a WASI call too,
+//! and its `Store` (memory, tables, open files, sockets) is freed at once. No
+//! guest code runs on a thread of its own, so nothing is left behind.
 //!
 //! How failures map to [`ProviderError`]s:
 //! - the guest returns `err(error)` → that error, every field as the guest said;
 //! - the guest traps (panic, `unreachable`, stack overflow, ...) → local,
 //!   category `internal`, code `provider_trapped`;
 //! - the call ran past `call_timeout_secs` → `provider_timeout`;
-//! - the guest trapped after the memory limit refused to grow its memory →
+//! - the guest trapped after its budget refused to grow a memory or table →
 //!   `provider_out_of_memory`;
+//! - the guest handed the host more than [`MAX_GUEST_TRANSFER`] in one piece
+//!   (an answer, or a progress or log text) → `answer_too_large`;
 //! - the request was cancelled (azd went away) → `provider_cancelled`.
-//!
-//! The epoch callback stops running wasm code within a tick of the deadline or
-//! the cancellation. A guest blocked inside a host call (a long WASI sleep)
-//! cannot be stopped there: 250 ms after the signal the call is answered
-//! anyway (same codes, message says "abandoned") and its thread is left to end
-//! when the host call returns.
 //!
 //! Each of these except a guest `err` retires the instance: later calls get
 //! `provider_crashed` until a new `initialize` makes a fresh one. Calls before
@@ -28,24 +29,31 @@
 //! Progress a guest reports reaches azd only during deploy, preview and
 //! destroy; elsewhere it goes to the debug log (azd would take it for the answer).
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::Mutex;
-use tokio_util::sync::CancellationToken;
 use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
 
 use super::bindings::azd::provisioning::types as wit;
 use super::bindings::{ProvisioningProvider, ProvisioningProviderPre};
 use super::convert;
-use super::host::{HostState, StopReason};
+use super::host::HostState;
 use super::manifest::Policy;
 use super::sandbox;
+use crate::env_name::EnvironmentName;
 use crate::error::ProviderError;
 use crate::provider::{CallContext, Progress, Provider, ProviderFactory};
+
+/// Most bytes a guest may hand the host in one transfer: the lifted answer of
+/// a call (strings and lists, counted as the host's copy), or the arguments of
+/// one import call. azd reads at most 4 MiB per answer; this leaves room for
+/// the host's own representation of a legitimate one.
+pub const MAX_GUEST_TRANSFER: usize = 16 << 20;
 
 /// What every instance of one provider shares.
 pub(crate) struct Shared {
@@ -53,6 +61,8 @@ pub(crate) struct Shared {
     pub(crate) policy: Policy,
     pub(crate) pre: ProvisioningProviderPre<HostState>,
     pub(crate) component: Component,
+    /// The azd environment (for `{env}` in grants), or why there is none.
+    pub(crate) environment: Result<Option<EnvironmentName>, String>,
 }
 
 /// Makes fresh [`WasmProvider`]s for one loaded component.
@@ -98,8 +108,8 @@ enum Slot {
     Empty,
     /// Serving calls.
     Live(Box<Live>),
-    /// Retired by a trap; holds what happened.
-    Crashed(String),
+    /// Retired by a fault; holds what happened.
+    Retired(String),
 }
 
 struct Live {
@@ -121,14 +131,36 @@ impl std::fmt::Debug for WasmProvider {
     }
 }
 
-/// A guest call's raw outcome: a trap/host error, or the guest's own result.
+/// A guest call's raw outcome: a trap or host error, or the guest's own result.
 type GuestResult<T> = wasmtime::Result<Result<T, wit::Error>>;
 
-impl WasmProvider {
-    fn timeout(&self) -> Duration {
-        Duration::from_secs(self.shared.policy.call_timeout_secs)
-    }
+/// A guest call in flight, borrowing the instance it runs on.
+type GuestCall<'a, T> = Pin<Box<dyn Future<Output = GuestResult<T>> + Send + 'a>>;
 
+/// Why the host stopped a guest call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StopReason {
+    /// The call's deadline (`call_timeout_secs`) passed.
+    Timeout,
+    /// The request was cancelled (azd went away).
+    Cancelled,
+}
+
+/// Runs `call` until it finishes, its deadline passes or `ctx` is cancelled.
+/// A call that loses the race is dropped here, which stops the guest.
+async fn bounded<T>(
+    call: impl Future<Output = T>,
+    ctx: &CallContext,
+    policy: &Policy,
+) -> Result<T, StopReason> {
+    tokio::select! {
+        done = call => Ok(done),
+        () = ctx.cancel.cancelled() => Err(StopReason::Cancelled),
+        () = tokio::time::sleep(policy.call_timeout()) => Err(StopReason::Timeout),
+    }
+}
+
+impl WasmProvider {
     /// Takes the instance lock, or gives up when the request is cancelled.
     async fn lock(
         &self,
@@ -141,18 +173,16 @@ impl WasmProvider {
         }
     }
 
-    /// Runs `f` on the live instance on a blocking thread; maps traps and
-    /// retires the instance when one happens.
+    /// Runs the guest call `f` on the live instance, bounded by the call's
+    /// deadline and cancellation; maps faults and retires the instance when one
+    /// happens.
     async fn call<T, R>(
         &self,
         what: &'static str,
         ctx: CallContext,
-        f: impl FnOnce(&ProvisioningProvider, &mut Store<HostState>) -> GuestResult<T> + Send + 'static,
+        f: impl for<'a> FnOnce(&'a ProvisioningProvider, &'a mut Store<HostState>) -> GuestCall<'a, T>,
         convert: impl FnOnce(T) -> R,
-    ) -> Result<R, ProviderError>
-    where
-        T: Send + 'static,
-    {
+    ) -> Result<R, ProviderError> {
         let ctx = progress_only_where_azd_expects_it(what, ctx);
         let mut guard = self.lock(&ctx).await?;
         let mut live = match std::mem::replace(&mut *guard, Slot::Empty) {
@@ -167,44 +197,36 @@ impl WasmProvider {
                     ),
                 ));
             }
-            Slot::Crashed(why) => {
+            Slot::Retired(why) => {
                 let err = crashed_error(&self.shared.name, &why);
-                *guard = Slot::Crashed(why);
+                *guard = Slot::Retired(why);
                 return Err(err);
             }
         };
         // Until the call returns; stays if this future is dropped mid-call.
-        *guard = Slot::Crashed(format!("a `{what}` call was abandoned while it ran"));
-        let timeout = self.timeout();
-        let cancel = ctx.cancel.clone();
-        let handle = tokio::task::spawn_blocking(move || {
-            let _io = guest_io().map(tokio::runtime::Runtime::enter);
-            let (result, end) = run_bound(&mut live.store, &ctx, timeout, |store| {
-                f(&live.bindings, store)
-            });
-            (live, result, end)
-        });
-        let (live, result, end) = match await_guest(handle, &cancel, timeout).await {
-            Ok(Ok(parts)) => parts,
-            Ok(Err(e)) => {
-                let err = self.thread_failed(what, &e);
-                *guard = Slot::Crashed(err.message.clone());
-                return Err(err);
-            }
-            Err(reason) => {
-                let err = self.abandoned_error(what, reason);
-                *guard = Slot::Crashed(err.message.clone());
-                return Err(err);
-            }
+        *guard = Slot::Retired(format!("a `{what}` call was abandoned while it ran"));
+        live.store.data_mut().begin_call(&ctx);
+        let outcome = {
+            let Live { store, bindings } = &mut *live;
+            bounded(f(bindings, store), &ctx, &self.shared.policy).await
         };
-        match result {
-            Ok(guest) => {
+        match outcome {
+            Ok(Ok(guest)) => {
+                live.store.data_mut().end_call();
                 *guard = Slot::Live(live);
                 guest.map(convert).map_err(convert::error_from_wit)
             }
-            Err(trap) => {
-                let err = self.trap_error(what, &trap, &end);
-                *guard = Slot::Crashed(err.message.clone());
+            Ok(Err(trap)) => {
+                let denied = live.store.data_mut().limits.take_denied();
+                let err = self.trap_error(what, &trap, denied);
+                *guard = Slot::Retired(err.message.clone());
+                Err(err)
+            }
+            Err(reason) => {
+                // The call future is gone; so goes the instance and its memory.
+                drop(live);
+                let err = self.stopped_error(what, reason);
+                *guard = Slot::Retired(err.message.clone());
                 Err(err)
             }
         }
@@ -221,68 +243,66 @@ impl WasmProvider {
         let mut guard = self.lock(&ctx).await?;
         // Whatever was there is replaced: a new layer gets a new instance.
         *guard = Slot::Empty;
-        let wasi = sandbox::build_wasi(&self.shared.policy, &project_path, &self.shared.name)?;
-        let shared = self.shared.clone();
-        let timeout = self.timeout();
-        let cancel = ctx.cancel.clone();
-        let handle = tokio::task::spawn_blocking(move || {
-            let _io = guest_io().map(tokio::runtime::Runtime::enter);
-            let memory_bytes = usize::try_from(shared.policy.memory_mb.saturating_mul(1024 * 1024))
-                .unwrap_or(usize::MAX);
-            let engine = shared.component.engine();
-            let mut store = Store::new(
-                engine,
-                HostState::new(shared.name.clone(), wasi, memory_bytes),
-            );
-            store.limiter(|s| &mut s.limits);
-            store.epoch_deadline_callback(|mut cx| Ok(cx.data_mut().on_epoch()));
-            let (result, end) = run_bound(&mut store, &ctx, timeout, |store| {
-                let bindings = shared.pre.instantiate(&mut *store)?;
-                let guest = bindings.azd_provisioning_provider().call_initialize(
-                    store,
-                    &project_path,
-                    &options,
-                )?;
-                Ok((bindings, guest))
-            });
-            (store, result, end)
-        });
-        let (store, result, end) = match await_guest(handle, &cancel, timeout).await {
-            Ok(joined) => joined.map_err(|e| self.thread_failed("initialize", &e))?,
-            Err(reason) => {
-                let err = self.abandoned_error("initialize", reason);
-                *guard = Slot::Crashed(err.message.clone());
-                return Err(err);
-            }
+        let shared = &self.shared;
+        let environment = shared.environment.clone().map_err(|why| {
+            ProviderError::validation("invalid_environment_name", why)
+                .with_suggestion("select a valid environment with `azd env select <name>`")
+        })?;
+        let sandbox = sandbox::build(
+            &shared.policy,
+            &project_path,
+            environment.as_ref(),
+            &shared.name,
+        )?;
+        let mut store = Store::new(
+            shared.component.engine(),
+            HostState::new(shared.name.clone(), sandbox, shared.policy.memory_bytes()),
+        );
+        store.limiter_async(|s| &mut s.limits);
+        store.epoch_deadline_async_yield_and_update(1);
+        store.set_hostcall_fuel(MAX_GUEST_TRANSFER);
+        store.data_mut().begin_call(&ctx);
+        let started = {
+            let store = &mut store;
+            bounded(
+                async move {
+                    let bindings = shared.pre.instantiate_async(&mut *store).await?;
+                    let guest = bindings
+                        .azd_provisioning_provider()
+                        .call_initialize(&mut *store, &project_path, &options)
+                        .await?;
+                    wasmtime::Result::Ok((bindings, guest))
+                },
+                &ctx,
+                &shared.policy,
+            )
+            .await
         };
-        match result {
-            Ok((bindings, guest)) => {
+        match started {
+            Ok(Ok((bindings, guest))) => {
+                store.data_mut().end_call();
                 *guard = Slot::Live(Box::new(Live { store, bindings }));
                 guest.map_err(convert::error_from_wit)
             }
-            Err(trap) => {
-                let err = self.trap_error("initialize", &trap, &end);
-                *guard = Slot::Crashed(err.message.clone());
+            Ok(Err(trap)) => {
+                let denied = store.data_mut().limits.take_denied();
+                let err = self.trap_error("initialize", &trap, denied);
+                *guard = Slot::Retired(err.message.clone());
+                Err(err)
+            }
+            Err(reason) => {
+                drop(store);
+                let err = self.stopped_error("initialize", reason);
+                *guard = Slot::Retired(err.message.clone());
                 Err(err)
             }
         }
     }
 
-    /// The error for a blocking task that did not finish (it panicked or the
-    /// runtime is shutting down).
-    fn thread_failed(&self, what: &str, e: &tokio::task::JoinError) -> ProviderError {
-        ProviderError::internal(
-            "provider_trapped",
-            format!(
-                "provider `{}` failed during `{what}`: the host thread running it failed: {e}",
-                self.shared.name
-            ),
-        )
-    }
-
     /// The error for a guest the host stopped (deadline or cancellation).
     fn stopped_error(&self, what: &str, reason: StopReason) -> ProviderError {
         let name = &self.shared.name;
+        tracing::debug!(provider = %name, call = what, ?reason, "guest call stopped; instance dropped");
         match reason {
             StopReason::Cancelled => cancelled_error(name, what),
             StopReason::Timeout => ProviderError::internal(
@@ -298,26 +318,29 @@ impl WasmProvider {
         }
     }
 
-    /// The error for a guest that did not stop in time because it is blocked
-    /// inside a host call; its instance is abandoned.
-    fn abandoned_error(&self, what: &str, reason: StopReason) -> ProviderError {
-        tracing::warn!(provider = %self.shared.name, call = what, ?reason, "guest blocked in a host call did not stop; instance abandoned");
-        let mut err = self.stopped_error(what, reason);
-        err.message
-            .push_str(" (it was blocked in a host call and has been abandoned)");
-        err
-    }
-
-    /// The error for a call that did not return normally.
-    fn trap_error(&self, what: &str, error: &wasmtime::Error, end: &RunEnd) -> ProviderError {
+    /// The error for a call that did not return normally; `memory_denied`
+    /// says whether the budget refused a grow during the call.
+    fn trap_error(
+        &self,
+        what: &str,
+        error: &wasmtime::Error,
+        memory_denied: bool,
+    ) -> ProviderError {
         let name = &self.shared.name;
         let policy = &self.shared.policy;
         tracing::warn!(provider = %name, call = what, error = ?error, "provider call failed; instance retired");
-        let trap = error.downcast_ref::<Trap>();
-        if let Some(reason) = end.stopped.filter(|_| trap == Some(&Trap::Interrupt)) {
-            return self.stopped_error(what, reason);
+        if is_transfer_too_large(error) {
+            return ProviderError::validation(
+                "answer_too_large",
+                format!(
+                    "provider `{name}` handed the host more than {} MiB at once during `{what}` \
+                     (an answer, or a progress or log text); azd accepts at most 4 MiB per answer",
+                    MAX_GUEST_TRANSFER >> 20
+                ),
+            )
+            .with_suggestion("Return fewer or smaller outputs, parameters or resources.");
         }
-        if end.memory_denied {
+        if memory_denied {
             return ProviderError::internal(
                 "provider_out_of_memory",
                 format!(
@@ -327,6 +350,7 @@ impl WasmProvider {
             )
             .with_suggestion("if the provider needs more, raise `memory_mb` in its provider.toml");
         }
+        let trap = error.downcast_ref::<Trap>();
         let cause = match (trap, error.downcast_ref::<wasmtime_wasi::I32Exit>()) {
             (Some(Trap::StackOverflow), _) => "stack overflow (unbounded recursion?)".to_owned(),
             (Some(t), _) => format!("wasm trap: {t}"),
@@ -343,77 +367,15 @@ impl WasmProvider {
     }
 }
 
-/// The runtime WASI host calls of guests block on (wasmtime-wasi's sync
-/// bindings run their async work on the ambient runtime). It lives as long as
-/// the process, so a guest still blocked in a host call when the caller's
-/// runtime shuts down is not cut off mid-call (tokio would panic there); `None`
-/// if it cannot be built, and then the caller's runtime serves.
-fn guest_io() -> Option<&'static tokio::runtime::Runtime> {
-    static IO: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
-    IO.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("wasm-io")
-            .enable_all()
-            .build()
-            .map_err(|e| tracing::warn!(error = %e, "no separate runtime for guest I/O"))
-            .ok()
+/// Whether wasmtime refused to copy more than [`MAX_GUEST_TRANSFER`] out of
+/// the guest (its "hostcall fuel" ran out). wasmtime keeps that error type
+/// private, so its text is what identifies it.
+fn is_transfer_too_large(error: &wasmtime::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .to_string()
+            .contains("fuel allocated for hostcalls has been exhausted")
     })
-    .as_ref()
-}
-
-/// How long a stopped guest may take to unwind before the call is answered
-/// anyway (wasm code stops within an epoch tick; this covers a host call).
-const STOP_GRACE: Duration = Duration::from_millis(250);
-
-/// Awaits a guest call running on its blocking thread. When the request is
-/// cancelled or its deadline passes, the epoch callback interrupts the guest
-/// within a tick, and the call's own result says so. A guest blocked inside a
-/// host call (a long WASI sleep, say) cannot be interrupted there: after
-/// [`STOP_GRACE`] this gives up waiting and returns why (`Err`); the thread
-/// ends by itself once the host call returns and the guest is interrupted.
-/// (The deadline here uses tokio's clock: under paused test time it passes
-/// as soon as the runtime is idle.)
-async fn await_guest<T>(
-    mut handle: tokio::task::JoinHandle<T>,
-    cancel: &CancellationToken,
-    timeout: Duration,
-) -> Result<Result<T, tokio::task::JoinError>, StopReason> {
-    let reason = tokio::select! {
-        joined = &mut handle => return Ok(joined),
-        () = cancel.cancelled() => StopReason::Cancelled,
-        () = tokio::time::sleep(timeout) => StopReason::Timeout,
-    };
-    tokio::time::timeout(STOP_GRACE, handle)
-        .await
-        .map_err(|_| reason)
-}
-
-/// How a bound run ended, besides its result.
-struct RunEnd {
-    /// Why the epoch callback interrupted the guest, if it did.
-    stopped: Option<StopReason>,
-    /// Whether the memory limit refused a grow during the run.
-    memory_denied: bool,
-}
-
-/// Runs `f` with `store` bound to the call `ctx`: its progress reporter, its
-/// cancellation, and a deadline `timeout` from now.
-fn run_bound<T>(
-    store: &mut Store<HostState>,
-    ctx: &CallContext,
-    timeout: Duration,
-    f: impl FnOnce(&mut Store<HostState>) -> wasmtime::Result<T>,
-) -> (wasmtime::Result<T>, RunEnd) {
-    store.data_mut().begin_call(ctx, timeout);
-    store.set_epoch_deadline(1);
-    let result = f(store);
-    let stopped = store.data_mut().end_call();
-    let end = RunEnd {
-        stopped,
-        memory_denied: store.data().limits.memory_denied,
-    };
-    (result, end)
 }
 
 /// azd takes any message during a call other than deploy, preview or destroy
@@ -473,7 +435,9 @@ impl Provider for WasmProvider {
         self.call(
             "state",
             ctx,
-            move |b, s| b.azd_provisioning_provider().call_state(s, &options),
+            move |b, s| {
+                Box::pin(async move { b.azd_provisioning_provider().call_state(s, &options).await })
+            },
             convert::state_from_wit,
         )
         .await
@@ -486,7 +450,7 @@ impl Provider for WasmProvider {
         self.call(
             "deploy",
             ctx,
-            |b, s| b.azd_provisioning_provider().call_deploy(s),
+            |b, s| Box::pin(b.azd_provisioning_provider().call_deploy(s)),
             convert::deploy_from_wit,
         )
         .await
@@ -499,7 +463,7 @@ impl Provider for WasmProvider {
         self.call(
             "preview",
             ctx,
-            |b, s| b.azd_provisioning_provider().call_preview(s),
+            |b, s| Box::pin(b.azd_provisioning_provider().call_preview(s)),
             convert::preview_from_wit,
         )
         .await
@@ -514,7 +478,7 @@ impl Provider for WasmProvider {
         self.call(
             "destroy",
             ctx,
-            move |b, s| b.azd_provisioning_provider().call_destroy(s, options),
+            move |b, s| Box::pin(b.azd_provisioning_provider().call_destroy(s, options)),
             convert::destroy_from_wit,
         )
         .await
@@ -524,7 +488,7 @@ impl Provider for WasmProvider {
         self.call(
             "ensure-env",
             ctx,
-            |b, s| b.azd_provisioning_provider().call_ensure_env(s),
+            |b, s| Box::pin(b.azd_provisioning_provider().call_ensure_env(s)),
             |()| (),
         )
         .await
@@ -537,7 +501,7 @@ impl Provider for WasmProvider {
         self.call(
             "parameters",
             ctx,
-            |b, s| b.azd_provisioning_provider().call_parameters(s),
+            |b, s| Box::pin(b.azd_provisioning_provider().call_parameters(s)),
             convert::parameters_from_wit,
         )
         .await
@@ -550,7 +514,7 @@ impl Provider for WasmProvider {
         self.call(
             "planned-outputs",
             ctx,
-            |b, s| b.azd_provisioning_provider().call_planned_outputs(s),
+            |b, s| Box::pin(b.azd_provisioning_provider().call_planned_outputs(s)),
             convert::planned_outputs_from_wit,
         )
         .await

@@ -12,11 +12,16 @@
 //! ]
 //! env = ["AZD_ENVIRONMENT"]   # environment variables the guest may read
 //! network = []                # "host:port" TCP destinations
-//! memory_mb = 256             # linear-memory limit per instance
-//! call_timeout_secs = 300     # deadline per call
+//! memory_mb = 256             # all memories and tables of an instance together
+//! call_timeout_secs = 300     # deadline per call (fractions allowed)
 //! ```
 //!
 //! Everything in `[policy]` is optional; the default is deny-all.
+//!
+//! Grants stay inside the project: a path that is absolute or climbs out with
+//! `..` is refused unless the grant says `outside_project = true` in so many
+//! words. Variables that carry azd's own credentials ([`RESERVED_ENV`]) can
+//! never be granted.
 
 use std::path::{Path, PathBuf};
 
@@ -30,12 +35,40 @@ pub const DEFAULT_MANIFEST_NAME: &str = "provider.toml";
 /// Default linear-memory limit per instance, in MiB.
 pub const DEFAULT_MEMORY_MB: u64 = 256;
 /// Default deadline per call, in seconds.
-pub const DEFAULT_CALL_TIMEOUT_SECS: u64 = 300;
+pub const DEFAULT_CALL_TIMEOUT_SECS: f64 = 300.0;
 /// Largest memory limit a 32-bit guest can use (4 GiB).
 const MAX_MEMORY_MB: u64 = 4096;
+/// Shortest deadline per call (one epoch tick would be meaningless below it).
+const MIN_CALL_TIMEOUT_SECS: f64 = 0.001;
+/// Longest deadline per call: a week.
+const MAX_CALL_TIMEOUT_SECS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Environment variables no policy may grant: azd's credentials for this
+/// extension (`AZD_ACCESS_TOKEN` and the server it opens, `AZD_SERVER`), the
+/// key of azd's external credential endpoint, and the secrets Azure tools and
+/// CI systems keep in the environment. A provider that needs a cloud token
+/// asks for one through a scoped credential, never through these.
+pub const RESERVED_ENV: &[&str] = &[
+    "AZD_ACCESS_TOKEN",
+    "AZD_SERVER",
+    "AZD_AUTH_ENDPOINT",
+    "AZD_AUTH_KEY",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+    "AZURE_PASSWORD",
+    "AZURE_FEDERATED_TOKEN",
+    "ARM_CLIENT_SECRET",
+    "ARM_ACCESS_KEY",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "SYSTEM_ACCESSTOKEN",
+    "GITHUB_TOKEN",
+    "IDENTITY_HEADER",
+    "MSI_SECRET",
+];
 
 /// A parsed and checked provider manifest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
     /// The provider name registered with azd (`infra.provider` in `azure.yaml`).
     pub name: String,
@@ -48,7 +81,7 @@ pub struct Manifest {
 }
 
 /// What the guest may reach. The default grants nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     /// Directories the guest may open, relative to the azd project.
@@ -60,12 +93,12 @@ pub struct Policy {
     /// `host:port` TCP destinations the guest may connect to.
     #[serde(default)]
     pub network: Vec<String>,
-    /// Linear-memory limit per instance, in MiB.
+    /// What all memories and tables of one instance may take together, in MiB.
     #[serde(default = "default_memory_mb")]
     pub memory_mb: u64,
-    /// Deadline per call, in seconds.
+    /// Deadline per call, in seconds (fractions allowed).
     #[serde(default = "default_call_timeout_secs")]
-    pub call_timeout_secs: u64,
+    pub call_timeout_secs: f64,
 }
 
 impl Default for Policy {
@@ -85,17 +118,92 @@ impl Policy {
     pub fn is_deny_all(&self) -> bool {
         self.fs.is_empty() && self.env.is_empty() && self.network.is_empty()
     }
+
+    /// The deadline of one call.
+    pub fn call_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.call_timeout_secs)
+    }
+
+    /// The budget of one instance's memories and tables, in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        usize::try_from(self.memory_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
+    }
 }
 
 /// One directory grant.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FsGrant {
-    /// Path relative to the project directory (absolute paths are taken as is);
-    /// `{env}` stands for the azd environment name.
+    /// Path relative to the project directory; `{env}` stands for the azd
+    /// environment name. An absolute path, or one that climbs out with `..`,
+    /// needs [`FsGrant::outside_project`].
     pub path: String,
     /// What the guest may do there.
     pub access: FsAccess,
+    /// The manifest's explicit consent to a directory outside the project.
+    #[serde(default)]
+    pub outside_project: bool,
+}
+
+/// Where a grant points, once `{env}` is filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantLocation {
+    /// Beneath the project: a clean relative path with no `.` or `..` (empty
+    /// for the project itself).
+    Inside(PathBuf),
+    /// Outside the project (the grant says `outside_project = true`): as written,
+    /// relative paths taken from the project.
+    Outside(PathBuf),
+}
+
+impl FsGrant {
+    /// Where the grant points for the environment `env` (used for `{env}`).
+    pub fn locate(&self, env: Option<&str>) -> Result<GrantLocation, String> {
+        let path = match (self.path.contains("{env}"), env) {
+            (false, _) => self.path.clone(),
+            (true, Some(env)) => self.path.replace("{env}", env),
+            (true, None) => {
+                return Err(format!(
+                    "the grant {:?} needs the azd environment name",
+                    self.path
+                ));
+            }
+        };
+        let path = PathBuf::from(path);
+        match inside_path(&path) {
+            Some(rel) if !self.outside_project => Ok(GrantLocation::Inside(rel)),
+            Some(_) => Err(format!(
+                "the grant {:?} says outside_project = true but lies inside the project; \
+                 remove outside_project",
+                self.path
+            )),
+            None if self.outside_project => Ok(GrantLocation::Outside(path)),
+            None => Err(format!(
+                "the grant {:?} points outside the project; only paths inside the project \
+                 can be granted, unless the grant says outside_project = true",
+                self.path
+            )),
+        }
+    }
+}
+
+/// `path` as a clean path beneath the project, if it stays beneath it: not
+/// absolute (nor rooted, nor with a drive), and no `..` that climbs above the
+/// start. `a/../b` is `b`; `.` is the project itself (empty).
+fn inside_path(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut out: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out.iter().collect())
 }
 
 /// Access to a granted directory.
@@ -121,7 +229,7 @@ fn default_memory_mb() -> u64 {
     DEFAULT_MEMORY_MB
 }
 
-fn default_call_timeout_secs() -> u64 {
+fn default_call_timeout_secs() -> f64 {
     DEFAULT_CALL_TIMEOUT_SECS
 }
 
@@ -201,8 +309,11 @@ impl Policy {
                 self.memory_mb
             ));
         }
-        if self.call_timeout_secs == 0 {
-            return Err("call_timeout_secs must be at least 1".to_owned());
+        if !(MIN_CALL_TIMEOUT_SECS..=MAX_CALL_TIMEOUT_SECS).contains(&self.call_timeout_secs) {
+            return Err(format!(
+                "call_timeout_secs = {} is out of range ({MIN_CALL_TIMEOUT_SECS}..={MAX_CALL_TIMEOUT_SECS})",
+                self.call_timeout_secs
+            ));
         }
         for grant in &self.fs {
             if grant.path.trim().is_empty() {
@@ -215,10 +326,22 @@ impl Policy {
                     grant.path
                 ));
             }
+            // `{env}` is one directory name (checked when it is filled in), so
+            // any placeholder stands for the check here.
+            grant
+                .locate(Some("env"))
+                .map_err(|why| format!("fs: {why}"))?;
         }
         for name in &self.env {
             if name.is_empty() || name.contains('=') || name.contains('\0') {
                 return Err(format!("env: {name:?} is not an environment variable name"));
+            }
+            if let Some(reserved) = RESERVED_ENV.iter().find(|r| r.eq_ignore_ascii_case(name)) {
+                return Err(format!(
+                    "env: {reserved} can never be granted: it carries azd's or the cloud's \
+                     credentials (reserved: {})",
+                    RESERVED_ENV.join(", ")
+                ));
             }
         }
         for dest in &self.network {
@@ -362,6 +485,89 @@ call_timeout_secs = 5
             parse("name = \"x\"\ncomponent = \"c\"\nextra = 1\n").unwrap_err()
         );
         assert!(e.contains("extra"), "{e}");
+    }
+
+    #[test]
+    fn timeouts_take_fractions_and_integers() {
+        let policy = |body: &str| {
+            parse(&format!(
+                "name = \"x\"\ncomponent = \"c\"\n[policy]\n{body}\n"
+            ))
+        };
+        let m = policy("call_timeout_secs = 0.25").unwrap();
+        assert_eq!(
+            m.policy.call_timeout(),
+            std::time::Duration::from_millis(250)
+        );
+        assert_eq!(
+            policy("call_timeout_secs = 30")
+                .unwrap()
+                .policy
+                .call_timeout_secs,
+            30.0
+        );
+        for bad in ["0", "-1", "0.0001", "nan", "inf", "1e9"] {
+            let e = format!(
+                "{:#}",
+                policy(&format!("call_timeout_secs = {bad}")).unwrap_err()
+            );
+            assert!(e.contains("call_timeout_secs"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn grants_stay_inside_the_project_unless_the_manifest_consents() {
+        let grant = |path: &str, outside: bool| FsGrant {
+            path: path.into(),
+            access: FsAccess::Read,
+            outside_project: outside,
+        };
+        let inside = |p: &str| GrantLocation::Inside(PathBuf::from(p));
+        assert_eq!(grant(".", false).locate(None).unwrap(), inside(""));
+        assert_eq!(
+            grant("a/./b/../c", false).locate(None).unwrap(),
+            inside("a/c")
+        );
+        assert_eq!(
+            grant(".azure/{env}", false).locate(Some("dev")).unwrap(),
+            inside(".azure/dev")
+        );
+        for outside in ["/etc", "..", "../x", "a/../../x"] {
+            let e = grant(outside, false).locate(None).unwrap_err();
+            assert!(e.contains("outside_project = true"), "{outside}: {e}");
+            assert_eq!(
+                grant(outside, true).locate(None).unwrap(),
+                GrantLocation::Outside(PathBuf::from(outside))
+            );
+        }
+        let e = grant("inside", true).locate(None).unwrap_err();
+        assert!(e.contains("lies inside the project"), "{e}");
+        assert!(grant(".azure/{env}", false).locate(None).is_err());
+        let e = format!(
+            "{:#}",
+            parse("name = \"x\"\ncomponent = \"c\"\n[policy]\nfs = [{ path = \"/etc\", access = \"read\" }]\n")
+                .unwrap_err()
+        );
+        assert!(e.contains("outside the project"), "{e}");
+    }
+
+    #[test]
+    fn credentials_can_never_be_granted() {
+        for name in RESERVED_ENV {
+            let text = format!(
+                "name = \"x\"\ncomponent = \"c\"\n[policy]\nenv = [\"{}\"]\n",
+                name.to_lowercase()
+            );
+            let e = format!("{:#}", parse(&text).unwrap_err());
+            assert!(
+                e.contains(name) && e.contains("can never be granted"),
+                "{e}"
+            );
+        }
+        assert!(
+            parse("name = \"x\"\ncomponent = \"c\"\n[policy]\nenv = [\"AZURE_SUBSCRIPTION_ID\"]\n")
+                .is_ok()
+        );
     }
 
     #[test]

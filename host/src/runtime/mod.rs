@@ -3,19 +3,21 @@
 //! [`Provider`](crate::provider::Provider) seam.
 //!
 //! Design:
-//! - One process-wide wasmtime `Engine` with epoch interruption; a ticker thread
-//!   advances the epoch every 10 ms (`engine`). A component is compiled once
-//!   (or loaded from the compile cache, [`cache`]), type-checked against a
-//!   linker holding WASI preview 2 and our `progress`/`log` imports, and kept as
-//!   a pre-instantiated world.
+//! - One process-wide wasmtime `Engine` for the async API, with epoch
+//!   interruption; a ticker thread advances the epoch every 10 ms and every
+//!   store yields at each tick (`engine`). A component is compiled once (or
+//!   loaded from the compile cache, [`cache`]), type-checked against a linker
+//!   holding WASI preview 2 and our `progress`/`log` imports, and kept as a
+//!   pre-instantiated world.
 //! - Every azd `Initialize` gets a fresh `Store` and instance
 //!   ([`WasmProvider`]): its own sandbox built from the manifest policy
-//!   (`sandbox`: deny by default), its own memory limit, and a per-call context
-//!   (request id, progress reporter, cancellation, deadline) that the epoch
-//!   callback checks, so a cancelled or overdue guest stops within a tick or two
-//!   (and is abandoned, answered regardless, if it is stuck in a host call).
-//! - Guest calls run on `spawn_blocking` threads, one at a time per instance.
-//!   A trap answers that request with a clear error and retires the instance
+//!   (`sandbox`: deny by default; grants opened beneath the project), its own
+//!   budget for all its memories and tables (`limits`), and a bound on what it
+//!   can hand the host in one piece.
+//! - A guest call is a future raced against its deadline and the request's
+//!   cancellation; the loser is dropped, which stops the guest even inside a
+//!   WASI call and frees its `Store`. No guest code runs on a thread of its own.
+//!   A fault answers that request with a clear error and retires the instance
 //!   until the next `Initialize` (see `instance.rs` for the error mapping).
 //! - WIT ⇄ protobuf conversions live in one place (`convert`); the `bindgen!`
 //!   output lives alone in `bindings`; the host side of the imports in `host`.
@@ -29,6 +31,7 @@ pub mod convert;
 mod engine;
 mod host;
 mod instance;
+mod limits;
 pub mod manifest;
 mod sandbox;
 
@@ -41,15 +44,21 @@ use anyhow::Context as _;
 
 pub use cache::{CacheOutcome, default_cache_dir};
 pub use engine::{EPOCH_TICK, PROVIDER_EXPORT, WORLD};
-pub use instance::{WasmProvider, WasmProviderFactory};
-pub use manifest::{FsAccess, FsGrant, Manifest, Policy, locate_manifest};
-pub use sandbox::ENV_ENVIRONMENT;
+pub use instance::{MAX_GUEST_TRANSFER, WasmProvider, WasmProviderFactory};
+pub use manifest::{FsAccess, FsGrant, Manifest, Policy, RESERVED_ENV, locate_manifest};
+
+/// Environment variable holding the azd environment name (`{env}` in grants).
+pub const ENV_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 
 /// Options of [`load_provider`].
 #[derive(Debug, Clone, Default)]
 pub struct RuntimeOptions {
     /// Compile cache directory; `None` uses [`default_cache_dir`].
     pub cache_dir: Option<PathBuf>,
+    /// The azd environment name, for `{env}` in grants (`listen` passes
+    /// `AZD_ENVIRONMENT`). Checked with azd's rule; an invalid one fails every
+    /// `Initialize` with a clear error.
+    pub environment: Option<String>,
 }
 
 /// A validated provider, ready to register with azd.
@@ -116,11 +125,18 @@ pub fn load_provider(
         ms = loaded.load_time.as_secs_f64() * 1e3,
         "provider component loaded"
     );
+    let environment = match opts.environment.as_deref().filter(|e| !e.is_empty()) {
+        None => Ok(None),
+        Some(name) => crate::env_name::EnvironmentName::parse(name)
+            .map(Some)
+            .map_err(|e| e.to_string()),
+    };
     let factory = WasmProviderFactory::new(instance::Shared {
         name: Arc::from(manifest.name.as_str()),
         policy: manifest.policy.clone(),
         pre: loaded.pre,
         component: loaded.component,
+        environment,
     });
     Ok(LoadedProvider {
         name: manifest.name.clone(),
@@ -180,21 +196,35 @@ pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
         );
     } else {
         for g in &policy.fs {
-            let _ = writeln!(
-                out,
-                "  fs       {} ({}; relative to the azd project)",
-                g.path, g.access
-            );
+            let place = if g.outside_project {
+                "OUTSIDE the azd project (granted explicitly)"
+            } else {
+                "inside the azd project"
+            };
+            let _ = writeln!(out, "  fs       {} ({}; {place})", g.path, g.access);
         }
         for e in &policy.env {
             let _ = writeln!(out, "  env      {e}");
         }
         for n in &policy.network {
-            let _ = writeln!(out, "  network  {n} (TCP connect)");
+            let _ = writeln!(
+                out,
+                "  network  {n} (TCP connect; name lookups only for listed names)"
+            );
         }
     }
-    let _ = writeln!(out, "  memory   {} MiB per instance", policy.memory_mb);
+    let _ = writeln!(
+        out,
+        "  memory   {} MiB per instance (all memories and tables together)",
+        policy.memory_mb
+    );
     let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
+    if policy.fs.iter().any(|g| g.access == FsAccess::ReadWrite) {
+        let _ = writeln!(
+            out,
+            "  disk     not bounded: read-write grants may take what the disk holds"
+        );
+    }
     Ok(out)
 }
 

@@ -1,0 +1,75 @@
+//! Text that came from a provider, made safe for a terminal.
+//!
+//! Progress, error messages, suggestions, link titles, preview rows and log
+//! lines written by a guest end up on the user's terminal (azd's spinner and
+//! error output, the `run` report, `--debug` logs). A control character there
+//! is an instruction to the terminal: ANSI/OSC escape sequences can recolour
+//! or rewrite what the user sees, spoof a link (OSC 8), set the window title or
+//! write to the clipboard (OSC 52). Every such string passes [`sanitize`]: all
+//! control characters (C0, DEL, C1) are removed except newline and tab, and
+//! the text of a sequence is left behind as harmless characters.
+
+use std::borrow::Cow;
+
+/// Whether `c` may reach a terminal: anything but a control character, and
+/// newline and tab.
+fn allowed(c: char) -> bool {
+    !c.is_control() || c == '\n' || c == '\t'
+}
+
+/// `text` without control characters other than newline and tab. Borrows when
+/// there is nothing to remove.
+pub fn sanitize(text: &str) -> Cow<'_, str> {
+    if text.chars().all(allowed) {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.chars().filter(|c| allowed(*c)).collect())
+    }
+}
+
+/// [`sanitize`] in place.
+pub fn sanitize_in_place(text: &mut String) {
+    if let Cow::Owned(clean) = sanitize(text) {
+        *text = clean;
+    }
+}
+
+/// Cuts `text` to at most `max` bytes without splitting a character.
+pub fn truncate(text: &mut String, max: usize) {
+    let end = text.floor_char_boundary(max);
+    text.truncate(end);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_lose_their_control_characters() {
+        // OSC 8 hyperlink, OSC 52 clipboard write, CSI colour, BEL, C1 CSI.
+        let hostile = "a\u{1b}]8;;https://evil.example\u{7}click\u{1b}]8;;\u{7}b\
+                       \u{1b}]52;c;aGk=\u{7}\u{1b}[31mred\u{1b}[0m\u{9b}2J\r";
+        let clean = sanitize(hostile);
+        assert!(!clean.chars().any(char::is_control), "{clean:?}");
+        assert!(clean.starts_with('a') && clean.contains("click") && clean.contains("red"));
+    }
+
+    #[test]
+    fn newline_and_tab_stay_and_clean_text_is_borrowed() {
+        assert!(matches!(sanitize("one\ttwo\nthree é"), Cow::Borrowed(_)));
+        assert_eq!(sanitize("x\0y\u{7f}z"), "xyz");
+        let mut s = String::from("ok\u{1b}[2K");
+        sanitize_in_place(&mut s);
+        assert_eq!(s, "ok[2K");
+    }
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        let mut s = "é".repeat(10); // 20 bytes
+        truncate(&mut s, 5);
+        assert_eq!(s, "éé");
+        let mut short = "abc".to_owned();
+        truncate(&mut short, 5);
+        assert_eq!(short, "abc");
+    }
+}
