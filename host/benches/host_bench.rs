@@ -21,18 +21,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use azd_wasm_host::client::AzdClient;
-use azd_wasm_host::error::ProviderError;
-use azd_wasm_host::manager::ProvisioningManager;
-use azd_wasm_host::provider::{CallContext, Provider, ProviderFactory};
-use azd_wasm_host::sim::{SimAzd, SimOptions};
+use azd_wasm_host::AzdClient;
+use azd_wasm_host::ProviderError;
+use azd_wasm_host::ProvisioningManager;
+use azd_wasm_host::{CallContext, Provider, ProviderFactory};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::azdext::provisioning_service_client::ProvisioningServiceClient;
-use azd_wasm_host_proto::azdext::provisioning_service_server::{
+use azd_wasm_host_proto::server::provisioning_service_server::{
     ProvisioningService, ProvisioningServiceServer,
 };
+use azd_wasm_host_sim::{SimAzd, SimOptions};
 use futures::Stream;
 use tokio_stream::StreamExt as _;
+use tokio_util::sync::CancellationToken;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -215,12 +216,12 @@ async fn raw_ping_pong(n: usize) -> anyhow::Result<Vec<Duration>> {
 async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow::Result<()> {
     let sim = SimAzd::start(SimOptions::default()).await?;
     let client = AzdClient::connect(&sim.address(), &sim.token()).await?;
-    let manager = ProvisioningManager::new("bench", client);
+    let manager = ProvisioningManager::new(client);
     manager
         .register(Arc::new(QuickFactory(progress)), "quick")
         .await?;
     let m = manager.clone();
-    tokio::spawn(async move { m.receive().await });
+    tokio::spawn(async move { m.receive(CancellationToken::new()).await });
     manager.ready().await?;
     let handle = sim.provider("quick", Duration::from_secs(5)).await?;
     handle
@@ -326,7 +327,7 @@ fn example_config(manifest: &Path) -> prost_types::Struct {
         .and_then(|v| v.get("infra")?.get("config").cloned())
         .unwrap_or_else(|| serde_json::json!({ "name": "bench" }));
     let empty = serde_json::Map::new();
-    azd_wasm_host::runtime::convert::object_to_struct(config.as_object().unwrap_or(&empty))
+    azd_wasm_host::runtime::object_to_struct(config.as_object().unwrap_or(&empty))
 }
 
 async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Result<()> {

@@ -15,21 +15,24 @@
 //!   answer over azd's 4 MiB limit is replaced by an error answer (the stream
 //!   survives);
 //! - progress for a request is queued in the order reported, all before that
-//!   request's answer and none after it (see [`crate::provider::Progress`]);
+//!   request's answer and none after it (see [`crate::Progress`]);
 //! - requests run concurrently, at most [`MAX_IN_FLIGHT`] at once; when that many
 //!   run, the reader stops taking requests (back-pressure, no unbounded queue);
-//! - when the stream ends (azd closed it or went away) every running request is
-//!   cancelled and [`Broker::receive`] returns.
+//! - every task is owned: the reader and each request's task are tracked, and
+//!   [`Broker::receive`] returns only after they are done (or, for handlers,
+//!   after [`WIND_DOWN`]);
+//! - the stream ends when azd closes it, when it fails, or when the caller's
+//!   shutdown token fires; every running request is cancelled then, and
+//!   `receive` says which of the three it was ([`StreamEnd`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::{MAX_MESSAGE_BYTES, Request, RequestKind};
 use futures::FutureExt;
-use pb::provisioning_message::MessageType;
 use prost::Message;
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio_stream::wrappers::ReceiverStream;
@@ -56,72 +59,14 @@ const FRAME_MARGIN: usize = 64;
 
 /// Serves the requests azd sends. The manager implements it; tests use others.
 #[async_trait]
-pub trait RequestHandler: Send + Sync + 'static {
-    /// Produces the answer to one request (a known request kind; see
-    /// [`RequestKind`]). The broker sets the answer's request id and checks its size.
+pub(crate) trait RequestHandler: Send + Sync + 'static {
+    /// Produces the body of the answer to one request, or the error to answer
+    /// with. The broker sets the request id, checks the size and sends it.
     async fn handle(
         &self,
-        kind: RequestKind,
-        request: pb::ProvisioningMessage,
+        request: Request,
         ctx: CallContext,
-    ) -> pb::ProvisioningMessage;
-}
-
-/// The request kinds azd sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RequestKind {
-    /// `initialize_request`.
-    Initialize,
-    /// `state_request`.
-    State,
-    /// `deploy_request`.
-    Deploy,
-    /// `preview_request`.
-    Preview,
-    /// `destroy_request`.
-    Destroy,
-    /// `ensure_env_request`.
-    EnsureEnv,
-    /// `parameters_request`.
-    Parameters,
-    /// `planned_outputs_request`.
-    PlannedOutputs,
-}
-
-impl RequestKind {
-    /// The kind of a message, if it is a request azd may send.
-    pub fn of(msg: &pb::ProvisioningMessage) -> Option<Self> {
-        Some(match msg.message_type.as_ref()? {
-            MessageType::InitializeRequest(_) => Self::Initialize,
-            MessageType::StateRequest(_) => Self::State,
-            MessageType::DeployRequest(_) => Self::Deploy,
-            MessageType::PreviewRequest(_) => Self::Preview,
-            MessageType::DestroyRequest(_) => Self::Destroy,
-            MessageType::EnsureEnvRequest(_) => Self::EnsureEnv,
-            MessageType::ParametersRequest(_) => Self::Parameters,
-            MessageType::PlannedOutputsRequest(_) => Self::PlannedOutputs,
-            _ => return None,
-        })
-    }
-
-    /// Whether progress during this request reaches azd.
-    pub fn sends_progress(self) -> bool {
-        matches!(self, Self::Deploy | Self::Preview | Self::Destroy)
-    }
-
-    /// A short name for logs and errors.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Initialize => "initialize",
-            Self::State => "state",
-            Self::Deploy => "deploy",
-            Self::Preview => "preview",
-            Self::Destroy => "destroy",
-            Self::EnsureEnv => "ensure-env",
-            Self::Parameters => "parameters",
-            Self::PlannedOutputs => "planned-outputs",
-        }
-    }
+    ) -> Result<pb::provisioning_message::MessageType, ProviderError>;
 }
 
 /// What went wrong on the stream.
@@ -141,35 +86,56 @@ pub enum BrokerError {
     AlreadyReceiving,
 }
 
+/// Why the stream ended.
+#[derive(Debug, Clone)]
+pub enum StreamEnd {
+    /// azd closed it: the normal end of an azd command.
+    ClosedByAzd,
+    /// It failed: a transport error, or a message that could not be read.
+    Failed(tonic::Status),
+    /// The caller's shutdown token fired (e.g. SIGTERM).
+    Shutdown,
+}
+
+/// The reader's record of how the stream ended.
+type EndRecord = Arc<OnceLock<StreamEnd>>;
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<pb::ProvisioningMessage>>>>;
 
+/// A request as the reader hands it over: its place in the order azd sent
+/// requests, and the envelope.
+type Queued = (u64, pb::ProvisioningMessage);
+
 /// One open provisioning stream.
-pub struct Broker {
+pub(crate) struct Broker {
     /// Everything we send goes through here, in order.
     out: mpsc::Sender<pb::ProvisioningMessage>,
     /// Our requests waiting for azd's answer, by request id.
     pending: Pending,
     /// Requests from azd, filled by the reader; taken by `receive`.
-    requests: Mutex<Option<mpsc::Receiver<pb::ProvisioningMessage>>>,
+    requests: Mutex<Option<mpsc::Receiver<Queued>>>,
     /// `true` once `receive` is dispatching.
     receiving: watch::Sender<bool>,
-    /// Cancelled when the stream ends; parent of every request's token.
-    closed: CancellationToken,
+    /// Cancelled when the stream ends, for whatever reason; parent of every
+    /// request's token.
+    ended: CancellationToken,
+    /// How it ended (set once, by whoever ends it first).
+    end: EndRecord,
     /// azd's refusal to open the stream, if it refused.
-    refused: Arc<std::sync::OnceLock<tonic::Status>>,
+    refused: Arc<OnceLock<tonic::Status>>,
+    /// The reader task.
+    reader: TaskTracker,
 }
 
 impl std::fmt::Debug for Broker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Broker")
-            .field("closed", &self.closed.is_cancelled())
+            .field("ended", &self.ended.is_cancelled())
             .finish_non_exhaustive()
     }
 }
 
 impl Broker {
-    /// Opens the provisioning stream and starts its reader task. The stream and
-    /// its tasks live until azd ends the stream, independent of the caller.
+    /// Opens the provisioning stream and starts its reader task.
     ///
     /// azd's server (grpc-go) sends the stream's response headers only with its
     /// first message, and it has nothing to say until the extension registers. So
@@ -177,7 +143,7 @@ impl Broker {
     /// (the registration) can go out before azd answers. If azd refuses the stream
     /// (bad token, missing capability), the refusal is kept and returned by the
     /// next [`Broker::request`] as [`BrokerError::Open`].
-    pub async fn open(client: &AzdClient) -> Result<Arc<Self>, BrokerError> {
+    pub(crate) fn open(client: &AzdClient) -> Arc<Self> {
         let (out, out_rx) = mpsc::channel(OUTBOUND_CAPACITY);
         let (req_tx, req_rx) = mpsc::channel(REQUEST_QUEUE_CAPACITY);
         let broker = Arc::new(Self {
@@ -185,29 +151,36 @@ impl Broker {
             pending: Arc::default(),
             requests: Mutex::new(Some(req_rx)),
             receiving: watch::channel(false).0,
-            closed: CancellationToken::new(),
+            ended: CancellationToken::new(),
+            end: Arc::default(),
             refused: Arc::default(),
+            reader: TaskTracker::new(),
         });
+        let reader = Reader {
+            pending: broker.pending.clone(),
+            requests: req_tx,
+            ended: broker.ended.clone(),
+            end: broker.end.clone(),
+            next_sequence: 0,
+        };
         let mut service = client.provisioning();
-        let pending = broker.pending.clone();
-        let closed = broker.closed.clone();
         let refused = broker.refused.clone();
-        tokio::spawn(async move {
+        broker.reader.spawn(async move {
             let opened = tokio::select! {
-                () = closed.cancelled() => return,
+                () = reader.ended.cancelled() => return,
                 r = service.stream(ReceiverStream::new(out_rx)) => r,
             };
             match opened {
-                Ok(response) => read_loop(response.into_inner(), pending, req_tx, closed).await,
+                Ok(response) => reader.run(response.into_inner()).await,
                 Err(status) => {
                     tracing::debug!(code = ?status.code(), message = status.message(), "azd refused the provisioning stream");
-                    let _ = refused.set(status);
-                    closed.cancel();
-                    lock(&pending).clear();
+                    let _ = refused.set(status.clone());
+                    reader.finish(StreamEnd::Failed(status));
                 }
             }
         });
-        Ok(broker)
+        broker.reader.close();
+        broker
     }
 
     /// `Closed`, or azd's refusal of the stream when that is why it closed.
@@ -219,7 +192,7 @@ impl Broker {
     }
 
     /// Sends a request of ours and waits for azd's answer with the same id.
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         mut msg: pb::ProvisioningMessage,
     ) -> Result<pb::ProvisioningMessage, BrokerError> {
@@ -233,7 +206,7 @@ impl Broker {
             pending: &self.pending,
             id: &id,
         };
-        if self.closed.is_cancelled() || self.out.send(msg).await.is_err() {
+        if self.ended.is_cancelled() || self.out.send(msg).await.is_err() {
             return Err(self.closed_error());
         }
         match tokio::time::timeout(ANSWER_TIMEOUT, rx).await {
@@ -244,67 +217,68 @@ impl Broker {
     }
 
     /// Resolves once [`Broker::receive`] is dispatching requests, or the stream ended.
-    pub async fn receiving(&self) -> Result<(), BrokerError> {
+    pub(crate) async fn receiving(&self) -> Result<(), BrokerError> {
         let mut rx = self.receiving.subscribe();
         tokio::select! {
             r = rx.wait_for(|r| *r) => r.map(|_| ()).map_err(|_| self.closed_error()),
-            () = self.closed.cancelled() => Err(self.closed_error()),
+            () = self.ended.cancelled() => Err(self.closed_error()),
         }
     }
 
-    /// Whether the stream has ended.
-    pub fn is_closed(&self) -> bool {
-        self.closed.is_cancelled()
-    }
-
-    /// A token cancelled when the stream ends.
-    pub fn closed_token(&self) -> CancellationToken {
-        self.closed.clone()
-    }
-
-    /// Dispatches azd's requests to `handler` until the stream ends. Running
-    /// requests are cancelled then; this returns after they wind down (at most
-    /// [`WIND_DOWN`]).
-    pub async fn receive(&self, handler: Arc<dyn RequestHandler>) -> Result<(), BrokerError> {
+    /// Dispatches azd's requests to `handler` until the stream ends or
+    /// `shutdown` fires. Running requests are cancelled then; this returns after
+    /// they wind down (at most [`WIND_DOWN`]) and the reader has stopped.
+    pub(crate) async fn receive(
+        &self,
+        handler: Arc<dyn RequestHandler>,
+        shutdown: CancellationToken,
+    ) -> Result<StreamEnd, BrokerError> {
         let mut requests = lock(&self.requests)
             .take()
             .ok_or(BrokerError::AlreadyReceiving)?;
         self.receiving.send_replace(true);
-        let tracker = TaskTracker::new();
+        let handlers = TaskTracker::new();
         let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
         loop {
-            let msg = tokio::select! {
+            let (sequence, msg) = tokio::select! {
                 biased;
-                () = self.closed.cancelled() => break,
+                () = shutdown.cancelled() => break,
+                () = self.ended.cancelled() => break,
                 m = requests.recv() => match m {
                     Some(m) => m,
                     None => break,
                 },
             };
             let permit = tokio::select! {
-                () = self.closed.cancelled() => break,
+                () = shutdown.cancelled() => break,
+                () = self.ended.cancelled() => break,
                 p = slots.clone().acquire_owned() => match p {
                     Ok(p) => p,
                     Err(_) => break,
                 },
             };
+            let request = AzdRequest::new(sequence, msg, self.ended.child_token());
             let out = self.out.clone();
-            let cancel = self.closed.child_token();
             let handler = handler.clone();
-            tracker.spawn(async move {
-                serve_one(msg, handler, out, cancel).await;
+            handlers.spawn(async move {
+                request.serve(handler, out).await;
                 drop(permit);
             });
         }
-        self.closed.cancel();
-        tracker.close();
-        if tokio::time::timeout(WIND_DOWN, tracker.wait())
+        if shutdown.is_cancelled() {
+            let _ = self.end.set(StreamEnd::Shutdown);
+        }
+        self.ended.cancel();
+        handlers.close();
+        if tokio::time::timeout(WIND_DOWN, handlers.wait())
             .await
             .is_err()
         {
             tracing::debug!("some handlers were still winding down when the stream ended");
         }
-        Ok(())
+        // The reader stops as soon as `ended` fires.
+        self.reader.wait().await;
+        Ok(self.end.get().cloned().unwrap_or(StreamEnd::ClosedByAzd))
     }
 }
 
@@ -326,32 +300,53 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-async fn read_loop(
-    mut inbound: tonic::Streaming<pb::ProvisioningMessage>,
+/// The reader task's state: where answers and requests go, and how to end.
+struct Reader {
     pending: Pending,
-    requests: mpsc::Sender<pb::ProvisioningMessage>,
-    closed: CancellationToken,
-) {
-    loop {
-        let next = tokio::select! {
-            () = closed.cancelled() => break,
-            n = inbound.message() => n,
-        };
-        let msg = match next {
-            Ok(Some(msg)) => msg,
-            Ok(None) => {
-                tracing::debug!("azd closed the provisioning stream");
-                break;
+    requests: mpsc::Sender<Queued>,
+    ended: CancellationToken,
+    end: EndRecord,
+    /// Numbers requests in the order azd sent them.
+    next_sequence: u64,
+}
+
+impl Reader {
+    /// Reads until the stream ends.
+    async fn run(mut self, mut inbound: tonic::Streaming<pb::ProvisioningMessage>) {
+        let end = loop {
+            let next = tokio::select! {
+                () = self.ended.cancelled() => break None,
+                n = inbound.message() => n,
+            };
+            match next {
+                Ok(Some(msg)) => {
+                    if !self.route(msg).await {
+                        break None;
+                    }
+                }
+                Ok(None) => {
+                    tracing::debug!("azd closed the provisioning stream");
+                    break Some(StreamEnd::ClosedByAzd);
+                }
+                Err(status) => {
+                    tracing::debug!(code = ?status.code(), message = status.message(), "provisioning stream failed");
+                    break Some(StreamEnd::Failed(status));
+                }
             }
-            Err(status) => {
-                tracing::debug!(code = ?status.code(), message = status.message(), "provisioning stream failed");
-                break;
-            }
         };
-        let waiter = lock(&pending).remove(&msg.request_id);
+        match end {
+            Some(end) => self.finish(end),
+            None => self.finish(StreamEnd::Shutdown),
+        }
+    }
+
+    /// Hands one message to its waiter or to the dispatcher. `false` once the
+    /// stream is over.
+    async fn route(&mut self, msg: pb::ProvisioningMessage) -> bool {
+        let waiter = lock(&self.pending).remove(&msg.request_id);
         if let Some(waiter) = waiter {
             let _ = waiter.send(msg);
-            continue;
+            return true;
         }
         // A request of a kind we know, or an empty envelope (an unknown kind decodes
         // as empty): both get an answer. An error envelope with no kind is azd
@@ -362,107 +357,166 @@ async fn read_loop(
             // An answer or progress for nothing we asked: answering it could start
             // a loop of errors, so it is only logged.
             tracing::debug!(request_id = %msg.request_id, "ignoring a message that is neither a request nor an answer we wait for");
-            continue;
+            return true;
         }
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
         tokio::select! {
-            () = closed.cancelled() => break,
-            r = requests.send(msg) => if r.is_err() { break },
+            () = self.ended.cancelled() => false,
+            r = self.requests.send((sequence, msg)) => r.is_ok(),
         }
     }
-    closed.cancel();
-    // Wake every waiter of ours: their senders drop with the map entries.
-    lock(&pending).clear();
+
+    /// Records how the stream ended (unless something else ended it first),
+    /// ends it, and wakes every waiter of ours.
+    fn finish(self, end: StreamEnd) {
+        let _ = self.end.set(end);
+        self.ended.cancel();
+        lock(&self.pending).clear();
+    }
 }
 
-/// Serves one request and sends its one answer (unless the stream is gone).
-async fn serve_one(
-    msg: pb::ProvisioningMessage,
-    handler: Arc<dyn RequestHandler>,
-    out: mpsc::Sender<pb::ProvisioningMessage>,
-    cancel: CancellationToken,
-) {
-    let request_id = msg.request_id.clone();
-    let Some(kind) = RequestKind::of(&msg) else {
-        let err = ProviderError::validation(
-            "unknown_request",
-            "azd-wasm-host cannot serve this message: its kind is empty or unknown to this version",
-        )
-        .with_suggestion("Update azd-wasm-host to a version that supports your azd.");
-        let _ = out.send(error_answer(&request_id, &err)).await;
-        return;
-    };
-    tracing::debug!(%request_id, kind = kind.name(), "request");
-    let channel = kind
-        .sends_progress()
-        .then(|| ProgressChannel::new(out.clone()));
-    let progress = match &channel {
-        Some(ch) => Progress::to_azd(&request_id, ch.clone()),
-        None => Progress::log_only(request_id.clone()),
-    };
-    let ctx = CallContext {
-        request_id: request_id.clone(),
-        cancel: cancel.clone(),
-        progress,
-    };
-    let work = std::panic::AssertUnwindSafe(handler.handle(kind, msg, ctx)).catch_unwind();
-    let mut work = std::pin::pin!(work);
-    let outcome = tokio::select! {
-        o = &mut work => o,
-        () = cancel.cancelled() => {
-            // The stream is gone, so the answer has nowhere to go; the handler
-            // still gets a moment to see the cancellation and stop cleanly.
-            tracing::debug!(%request_id, kind = kind.name(), "request cancelled: the stream ended");
-            let _ = tokio::time::timeout(WIND_DOWN, work).await;
-            return;
+/// One request of azd's, on its way to its one answer.
+struct AzdRequest {
+    request_id: String,
+    /// The request, or why it is not one this version serves.
+    request: Result<Request, ProviderError>,
+    ctx: CallContext,
+}
+
+impl AzdRequest {
+    fn new(sequence: u64, msg: pb::ProvisioningMessage, cancel: CancellationToken) -> Self {
+        let request = msg
+            .message_type
+            .ok_or(())
+            .and_then(|body| Request::from_message(body).map_err(|_| ()))
+            .map_err(|()| {
+                ProviderError::validation(
+                    "unknown_request",
+                    "azd-wasm-host cannot serve this message: its kind is empty or unknown to \
+                     this version",
+                )
+                .with_suggestion("Update azd-wasm-host to a version that supports your azd.")
+            });
+        let ctx = CallContext {
+            request_id: msg.request_id.clone(),
+            sequence,
+            cancel,
+            progress: Progress::log_only(msg.request_id.clone()),
+        };
+        Self {
+            request_id: msg.request_id,
+            request,
+            ctx,
         }
-    };
-    let mut answer = match outcome {
-        Ok(answer) => answer,
+    }
+
+    /// Serves the request and sends its one answer (unless the stream is gone).
+    async fn serve(
+        self,
+        handler: Arc<dyn RequestHandler>,
+        out: mpsc::Sender<pb::ProvisioningMessage>,
+    ) {
+        let Self {
+            request_id,
+            request,
+            mut ctx,
+        } = self;
+        let request = match request {
+            Ok(request) => request,
+            Err(err) => {
+                let _ = out.send(error_answer(&request_id, &err)).await;
+                return;
+            }
+        };
+        let kind = request.kind();
+        tracing::debug!(%request_id, %kind, "request");
+        // Present while the request may send progress; closed before the answer.
+        let progress = kind.sends_progress().then(|| {
+            let channel = ProgressChannel::new(out.clone());
+            ctx.progress = Progress::to_azd(&request_id, channel.clone());
+            channel
+        });
+        let cancel = ctx.cancel.clone();
+        let work = std::panic::AssertUnwindSafe(handler.handle(request, ctx)).catch_unwind();
+        let mut work = std::pin::pin!(work);
+        let outcome = tokio::select! {
+            o = &mut work => o,
+            () = cancel.cancelled() => {
+                // The stream is gone, so the answer has nowhere to go; the handler
+                // still gets a moment to see the cancellation and stop cleanly.
+                tracing::debug!(%request_id, %kind, "request cancelled: the stream ended");
+                let _ = tokio::time::timeout(WIND_DOWN, work).await;
+                return;
+            }
+        };
+        let answer = answer(&request_id, kind, outcome);
+        match progress {
+            Some(channel) => {
+                let guard = channel.close().await;
+                let _ = out.send(answer).await;
+                drop(guard);
+            }
+            None => {
+                let _ = out.send(answer).await;
+            }
+        }
+    }
+}
+
+/// The envelope that answers request `id`: the handler's answer if it fits
+/// azd's limit, else an error saying what went wrong.
+fn answer(
+    id: &str,
+    kind: RequestKind,
+    outcome: std::thread::Result<Result<pb::provisioning_message::MessageType, ProviderError>>,
+) -> pb::ProvisioningMessage {
+    let body = match outcome {
+        Ok(Ok(body)) => body,
+        Ok(Err(err)) => {
+            tracing::debug!(request_id = %id, %kind, error = %err.message, "request failed");
+            return error_answer(id, &err);
+        }
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_owned())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            tracing::debug!(%request_id, panic = %what, "handler panicked");
-            error_answer(
-                &request_id,
+            tracing::debug!(request_id = %id, panic = %what, "handler panicked");
+            return error_answer(
+                id,
                 &ProviderError::internal(
                     "handler_panicked",
-                    format!("the {} handler failed unexpectedly: {what}", kind.name()),
+                    format!("the {kind} handler failed unexpectedly: {what}"),
                 ),
-            )
+            );
         }
     };
-    answer.request_id.clone_from(&request_id);
+    let answer = pb::ProvisioningMessage {
+        request_id: id.to_owned(),
+        error: None,
+        message_type: Some(body),
+    };
     let size = answer.encoded_len();
-    if size + FRAME_MARGIN > MAX_MESSAGE_BYTES {
-        answer = error_answer(
-            &request_id,
-            &ProviderError::validation(
-                "answer_too_large",
-                format!(
-                    "the {} answer is {size} bytes, more than azd's limit of {MAX_MESSAGE_BYTES} bytes per message",
-                    kind.name()
-                ),
-            )
-            .with_suggestion("Return fewer or smaller outputs, parameters or resources."),
-        );
+    if size + FRAME_MARGIN <= MAX_MESSAGE_BYTES {
+        return answer;
     }
-    match channel {
-        Some(ch) => {
-            let guard = ch.close().await;
-            let _ = out.send(answer).await;
-            drop(guard);
-        }
-        None => {
-            let _ = out.send(answer).await;
-        }
-    }
+    error_answer(
+        id,
+        &ProviderError::validation(
+            "answer_too_large",
+            format!(
+                "the {kind} answer is {size} bytes, more than azd's limit of \
+                 {MAX_MESSAGE_BYTES} bytes per message"
+            ),
+        )
+        .with_suggestion("Return fewer or smaller outputs, parameters or resources."),
+    )
 }
 
 /// An envelope carrying only an error, for `request_id`.
-pub fn error_answer(request_id: &str, err: &ProviderError) -> pb::ProvisioningMessage {
+pub(crate) fn error_answer(request_id: &str, err: &ProviderError) -> pb::ProvisioningMessage {
     pb::ProvisioningMessage {
         request_id: request_id.to_owned(),
         error: Some(err.to_wire()),

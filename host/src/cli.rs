@@ -1,9 +1,7 @@
-//! The command line of the `azd-wasm-host` binary. `main.rs` only parses
-//! arguments and calls [`main_with`].
+//! The command line: arguments, logging, the async runtime, the exit code.
+//! `main.rs` only parses arguments and calls [`main_with`].
 //!
-//! - `listen`: what azd runs. Loads and validates the provider, connects to azd,
-//!   registers, calls Ready and serves until azd ends the stream. Writes nothing
-//!   to stdout.
+//! - `listen`: what azd runs (see [`crate::listen`]). Writes nothing to stdout.
 //! - `check`: validates a component (or manifest) and prints what it asks for.
 //! - `run`: plays azd itself to drive a provider without azd (see [`crate::run`]).
 
@@ -11,11 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use azd_wasm_host::runtime;
 use clap::{Parser, Subcommand};
-
-use crate::client::AzdClient;
-use crate::manager::ProvisioningManager;
-use crate::runtime::{self, RuntimeOptions};
 
 /// Serve an azd provisioning provider written as a WebAssembly component.
 #[derive(Debug, Parser)]
@@ -95,13 +90,15 @@ pub fn main_with(cli: Cli) -> ExitCode {
     };
     let result = rt.block_on(async move {
         match cli.command {
-            Command::Listen(args) => listen(args).await.map(|()| ExitCode::SUCCESS),
+            Command::Listen(args) => crate::listen::listen(args)
+                .await
+                .map(|()| ExitCode::SUCCESS),
             Command::Check { path } => check(path).await.map(|()| ExitCode::SUCCESS),
             Command::Run(args) => crate::run::run(args, debug).await,
         }
     });
-    // A guest still running on a blocking thread is interrupted by its deadline
-    // or cancellation; don't let it hold the process open.
+    // Every task of ours has ended; a blocking thread still finishing a file
+    // operation for a dropped guest must not hold the process open.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {
         Ok(code) => code,
@@ -113,47 +110,6 @@ pub fn main_with(cli: Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `listen`: load the provider, connect, register, Ready, serve.
-async fn listen(args: ListenArgs) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
-    // Fail fast, before the (possibly slow) component load, when azd's variables
-    // are missing: someone ran `listen` by hand.
-    crate::client::require_env()?;
-    let manifest = runtime::locate_manifest(args.manifest.as_deref())?;
-    let loaded = tokio::task::spawn_blocking(move || {
-        runtime::load_provider(
-            &manifest,
-            args.provider_name.as_deref(),
-            &RuntimeOptions {
-                environment: std::env::var(runtime::ENV_ENVIRONMENT).ok(),
-                ..RuntimeOptions::default()
-            },
-        )
-    })
-    .await
-    .context("loading the provider stopped unexpectedly")??;
-    tracing::debug!(provider = %loaded.name, elapsed = ?started.elapsed(), "provider loaded");
-
-    let client = AzdClient::from_env().await?;
-    let extension_id = extension_id_from_env();
-    let manager = ProvisioningManager::new(extension_id, client);
-    manager
-        .register(loaded.factory.clone(), &loaded.name)
-        .await
-        .context("registering the provider with azd")?;
-    let serving = {
-        let manager = manager.clone();
-        tokio::spawn(async move { manager.receive().await })
-    };
-    manager.ready().await.context("telling azd we are ready")?;
-    tracing::debug!(elapsed = ?started.elapsed(), "ready");
-    serving
-        .await
-        .context("the dispatcher stopped unexpectedly")??;
-    tracing::debug!("stream ended; exiting");
-    Ok(())
 }
 
 /// `check`: validate and describe a component.
@@ -170,49 +126,9 @@ async fn check(path: PathBuf) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The extension id: the token's subject when it can be read, else a fixed name.
-/// The token is not verified here (azd verifies it); it is only read for logs.
-fn extension_id_from_env() -> String {
-    std::env::var(crate::client::ENV_TOKEN)
-        .ok()
-        .and_then(|t| token_subject(&t))
-        .unwrap_or_else(|| "azd-wasm-host".to_owned())
-}
-
-fn token_subject(token: &str) -> Option<String> {
-    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
-    validation.insecure_disable_signature_validation();
-    validation.validate_exp = false;
-    validation.validate_aud = false;
-    validation.required_spec_claims.clear();
-    #[derive(serde::Deserialize)]
-    struct Claims {
-        sub: Option<String>,
-    }
-    let data = jsonwebtoken::decode::<Claims>(
-        token,
-        &jsonwebtoken::DecodingKey::from_secret(&[]),
-        &validation,
-    )
-    .ok()?;
-    data.claims.sub
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn subject_is_read_from_an_unverified_token() {
-        let token = jsonwebtoken::encode(
-            &jsonwebtoken::Header::default(),
-            &serde_json::json!({"sub": "my.ext", "iss": "azd"}),
-            &jsonwebtoken::EncodingKey::from_secret(b"k"),
-        )
-        .unwrap();
-        assert_eq!(token_subject(&token).as_deref(), Some("my.ext"));
-        assert_eq!(token_subject("garbage"), None);
-    }
 
     #[test]
     fn cli_parses_listen_and_check() {

@@ -17,6 +17,7 @@ use std::time::Duration;
 use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use azd_wasm_host_proto::azdext::extension_service_client::ExtensionServiceClient;
 use azd_wasm_host_proto::azdext::provisioning_service_client::ProvisioningServiceClient;
+use http::uri::Authority;
 use tonic::codec::CompressionEncoding;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::service::Interceptor;
@@ -118,27 +119,26 @@ impl fmt::Debug for AzdClient {
 
 /// Checks that `address` (`host:port`, optionally with an `http://` prefix) is
 /// loopback, and returns the URI to dial.
-pub fn loopback_uri(address: &str) -> Result<String, ClientError> {
+fn loopback_uri(address: &str) -> Result<String, ClientError> {
+    let bad = || ClientError::BadAddress(address.to_owned());
     let hostport = address
         .strip_prefix("http://")
         .unwrap_or(address)
         .trim_end_matches('/');
-    if hostport.is_empty() || hostport.contains('/') {
-        return Err(ClientError::BadAddress(address.to_owned()));
+    let authority: Authority = hostport.parse().map_err(|_| bad())?;
+    if authority.as_str().contains('@') || authority.port_u16().is_none() {
+        return Err(bad());
     }
-    let (host, port) = hostport
-        .rsplit_once(':')
-        .ok_or_else(|| ClientError::BadAddress(address.to_owned()))?;
-    if port.parse::<u16>().is_err() {
-        return Err(ClientError::BadAddress(address.to_owned()));
-    }
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = bare.eq_ignore_ascii_case("localhost")
-        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
     if !loopback {
         return Err(ClientError::NotLoopback(address.to_owned()));
     }
-    Ok(format!("http://{hostport}"))
+    Ok(format!("http://{authority}"))
 }
 
 impl AzdClient {
@@ -175,11 +175,6 @@ impl AzdClient {
                 extension: OnceLock::new(),
             }),
         })
-    }
-
-    /// The address this client talks to.
-    pub fn address(&self) -> &str {
-        &self.inner.address
     }
 
     /// The provisioning service client (created on first use; clones share the connection).
@@ -267,6 +262,10 @@ mod tests {
         ));
         assert!(matches!(
             loopback_uri("https://127.0.0.1:5/x"),
+            Err(ClientError::BadAddress(_))
+        ));
+        assert!(matches!(
+            loopback_uri("user@127.0.0.1:5"),
             Err(ClientError::BadAddress(_))
         ));
     }

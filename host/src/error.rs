@@ -67,31 +67,62 @@ pub struct ProviderError {
     pub detail: Option<ErrorDetail>,
 }
 
-/// Error categories azd understands for local errors.
-pub mod category {
+/// The categories azd understands for local errors. The guest SDK's
+/// `Category` has the same seven (a test keeps the two in step); a guest may
+/// still send any text, which is kept as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCategory {
     /// Bad input or configuration.
-    pub const VALIDATION: &str = "validation";
-    /// Something the user must do.
-    pub const USER: &str = "user";
-    /// A fault of the host or provider itself.
-    pub const INTERNAL: &str = "internal";
+    Validation,
+    /// Sign-in or permissions.
+    Auth,
     /// A missing or broken dependency.
-    pub const DEPENDENCY: &str = "dependency";
+    Dependency,
     /// A version or protocol mismatch.
-    pub const COMPATIBILITY: &str = "compatibility";
+    Compatibility,
+    /// Something the user must do.
+    User,
+    /// A fault of the host or provider itself.
+    Internal,
     /// A local machine problem.
-    pub const LOCAL: &str = "local";
+    Local,
+}
+
+impl ErrorCategory {
+    /// Every category.
+    pub const ALL: [Self; 7] = [
+        Self::Validation,
+        Self::Auth,
+        Self::Dependency,
+        Self::Compatibility,
+        Self::User,
+        Self::Internal,
+        Self::Local,
+    ];
+
+    /// The name azd reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Validation => "validation",
+            Self::Auth => "auth",
+            Self::Dependency => "dependency",
+            Self::Compatibility => "compatibility",
+            Self::User => "user",
+            Self::Internal => "internal",
+            Self::Local => "local",
+        }
+    }
 }
 
 impl ProviderError {
     /// A local error with a code and category.
-    pub fn local(code: &str, category: &str, message: impl Into<String>) -> Self {
+    pub fn local(code: &str, category: ErrorCategory, message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             origin: ErrorOrigin::Local,
             detail: Some(ErrorDetail::Local {
                 code: code.to_owned(),
-                category: category.to_owned(),
+                category: category.as_str().to_owned(),
             }),
             ..Self::default()
         }
@@ -99,12 +130,12 @@ impl ProviderError {
 
     /// A fault inside the host (category `internal`).
     pub fn internal(code: &str, message: impl Into<String>) -> Self {
-        Self::local(code, category::INTERNAL, message)
+        Self::local(code, ErrorCategory::Internal, message)
     }
 
     /// Bad input (category `validation`).
     pub fn validation(code: &str, message: impl Into<String>) -> Self {
-        Self::local(code, category::VALIDATION, message)
+        Self::local(code, ErrorCategory::Validation, message)
     }
 
     /// Adds a suggestion.
@@ -204,6 +235,35 @@ impl ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn categories_are_the_guest_sdks() {
+        use azd_provider_sdk::Category as Sdk;
+        // Both matches are exhaustive: a category added on one side only fails
+        // to compile here.
+        let to_sdk = |c: ErrorCategory| match c {
+            ErrorCategory::Validation => Sdk::Validation,
+            ErrorCategory::Auth => Sdk::Auth,
+            ErrorCategory::Dependency => Sdk::Dependency,
+            ErrorCategory::Compatibility => Sdk::Compatibility,
+            ErrorCategory::User => Sdk::User,
+            ErrorCategory::Internal => Sdk::Internal,
+            ErrorCategory::Local => Sdk::Local,
+        };
+        let from_sdk = |c: Sdk| match c {
+            Sdk::Validation => ErrorCategory::Validation,
+            Sdk::Auth => ErrorCategory::Auth,
+            Sdk::Dependency => ErrorCategory::Dependency,
+            Sdk::Compatibility => ErrorCategory::Compatibility,
+            Sdk::User => ErrorCategory::User,
+            Sdk::Internal => ErrorCategory::Internal,
+            Sdk::Local => ErrorCategory::Local,
+        };
+        for c in ErrorCategory::ALL {
+            assert_eq!(c.as_str(), to_sdk(c).as_str());
+            assert_eq!(from_sdk(to_sdk(c)), c);
+        }
+    }
 
     #[test]
     fn wire_round_trip_keeps_every_field() {

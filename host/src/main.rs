@@ -1,9 +1,17 @@
-//! The `azd-wasm-host` binary: parses arguments and hands over to the library.
+//! The `azd-wasm-host` binary: the command line over the library.
+//!
+//! Its rooms: `cli` (arguments, logging, runtime, exit codes, `check`),
+//! `listen` (what azd runs) and `run` (azd played without azd, against the
+//! simulated azd of the `azd-wasm-host-sim` crate).
+
+mod cli;
+mod listen;
+mod run;
 
 use std::process::ExitCode;
 
 use clap::Parser as _;
 
 fn main() -> ExitCode {
-    azd_wasm_host::cli::main_with(azd_wasm_host::cli::Cli::parse())
+    cli::main_with(cli::Cli::parse())
 }

@@ -2,29 +2,32 @@
 //!
 //! It owns the connection ([`AzdClient`]), opens the stream lazily
 //! ([`ProvisioningManager::ensure_stream`]: concurrent first callers open exactly
-//! one; the stream's tasks live as long as the process), registers one provider
-//! name, and serves azd's requests through the [`Broker`], one handler per kind:
+//! one), registers one provider name, and serves azd's requests through the
+//! broker, one handler per [`Request`] kind:
 //!
 //! - **initialize** makes a fresh instance through the factory and calls its
-//!   `initialize`. azd sends one per layer: each success replaces the current
-//!   instance; requests already running keep the instance they started with. A
-//!   failed initialize leaves no current instance, so later requests cannot run
-//!   on the previous layer's.
+//!   `initialize`. azd sends one per layer: instances become current in the
+//!   order azd *sent* the Initializes, whatever order they finish in (a slower,
+//!   earlier one never replaces a later one); requests already running keep the
+//!   instance they started with. A failed initialize leaves no current
+//!   instance, so later requests cannot run on the previous layer's.
 //! - **state, deploy, preview, destroy, ensure-env, parameters, planned-outputs**
-//!   check the provider name and delegate to the current instance; deploy, preview
-//!   and destroy get a progress reporter bound to their request id.
+//!   check the provider name and delegate to the current instance; deploy,
+//!   preview and destroy get a progress reporter bound to their request id.
 //!
 //! Every answer passes [`crate::answer`] so it cannot crash azd.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
+use azd_wasm_host_proto::Request;
 use azd_wasm_host_proto::azdext as pb;
 use pb::provisioning_message::MessageType;
-use tokio::sync::{Mutex, OnceCell};
+use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
 
 use crate::answer;
-use crate::broker::{Broker, BrokerError, RequestHandler, RequestKind, error_answer};
+use crate::broker::{Broker, BrokerError, RequestHandler, StreamEnd};
 use crate::client::AzdClient;
 use crate::error::ProviderError;
 use crate::provider::{CallContext, Provider, ProviderFactory};
@@ -60,78 +63,90 @@ struct Registration {
     factory: Arc<dyn ProviderFactory>,
 }
 
-/// The current provider instance, or why there is none.
-enum Current {
+/// What the latest Initialize (in the order azd sent them) left behind.
+enum CurrentInstance {
     /// No initialize yet.
-    Uninitialized,
-    /// The last initialize failed.
-    Failed(ProviderError),
+    None,
+    /// The latest initialize failed.
+    Failed { sequence: u64, error: ProviderError },
     /// Serving.
-    Ready(Arc<dyn Provider>),
+    Ready {
+        sequence: u64,
+        provider: Arc<dyn Provider>,
+    },
+}
+
+impl CurrentInstance {
+    /// The place in azd's order of the Initialize that made this, if any.
+    fn sequence(&self) -> Option<u64> {
+        match self {
+            Self::None => None,
+            Self::Failed { sequence, .. } | Self::Ready { sequence, .. } => Some(*sequence),
+        }
+    }
 }
 
 /// Serves azd's provisioning requests with one provider.
 pub struct ProvisioningManager {
-    /// The extension id (the token's subject), for logs.
-    extension_id: String,
     /// The connection to azd.
     client: AzdClient,
     /// The stream, opened on first use.
     broker: OnceCell<Arc<Broker>>,
     /// The provider name and factory, set by `register`.
     registration: RwLock<Option<Arc<Registration>>>,
-    /// The instance the latest successful initialize made.
-    provider: RwLock<Current>,
-    /// Orders initializes: instances become current in the order azd sent them.
-    lock: Mutex<()>,
+    /// The instance the latest Initialize made.
+    current: RwLock<CurrentInstance>,
 }
 
 impl std::fmt::Debug for ProvisioningManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProvisioningManager")
-            .field("extension_id", &self.extension_id)
             .field("provider_name", &self.provider_name())
             .finish_non_exhaustive()
     }
 }
 
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Reads a lock whose data stays consistent even if a holder panicked.
+fn read_lock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Writes a lock whose data stays consistent even if a holder panicked.
+fn write_lock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl ProvisioningManager {
-    /// A manager for the extension `extension_id`, talking over `client`.
-    pub fn new(extension_id: impl Into<String>, client: AzdClient) -> Arc<Self> {
+    /// A manager talking to azd over `client`.
+    pub fn new(client: AzdClient) -> Arc<Self> {
         Arc::new(Self {
-            extension_id: extension_id.into(),
             client,
             broker: OnceCell::new(),
             registration: RwLock::new(None),
-            provider: RwLock::new(Current::Uninitialized),
-            lock: Mutex::new(()),
+            current: RwLock::new(CurrentInstance::None),
         })
     }
 
     /// The registered provider name, if any.
     pub fn provider_name(&self) -> Option<String> {
-        read(&self.registration).as_ref().map(|r| r.name.clone())
-    }
-
-    /// The extension id.
-    pub fn extension_id(&self) -> &str {
-        &self.extension_id
+        read_lock(&self.registration)
+            .as_ref()
+            .map(|r| r.name.clone())
     }
 
     /// Opens the stream on first use; later and concurrent callers share it.
-    pub async fn ensure_stream(&self) -> Result<Arc<Broker>, BrokerError> {
+    /// `register`, `receive` and `ready` call it; calling it first only opens
+    /// the stream earlier.
+    pub async fn ensure_stream(&self) {
+        self.stream().await;
+    }
+
+    /// The stream, opened on first use.
+    async fn stream(&self) -> Arc<Broker> {
         self.broker
-            .get_or_try_init(|| Broker::open(&self.client))
+            .get_or_init(|| async { Broker::open(&self.client) })
             .await
-            .cloned()
+            .clone()
     }
 
     /// Registers the provider `name`, served by instances from `factory`.
@@ -140,7 +155,7 @@ impl ProvisioningManager {
         factory: Arc<dyn ProviderFactory>,
         name: &str,
     ) -> Result<(), ManagerError> {
-        let broker = self.ensure_stream().await?;
+        let broker = self.stream().await;
         let request = pb::ProvisioningMessage {
             request_id: uuid::Uuid::new_v4().to_string(),
             error: None,
@@ -163,29 +178,32 @@ impl ProvisioningManager {
         ) {
             return Err(ManagerError::UnexpectedAnswer(name.to_owned()));
         }
-        *write(&self.registration) = Some(Arc::new(Registration {
+        *write_lock(&self.registration) = Some(Arc::new(Registration {
             name: name.to_owned(),
             factory,
         }));
-        tracing::debug!(provider = name, extension = %self.extension_id, "registered");
+        tracing::debug!(provider = name, "registered");
         Ok(())
     }
 
-    /// Serves azd's requests until the stream ends (the blocking dispatcher).
-    pub async fn receive(self: &Arc<Self>) -> Result<(), ManagerError> {
-        if read(&self.registration).is_none() {
+    /// Serves azd's requests until the stream ends or `shutdown` fires (the
+    /// blocking dispatcher); says which.
+    pub async fn receive(
+        self: &Arc<Self>,
+        shutdown: CancellationToken,
+    ) -> Result<StreamEnd, ManagerError> {
+        if read_lock(&self.registration).is_none() {
             return Err(ManagerError::NotRegistered);
         }
-        let broker = self.ensure_stream().await?;
+        let broker = self.stream().await;
         let handler: Arc<dyn RequestHandler> = self.clone();
-        broker.receive(handler).await?;
-        Ok(())
+        Ok(broker.receive(handler, shutdown).await?)
     }
 
     /// Waits until [`ProvisioningManager::receive`] is dispatching, then tells azd
     /// the extension is ready.
     pub async fn ready(&self) -> Result<(), ManagerError> {
-        let broker = self.ensure_stream().await?;
+        let broker = self.stream().await;
         broker.receiving().await?;
         self.client
             .extension()
@@ -196,7 +214,7 @@ impl ProvisioningManager {
     }
 
     fn registration(&self) -> Result<Arc<Registration>, ProviderError> {
-        read(&self.registration).clone().ok_or_else(|| {
+        read_lock(&self.registration).clone().ok_or_else(|| {
             ProviderError::internal("not_registered", "no provider is registered yet")
         })
     }
@@ -207,21 +225,21 @@ impl ProvisioningManager {
         if provider_name != reg.name {
             return Err(unknown_provider(provider_name, &reg.name));
         }
-        match &*read(&self.provider) {
-            Current::Ready(p) => Ok(p.clone()),
-            Current::Uninitialized => Err(ProviderError::validation(
+        match &*read_lock(&self.current) {
+            CurrentInstance::Ready { provider, .. } => Ok(provider.clone()),
+            CurrentInstance::None => Err(ProviderError::validation(
                 "not_initialized",
                 format!("provider {:?} has not been initialized", reg.name),
             )
             .with_suggestion(
                 "azd sends Initialize before any other request; this one came first.",
             )),
-            Current::Failed(e) => Err(ProviderError {
+            CurrentInstance::Failed { error, .. } => Err(ProviderError {
                 message: format!(
                     "provider {:?} is not initialized: the last Initialize failed: {}",
-                    reg.name, e.message
+                    reg.name, error.message
                 ),
-                ..e.clone()
+                ..error.clone()
             }),
         }
     }
@@ -236,90 +254,100 @@ impl ProvisioningManager {
         if options.provider != reg.name {
             return Err(unknown_provider(&options.provider, &reg.name));
         }
+        let sequence = ctx.sequence;
         let instance = reg.factory.create().await?;
         let result = instance.initialize(&req.project_path, options, ctx).await;
-        let _ordered = self.lock.lock().await;
-        match result {
-            Ok(()) => {
-                *write(&self.provider) = Current::Ready(instance);
-                Ok(())
-            }
-            Err(e) => {
-                *write(&self.provider) = Current::Failed(e.clone());
-                Err(e)
-            }
+        let mut current = write_lock(&self.current);
+        // An Initialize azd sent later has already made the current instance.
+        if current.sequence().is_some_and(|s| s > sequence) {
+            return result;
         }
+        *current = match &result {
+            Ok(()) => CurrentInstance::Ready {
+                sequence,
+                provider: instance,
+            },
+            Err(error) => CurrentInstance::Failed {
+                sequence,
+                error: error.clone(),
+            },
+        };
+        result
     }
 
-    async fn dispatch(
+    /// Serves one request; the body of the answer.
+    async fn serve(
         &self,
-        request: pb::ProvisioningMessage,
+        request: Request,
         ctx: CallContext,
     ) -> Result<MessageType, ProviderError> {
-        let Some(kind) = request.message_type else {
-            return Err(ProviderError::validation(
-                "unknown_request",
-                "empty request",
-            ));
-        };
-        Ok(match kind {
-            MessageType::InitializeRequest(r) => {
-                self.initialize(r, ctx).await?;
-                MessageType::InitializeResponse(pb::ProvisioningInitializeResponse {})
-            }
-            MessageType::StateRequest(r) => {
-                let p = self.instance(&r.provider_name)?;
-                let result = p.state(r.options.unwrap_or_default(), ctx).await?;
-                MessageType::StateResponse(pb::ProvisioningStateResponse {
-                    state_result: Some(answer::state_result(result)?),
-                })
-            }
-            MessageType::DeployRequest(r) => {
-                let p = self.instance(&r.provider_name)?;
-                let result = p.deploy(ctx).await?;
-                MessageType::DeployResponse(pb::ProvisioningDeployResponse {
-                    result: Some(answer::deploy_result(result)?),
-                })
-            }
-            MessageType::PreviewRequest(r) => {
-                let p = self.instance(&r.provider_name)?;
-                let result = p.preview(ctx).await?;
-                MessageType::PreviewResponse(pb::ProvisioningPreviewResponse {
-                    result: Some(answer::preview_result(result)?),
-                })
-            }
-            MessageType::DestroyRequest(r) => {
-                let p = self.instance(&r.provider_name)?;
-                let result = p.destroy(r.options.unwrap_or_default(), ctx).await?;
-                MessageType::DestroyResponse(pb::ProvisioningDestroyResponse {
-                    result: Some(result),
-                })
-            }
-            MessageType::EnsureEnvRequest(r) => {
-                let p = self.instance(&r.provider_name)?;
-                p.ensure_env(ctx).await?;
-                MessageType::EnsureEnvResponse(pb::ProvisioningEnsureEnvResponse {})
-            }
-            MessageType::ParametersRequest(r) => {
-                let p = self.instance(&r.provider_name)?;
-                let parameters = p.parameters(ctx).await?;
-                MessageType::ParametersResponse(pb::ProvisioningParametersResponse { parameters })
-            }
-            MessageType::PlannedOutputsRequest(r) => {
-                let p = self.instance(&r.provider_name)?;
-                let planned_outputs = p.planned_outputs(ctx).await?;
-                MessageType::PlannedOutputsResponse(pb::ProvisioningPlannedOutputsResponse {
-                    planned_outputs,
-                })
-            }
-            _ => {
-                return Err(ProviderError::validation(
-                    "unknown_request",
-                    "this message is not a request azd-wasm-host serves",
+        let request = match request {
+            Request::Initialize(r) => {
+                self.initialize(*r, ctx).await?;
+                return Ok(MessageType::InitializeResponse(
+                    pb::ProvisioningInitializeResponse {},
                 ));
             }
-        })
+            other => other,
+        };
+        let provider = self.instance(request.provider_name().unwrap_or_default())?;
+        serve_with(&*provider, request, ctx).await
     }
+}
+
+/// Serves a request other than Initialize with the instance `provider`.
+async fn serve_with(
+    provider: &dyn Provider,
+    request: Request,
+    ctx: CallContext,
+) -> Result<MessageType, ProviderError> {
+    Ok(match request {
+        // Served by the manager itself; here only to keep the match whole.
+        Request::Initialize(_) => {
+            return Err(ProviderError::internal(
+                "misrouted_request",
+                "an initialize request reached the instance handlers",
+            ));
+        }
+        Request::State(r) => {
+            let result = provider.state(r.options.unwrap_or_default(), ctx).await?;
+            MessageType::StateResponse(pb::ProvisioningStateResponse {
+                state_result: Some(answer::state_result(result)?),
+            })
+        }
+        Request::Deploy(_) => {
+            let result = provider.deploy(ctx).await?;
+            MessageType::DeployResponse(pb::ProvisioningDeployResponse {
+                result: Some(answer::deploy_result(result)?),
+            })
+        }
+        Request::Preview(_) => {
+            let result = provider.preview(ctx).await?;
+            MessageType::PreviewResponse(pb::ProvisioningPreviewResponse {
+                result: Some(answer::preview_result(result)?),
+            })
+        }
+        Request::Destroy(r) => {
+            let result = provider.destroy(r.options.unwrap_or_default(), ctx).await?;
+            MessageType::DestroyResponse(pb::ProvisioningDestroyResponse {
+                result: Some(result),
+            })
+        }
+        Request::EnsureEnv(_) => {
+            provider.ensure_env(ctx).await?;
+            MessageType::EnsureEnvResponse(pb::ProvisioningEnsureEnvResponse {})
+        }
+        Request::Parameters(_) => {
+            let parameters = provider.parameters(ctx).await?;
+            MessageType::ParametersResponse(pb::ProvisioningParametersResponse { parameters })
+        }
+        Request::PlannedOutputs(_) => {
+            let planned_outputs = provider.planned_outputs(ctx).await?;
+            MessageType::PlannedOutputsResponse(pb::ProvisioningPlannedOutputsResponse {
+                planned_outputs,
+            })
+        }
+    })
 }
 
 fn unknown_provider(asked: &str, ours: &str) -> ProviderError {
@@ -336,21 +364,9 @@ fn unknown_provider(asked: &str, ours: &str) -> ProviderError {
 impl RequestHandler for ProvisioningManager {
     async fn handle(
         &self,
-        kind: RequestKind,
-        request: pb::ProvisioningMessage,
+        request: Request,
         ctx: CallContext,
-    ) -> pb::ProvisioningMessage {
-        let request_id = request.request_id.clone();
-        match self.dispatch(request, ctx).await {
-            Ok(message) => pb::ProvisioningMessage {
-                request_id,
-                error: None,
-                message_type: Some(message),
-            },
-            Err(err) => {
-                tracing::debug!(%request_id, kind = kind.name(), error = %err.message, "request failed");
-                error_answer(&request_id, &err)
-            }
-        }
+    ) -> Result<MessageType, ProviderError> {
+        self.serve(request, ctx).await
     }
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -100,6 +101,8 @@ where
 pub struct CallContext {
     /// azd's id of the request being served.
     pub request_id: String,
+    /// The request's place in the order azd sent requests on the stream.
+    pub sequence: u64,
     /// Fires when the request is abandoned (azd went away). Long work must stop.
     pub cancel: CancellationToken,
     /// Where progress goes.
@@ -113,7 +116,23 @@ impl CallContext {
         Self {
             progress: Progress::log_only(request_id.clone()),
             request_id,
+            sequence: 0,
             cancel: CancellationToken::new(),
+        }
+    }
+
+    /// This context as a request of `kind` may use it: progress reaches azd
+    /// only when [`RequestKind::sends_progress`] says so, whatever reporter the
+    /// caller passed; otherwise it goes to the debug log.
+    #[must_use]
+    pub fn for_kind(self, kind: RequestKind) -> Self {
+        if kind.sends_progress() {
+            self
+        } else {
+            Self {
+                progress: Progress::log_only(self.request_id.clone()),
+                ..self
+            }
         }
     }
 }
@@ -256,9 +275,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn log_only_sends_nothing() {
-        let p = Progress::log_only("r2");
-        assert!(!p.reaches_azd());
-        p.report("hello").await;
+    async fn only_kinds_that_send_progress_reach_azd() {
+        for kind in RequestKind::ALL {
+            let (tx, mut rx) = mpsc::channel(8);
+            let ctx = CallContext {
+                progress: Progress::to_sender("r2", tx),
+                ..CallContext::detached("r2")
+            }
+            .for_kind(kind);
+            ctx.progress.report("hello").await;
+            drop(ctx);
+            let sent = rx.recv().await.is_some();
+            assert_eq!(sent, kind.sends_progress(), "{kind}");
+        }
     }
 }

@@ -17,7 +17,7 @@
 
 mod fixtures;
 
-use azd_wasm_host::provider::CallContext;
+use azd_wasm_host::CallContext;
 use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use peak_alloc::PeakAlloc;
 

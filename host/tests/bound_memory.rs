@@ -19,7 +19,7 @@ mod fixtures;
 
 use std::time::Instant;
 
-use azd_wasm_host::provider::CallContext;
+use azd_wasm_host::CallContext;
 
 use fixtures::harness::{Setup, code};
 use fixtures::wasi_component;

@@ -23,12 +23,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use azd_wasm_host::error::{ErrorDetail, ErrorOrigin, ProviderError};
-use azd_wasm_host::runtime::convert::object_to_struct;
-use azd_wasm_host::sim::{
+use azd_wasm_host::runtime::object_to_struct;
+use azd_wasm_host::{ErrorDetail, ErrorOrigin, ProviderError};
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{
     CallError, ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions,
 };
-use azd_wasm_host_proto::azdext as pb;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
@@ -149,7 +149,7 @@ macro_rules! with_progress {
 /// The provider's answer must be a local `invalid_config` validation error with a suggestion.
 fn assert_invalid_config(result: Result<(), CallError>, message_part: &str) {
     let err: ProviderError = match result {
-        Err(CallError::Extension(e)) => e,
+        Err(CallError::Extension(e)) => ProviderError::from_wire(&e),
         other => panic!("expected an invalid_config error, got {other:?}"),
     };
     assert_eq!(err.origin, ErrorOrigin::Local, "{err:?}");

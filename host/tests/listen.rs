@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use azd_wasm_host::sim::{
+use azd_wasm_host::ProviderError;
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{
     CallError, ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions,
 };
-use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::mpsc;
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
@@ -56,7 +57,10 @@ fn options() -> pb::ProvisioningOptions {
 
 fn code(e: &CallError) -> String {
     match e {
-        CallError::Extension(e) => e.code().unwrap_or_default().to_owned(),
+        CallError::Extension(e) => ProviderError::from_wire(e)
+            .code()
+            .unwrap_or_default()
+            .to_owned(),
         other => panic!("expected an extension error, got {other:?}"),
     }
 }
@@ -229,11 +233,52 @@ async fn the_stream_closed_mid_operation_interrupts_the_guest() {
     assert!(status.success(), "{status}");
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(matches!(call.await.unwrap(), Err(CallError::StreamClosed)));
-    // The guest itself was stopped (not just abandoned on its thread).
+    // The runtime itself stopped the guest call (the broker's own "request
+    // cancelled" line does not count).
     let log = process.stderr_text();
     assert!(
-        log.contains("provider_cancelled") || log.contains("cancelled"),
-        "the host logs the interrupted guest:\n{log}"
+        log.lines()
+            .any(|l| l.contains("guest call stopped") && l.contains("Cancelled")),
+        "the runtime logs the guest it stopped:\n{log}"
+    );
+}
+
+/// SIGTERM (or SIGINT) ends `listen` like a stream end: the running guest is
+/// stopped, every task winds down, and the process exits 0 within a second.
+#[cfg(unix)]
+#[tokio::test]
+async fn sigterm_stops_the_guest_and_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut process = sim
+        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), debug_spawn())
+        .await
+        .unwrap();
+    let h = sim.provider(NAME, WAIT).await.unwrap();
+    h.initialize(&dir.path().to_string_lossy(), options())
+        .await
+        .unwrap();
+    let call = start_endless_destroy(h).await;
+    let t0 = Instant::now();
+    let pid = process.id().unwrap().to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = process.wait(Duration::from_secs(5)).await.unwrap();
+    let took = t0.elapsed();
+    eprintln!("SIGTERM → listen exited in {took:?} ({status})");
+    assert!(status.success(), "{status}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(call.await.unwrap().is_err());
+    let log = process.stderr_text();
+    assert!(log.contains("SIGTERM"), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("guest call stopped") && l.contains("Cancelled")),
+        "the runtime logs the guest it stopped:\n{log}"
     );
 }
 

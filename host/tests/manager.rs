@@ -6,14 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use azd_wasm_host::client::AzdClient;
-use azd_wasm_host::error::ProviderError;
-use azd_wasm_host::manager::{ManagerError, ProvisioningManager};
-use azd_wasm_host::provider::{CallContext, Provider, ProviderFactory};
-use azd_wasm_host::sim::{CallError, ProviderHandle, SimAzd, SimOptions};
+use azd_wasm_host::AzdClient;
+use azd_wasm_host::ProviderError;
+use azd_wasm_host::{CallContext, Provider, ProviderFactory};
+use azd_wasm_host::{ManagerError, ProvisioningManager, StreamEnd};
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{CallError, ProviderHandle, SimAzd, SimOptions};
 use pb::provisioning_message::MessageType;
 use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
 
 const NAME: &str = "fake";
 const WAIT: Duration = Duration::from_secs(10);
@@ -33,6 +34,12 @@ struct Script {
     deploy_outputs: Vec<(String, String, String)>,
     /// Names planned_outputs returns.
     planned: usize,
+    /// When set, deploy keeps its progress reporter past its answer, and once
+    /// the gate opens reports through it 50 times, then says so on `late_done`.
+    late_gate: Option<(Arc<Notify>, mpsc::Sender<()>)>,
+    /// When set, an initialize of the layer named "slow" says it started, then
+    /// waits for the gate.
+    slow_init: Option<(Arc<Notify>, mpsc::Sender<()>)>,
     /// Instances created.
     created: AtomicUsize,
 }
@@ -60,6 +67,15 @@ impl Provider for Fake {
         if project_path == "/bad" {
             return Err(ProviderError::validation("bad_project", "no such project")
                 .with_suggestion("pick another"));
+        }
+        if let Some((gate, started)) = self
+            .script
+            .slow_init
+            .as_ref()
+            .filter(|_| options.name == "slow")
+        {
+            let _ = started.send(()).await;
+            gate.notified().await;
         }
         *self.layer.lock().unwrap() = options.name;
         Ok(())
@@ -110,13 +126,16 @@ impl Provider for Fake {
             }
         }
         // A reporter kept past the answer must not leak messages after it.
-        let late = ctx.progress.clone();
-        tokio::spawn(async move {
-            for _ in 0..50 {
-                late.report("too late").await;
-                tokio::task::yield_now().await;
-            }
-        });
+        if let Some((gate, done)) = self.script.late_gate.clone() {
+            let late = ctx.progress.clone();
+            tokio::spawn(async move {
+                gate.notified().await;
+                for _ in 0..50 {
+                    late.report("too late").await;
+                }
+                let _ = done.send(()).await;
+            });
+        }
         let mut deployment = pb::ProvisioningDeployment::default();
         deployment
             .outputs
@@ -153,13 +172,13 @@ impl Provider for Fake {
     async fn ensure_env(&self, _ctx: CallContext) -> Result<(), ProviderError> {
         Err(ProviderError {
             message: "quota".into(),
-            origin: azd_wasm_host::error::ErrorOrigin::Service,
+            origin: azd_wasm_host::ErrorOrigin::Service,
             suggestion: "ask".into(),
-            links: vec![azd_wasm_host::error::ErrorLink {
+            links: vec![azd_wasm_host::ErrorLink {
                 url: "https://example.com".into(),
                 title: "docs".into(),
             }],
-            detail: Some(azd_wasm_host::error::ErrorDetail::Service {
+            detail: Some(azd_wasm_host::ErrorDetail::Service {
                 error_code: "QuotaExceeded".into(),
                 status_code: 409,
                 service_name: "svc".into(),
@@ -203,7 +222,7 @@ struct Setup {
     sim: SimAzd,
     manager: Arc<ProvisioningManager>,
     handle: ProviderHandle,
-    serving: tokio::task::JoinHandle<Result<(), ManagerError>>,
+    serving: tokio::task::JoinHandle<Result<StreamEnd, ManagerError>>,
 }
 
 async fn setup(script: Script) -> Setup {
@@ -211,7 +230,7 @@ async fn setup(script: Script) -> Setup {
     let client = AzdClient::connect(&sim.address(), &sim.token())
         .await
         .unwrap();
-    let manager = ProvisioningManager::new("test.ext", client);
+    let manager = ProvisioningManager::new(client);
     // The simulated azd, like azd, answers the stream only after our first
     // message: a client that waits for azd first would hang here.
     tokio::time::timeout(
@@ -223,7 +242,7 @@ async fn setup(script: Script) -> Setup {
     .unwrap();
     let serving = {
         let m = manager.clone();
-        tokio::spawn(async move { m.receive().await })
+        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
     };
     manager.ready().await.unwrap();
     let handle = sim.provider(NAME, WAIT).await.unwrap();
@@ -245,7 +264,10 @@ fn options(layer: &str) -> pb::ProvisioningOptions {
 
 fn local_code(e: &CallError) -> String {
     match e {
-        CallError::Extension(e) => e.code().unwrap_or_default().to_owned(),
+        CallError::Extension(e) => ProviderError::from_wire(e)
+            .code()
+            .unwrap_or_default()
+            .to_owned(),
         other => panic!("expected an extension error, got {other:?}"),
     }
 }
@@ -311,12 +333,13 @@ async fn full_lifecycle_with_every_handler() {
     // A service error keeps every field on the way to azd.
     match s.handle.ensure_env().await.unwrap_err() {
         CallError::Extension(e) => {
+            let e = ProviderError::from_wire(&e);
             assert_eq!(e.message, "quota");
-            assert_eq!(e.origin, azd_wasm_host::error::ErrorOrigin::Service);
+            assert_eq!(e.origin, azd_wasm_host::ErrorOrigin::Service);
             assert_eq!(e.links.len(), 1);
             assert!(matches!(
                 e.detail,
-                Some(azd_wasm_host::error::ErrorDetail::Service {
+                Some(azd_wasm_host::ErrorDetail::Service {
                     status_code: 409,
                     ..
                 })
@@ -335,20 +358,20 @@ async fn concurrent_first_callers_share_one_stream() {
     let client = AzdClient::connect(&sim.address(), &sim.token())
         .await
         .unwrap();
-    let manager = ProvisioningManager::new("test.ext", client);
+    let manager = ProvisioningManager::new(client);
     let mut tasks = Vec::new();
     for _ in 0..16 {
         let m = manager.clone();
-        tasks.push(tokio::spawn(
-            async move { m.ensure_stream().await.unwrap() },
-        ));
+        tasks.push(tokio::spawn(async move { m.ensure_stream().await }));
     }
-    let brokers: Vec<_> = futures::future::join_all(tasks)
+    for t in futures::future::join_all(tasks).await {
+        t.unwrap();
+    }
+    manager
+        .register(Arc::new(FakeFactory(Arc::default())), NAME)
         .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
-    assert!(brokers.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])));
+        .unwrap();
+    assert_eq!(sim.streams_opened(), 1, "one stream for every caller");
 }
 
 #[tokio::test]
@@ -357,12 +380,11 @@ async fn the_stream_outlives_the_caller_that_opened_it() {
     let client = AzdClient::connect(&sim.address(), &sim.token())
         .await
         .unwrap();
-    let manager = ProvisioningManager::new("test.ext", client);
+    let manager = ProvisioningManager::new(client);
     // Open the stream from a task that then ends.
     let m = manager.clone();
-    tokio::spawn(async move { m.ensure_stream().await.map(|_| ()) })
+    tokio::spawn(async move { m.ensure_stream().await })
         .await
-        .unwrap()
         .unwrap();
     manager
         .register(Arc::new(FakeFactory(Arc::default())), NAME)
@@ -384,7 +406,7 @@ async fn azd_refusals_of_a_name_become_errors() {
     let client = AzdClient::connect(&s.sim.address(), &s.sim.token())
         .await
         .unwrap();
-    let second = ProvisioningManager::new("other.ext", client);
+    let second = ProvisioningManager::new(client);
     let dup = second
         .register(Arc::new(FakeFactory(Arc::default())), NAME)
         .await
@@ -404,13 +426,13 @@ async fn auth_is_refused_without_a_token_and_with_a_bad_one() {
     let bad = other.token(); // signed with another run's key, for another address
     for token in ["", "not-a-jwt", bad.as_str()] {
         let client = AzdClient::connect(&sim.address(), token).await.unwrap();
-        let manager = ProvisioningManager::new("test.ext", client);
+        let manager = ProvisioningManager::new(client);
         let err = manager
             .register(Arc::new(FakeFactory(Arc::default())), NAME)
             .await
             .unwrap_err();
         match err {
-            ManagerError::Stream(azd_wasm_host::broker::BrokerError::Open(status)) => {
+            ManagerError::Stream(azd_wasm_host::BrokerError::Open(status)) => {
                 assert_eq!(
                     status.code(),
                     tonic::Code::Unauthenticated,
@@ -511,8 +533,11 @@ async fn progress_outside_deploy_preview_destroy_is_not_sent() {
 
 #[tokio::test]
 async fn a_thousand_progress_messages_arrive_in_order_and_none_after_the_answer() {
+    let gate = Arc::new(Notify::new());
+    let (done_tx, mut done) = mpsc::channel(1);
     let s = setup(Script {
         deploy_progress: 1000,
+        late_gate: Some((gate.clone(), done_tx)),
         ..Default::default()
     })
     .await;
@@ -526,15 +551,13 @@ async fn a_thousand_progress_messages_arrive_in_order_and_none_after_the_answer(
         })
         .await
         .unwrap();
-    got.retain(|m| m != "too late");
     let want: Vec<String> = (0..1000).map(|i| format!("step {i}")).collect();
     assert_eq!(got, want);
     assert_eq!(ids.len(), 1, "all progress carries the deploy's id");
-    // The provider's leftover reporter keeps trying for a while; give it the
-    // chance, then check nothing arrived after the answer.
-    for _ in 0..100 {
-        tokio::task::yield_now().await;
-    }
+    // The answer has arrived; now the provider's leftover reporter tries 50
+    // times. A round trip after it finished flushes anything it queued.
+    gate.notify_one();
+    done.recv().await.expect("the leftover reporter finished");
     s.handle.initialize("/proj", options("")).await.unwrap();
     assert_eq!(s.handle.late_messages(), 0);
 }
@@ -597,6 +620,7 @@ async fn a_panicking_handler_becomes_an_error_answer() {
     let e = s.handle.parameters().await.unwrap_err();
     match &e {
         CallError::Extension(err) => {
+            let err = ProviderError::from_wire(err);
             assert_eq!(err.code(), Some("handler_panicked"));
             assert!(err.message.contains("blew up"), "{}", err.message);
         }
@@ -636,6 +660,29 @@ async fn bad_output_types_are_refused_not_sent() {
     s.handle.initialize("/proj", options("")).await.unwrap();
     let e = s.handle.deploy(|_| {}).await.unwrap_err();
     assert_eq!(local_code(&e), "invalid_output_type");
+}
+
+/// azd's order decides which instance is current, not the order the
+/// Initializes finish in: an earlier, slower one must not replace a later one.
+#[tokio::test]
+async fn instances_become_current_in_the_order_azd_sent_the_initializes() {
+    let gate = Arc::new(Notify::new());
+    let (started_tx, mut started) = mpsc::channel(1);
+    let s = setup(Script {
+        slow_init: Some((gate.clone(), started_tx)),
+        ..Default::default()
+    })
+    .await;
+    let slow = tokio::spawn({
+        let h = s.handle.clone();
+        async move { h.initialize("/proj", options("slow")).await }
+    });
+    started.recv().await.expect("the slow initialize started");
+    s.handle.initialize("/proj", options("fast")).await.unwrap();
+    gate.notify_one();
+    slow.await.unwrap().unwrap();
+    let st = s.handle.state(Default::default()).await.unwrap();
+    assert_eq!(st.state.unwrap().outputs["LAYER"].value, "fast");
 }
 
 #[tokio::test]
@@ -711,24 +758,24 @@ async fn ready_waits_for_the_dispatcher() {
     let client = AzdClient::connect(&sim.address(), &sim.token())
         .await
         .unwrap();
-    let manager = ProvisioningManager::new("test.ext", client);
+    let manager = ProvisioningManager::new(client);
     manager
         .register(Arc::new(FakeFactory(Arc::default())), NAME)
         .await
         .unwrap();
-    let m = manager.clone();
-    let ready = tokio::spawn(async move { m.ready().await });
-    for _ in 0..50 {
-        tokio::task::yield_now().await;
-    }
-    assert!(!ready.is_finished(), "ready() must wait for receive()");
+    // Until receive() dispatches, ready() has nothing it could finish on, so
+    // this wait can only time out (it never fails a correct build); a ready()
+    // that did not wait would call azd and finish well within it.
+    let mut ready = Box::pin(manager.ready());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), ready.as_mut())
+            .await
+            .is_err(),
+        "ready() must wait for receive()"
+    );
     assert_eq!(sim.ready_calls(), 0);
     let m = manager.clone();
-    let _serving = tokio::spawn(async move { m.receive().await });
-    tokio::time::timeout(WAIT, ready)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let _serving = tokio::spawn(async move { m.receive(CancellationToken::new()).await });
+    tokio::time::timeout(WAIT, ready).await.unwrap().unwrap();
     assert_eq!(sim.ready_calls(), 1);
 }

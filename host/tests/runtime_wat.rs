@@ -17,11 +17,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use azd_wasm_host::error::{ErrorDetail, ErrorOrigin, ProviderError};
-use azd_wasm_host::provider::{CallContext, Provider};
 use azd_wasm_host::runtime::{
     CacheOutcome, LoadedProvider, RuntimeOptions, check_report, load_provider,
 };
+use azd_wasm_host::{CallContext, Provider};
+use azd_wasm_host::{ErrorDetail, ErrorOrigin, ProviderError};
 use azd_wasm_host_proto::azdext as pb;
 use tokio_util::sync::CancellationToken;
 

@@ -17,7 +17,7 @@ mod fixtures;
 
 use std::sync::{Arc, Mutex};
 
-use azd_wasm_host::provider::CallContext;
+use azd_wasm_host::CallContext;
 use azd_wasm_host::runtime::{CacheOutcome, RuntimeOptions, check_report};
 use azd_wasm_host_proto::azdext as pb;
 

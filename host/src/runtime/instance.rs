@@ -47,7 +47,8 @@ use super::manifest::Policy;
 use super::sandbox;
 use crate::env_name::EnvironmentName;
 use crate::error::ProviderError;
-use crate::provider::{CallContext, Progress, Provider, ProviderFactory};
+use crate::provider::{CallContext, Provider, ProviderFactory};
+use azd_wasm_host_proto::RequestKind;
 
 /// Most bytes a guest may hand the host in one transfer: the lifted answer of
 /// a call (strings and lists, counted as the host's copy), or the arguments of
@@ -55,8 +56,8 @@ use crate::provider::{CallContext, Progress, Provider, ProviderFactory};
 /// the host's own representation of a legitimate one.
 pub const MAX_GUEST_TRANSFER: usize = 16 << 20;
 
-/// What every instance of one provider shares.
-pub(crate) struct Shared {
+/// What every instance of one provider is made from.
+pub(crate) struct Template {
     pub(crate) name: Arc<str>,
     pub(crate) policy: Policy,
     pub(crate) pre: ProvisioningProviderPre<HostState>,
@@ -65,14 +66,28 @@ pub(crate) struct Shared {
     pub(crate) environment: Result<Option<EnvironmentName>, String>,
 }
 
+impl Template {
+    /// A fresh `Store` for one instance: its sandbox, its budget for memories
+    /// and tables, a yield at every epoch tick, and the bound on what the
+    /// guest may hand the host at once.
+    fn new_store(&self, sandbox: sandbox::Sandbox) -> Store<HostState> {
+        let state = HostState::new(self.name.clone(), sandbox, self.policy.memory_bytes());
+        let mut store = Store::new(self.component.engine(), state);
+        store.limiter_async(|s| &mut s.limits);
+        store.epoch_deadline_async_yield_and_update(1);
+        store.set_hostcall_fuel(MAX_GUEST_TRANSFER);
+        store
+    }
+}
+
 /// Makes fresh [`WasmProvider`]s for one loaded component.
 #[derive(Clone)]
 pub struct WasmProviderFactory {
-    shared: Arc<Shared>,
+    shared: Arc<Template>,
 }
 
 impl WasmProviderFactory {
-    pub(crate) fn new(shared: Shared) -> Self {
+    pub(crate) fn new(shared: Template) -> Self {
         Self {
             shared: Arc::new(shared),
         }
@@ -82,7 +97,7 @@ impl WasmProviderFactory {
     pub fn create_wasm(&self) -> WasmProvider {
         WasmProvider {
             shared: self.shared.clone(),
-            slot: Arc::new(Mutex::new(Slot::Empty)),
+            state: Arc::new(Mutex::new(InstanceState::Empty)),
         }
     }
 }
@@ -103,24 +118,24 @@ impl ProviderFactory for WasmProviderFactory {
 }
 
 /// One running instance (or none yet, or a retired one).
-enum Slot {
+enum InstanceState {
     /// Not initialized.
     Empty,
     /// Serving calls.
-    Live(Box<Live>),
+    Running(Box<Instance>),
     /// Retired by a fault; holds what happened.
     Retired(String),
 }
 
-struct Live {
+struct Instance {
     store: Store<HostState>,
     bindings: ProvisioningProvider,
 }
 
 /// A provider instance backed by a WebAssembly component.
 pub struct WasmProvider {
-    shared: Arc<Shared>,
-    slot: Arc<Mutex<Slot>>,
+    shared: Arc<Template>,
+    state: Arc<Mutex<InstanceState>>,
 }
 
 impl std::fmt::Debug for WasmProvider {
@@ -165,68 +180,69 @@ impl WasmProvider {
     async fn lock(
         &self,
         ctx: &CallContext,
-    ) -> Result<tokio::sync::OwnedMutexGuard<Slot>, ProviderError> {
+    ) -> Result<tokio::sync::OwnedMutexGuard<InstanceState>, ProviderError> {
         tokio::select! {
             biased;
-            guard = self.slot.clone().lock_owned() => Ok(guard),
+            guard = self.state.clone().lock_owned() => Ok(guard),
             () = ctx.cancel.cancelled() => Err(cancelled_error(&self.shared.name, "waiting for the provider")),
         }
     }
 
-    /// Runs the guest call `f` on the live instance, bounded by the call's
+    /// Runs the guest call `f` on the instance instance, bounded by the call's
     /// deadline and cancellation; maps faults and retires the instance when one
     /// happens.
     async fn call<T, R>(
         &self,
-        what: &'static str,
+        kind: RequestKind,
         ctx: CallContext,
         f: impl for<'a> FnOnce(&'a ProvisioningProvider, &'a mut Store<HostState>) -> GuestCall<'a, T>,
         convert: impl FnOnce(T) -> R,
     ) -> Result<R, ProviderError> {
-        let ctx = progress_only_where_azd_expects_it(what, ctx);
+        let what = kind.name();
+        let ctx = ctx.for_kind(kind);
         let mut guard = self.lock(&ctx).await?;
-        let mut live = match std::mem::replace(&mut *guard, Slot::Empty) {
-            Slot::Live(live) => live,
-            Slot::Empty => {
+        let mut instance = match std::mem::replace(&mut *guard, InstanceState::Empty) {
+            InstanceState::Running(instance) => instance,
+            InstanceState::Empty => {
                 return Err(ProviderError::local(
                     "provider_not_initialized",
-                    crate::error::category::INTERNAL,
+                    crate::error::ErrorCategory::Internal,
                     format!(
                         "provider `{}` got `{what}` before `initialize`",
                         self.shared.name
                     ),
                 ));
             }
-            Slot::Retired(why) => {
+            InstanceState::Retired(why) => {
                 let err = crashed_error(&self.shared.name, &why);
-                *guard = Slot::Retired(why);
+                *guard = InstanceState::Retired(why);
                 return Err(err);
             }
         };
         // Until the call returns; stays if this future is dropped mid-call.
-        *guard = Slot::Retired(format!("a `{what}` call was abandoned while it ran"));
-        live.store.data_mut().begin_call(&ctx);
+        *guard = InstanceState::Retired(format!("a `{what}` call was abandoned while it ran"));
+        instance.store.data_mut().begin_call(&ctx);
         let outcome = {
-            let Live { store, bindings } = &mut *live;
+            let Instance { store, bindings } = &mut *instance;
             bounded(f(bindings, store), &ctx, &self.shared.policy).await
         };
         match outcome {
             Ok(Ok(guest)) => {
-                live.store.data_mut().end_call();
-                *guard = Slot::Live(live);
+                instance.store.data_mut().end_call();
+                *guard = InstanceState::Running(instance);
                 guest.map(convert).map_err(convert::error_from_wit)
             }
             Ok(Err(trap)) => {
-                let denied = live.store.data_mut().limits.take_denied();
+                let denied = instance.store.data_mut().limits.take_denied();
                 let err = self.trap_error(what, &trap, denied);
-                *guard = Slot::Retired(err.message.clone());
+                *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
             Err(reason) => {
                 // The call future is gone; so goes the instance and its memory.
-                drop(live);
+                drop(instance);
                 let err = self.stopped_error(what, reason);
-                *guard = Slot::Retired(err.message.clone());
+                *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
         }
@@ -239,10 +255,10 @@ impl WasmProvider {
         options: wit::ProvisioningOptions,
         ctx: CallContext,
     ) -> Result<(), ProviderError> {
-        let ctx = progress_only_where_azd_expects_it("initialize", ctx);
+        let ctx = ctx.for_kind(RequestKind::Initialize);
         let mut guard = self.lock(&ctx).await?;
         // Whatever was there is replaced: a new layer gets a new instance.
-        *guard = Slot::Empty;
+        *guard = InstanceState::Empty;
         let shared = &self.shared;
         let environment = shared.environment.clone().map_err(|why| {
             ProviderError::validation("invalid_environment_name", why)
@@ -254,13 +270,7 @@ impl WasmProvider {
             environment.as_ref(),
             &shared.name,
         )?;
-        let mut store = Store::new(
-            shared.component.engine(),
-            HostState::new(shared.name.clone(), sandbox, shared.policy.memory_bytes()),
-        );
-        store.limiter_async(|s| &mut s.limits);
-        store.epoch_deadline_async_yield_and_update(1);
-        store.set_hostcall_fuel(MAX_GUEST_TRANSFER);
+        let mut store = shared.new_store(sandbox);
         store.data_mut().begin_call(&ctx);
         let started = {
             let store = &mut store;
@@ -281,19 +291,19 @@ impl WasmProvider {
         match started {
             Ok(Ok((bindings, guest))) => {
                 store.data_mut().end_call();
-                *guard = Slot::Live(Box::new(Live { store, bindings }));
+                *guard = InstanceState::Running(Box::new(Instance { store, bindings }));
                 guest.map_err(convert::error_from_wit)
             }
             Ok(Err(trap)) => {
                 let denied = store.data_mut().limits.take_denied();
                 let err = self.trap_error("initialize", &trap, denied);
-                *guard = Slot::Retired(err.message.clone());
+                *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
             Err(reason) => {
                 drop(store);
                 let err = self.stopped_error("initialize", reason);
-                *guard = Slot::Retired(err.message.clone());
+                *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
         }
@@ -378,20 +388,6 @@ fn is_transfer_too_large(error: &wasmtime::Error) -> bool {
     })
 }
 
-/// azd takes any message during a call other than deploy, preview or destroy
-/// for the answer, so a guest's progress there only goes to the log, whatever
-/// reporter the caller passed.
-fn progress_only_where_azd_expects_it(what: &str, ctx: CallContext) -> CallContext {
-    if matches!(what, "deploy" | "preview" | "destroy") {
-        ctx
-    } else {
-        CallContext {
-            progress: Progress::log_only(ctx.request_id.clone()),
-            ..ctx
-        }
-    }
-}
-
 fn first_line(e: &wasmtime::Error) -> String {
     let text = format!("{e:#}");
     text.lines().next().unwrap_or("unknown failure").to_owned()
@@ -433,7 +429,7 @@ impl Provider for WasmProvider {
     ) -> Result<pb::ProvisioningStateResult, ProviderError> {
         let options = convert::state_options_to_wit(&options);
         self.call(
-            "state",
+            RequestKind::State,
             ctx,
             move |b, s| {
                 Box::pin(async move { b.azd_provisioning_provider().call_state(s, &options).await })
@@ -448,7 +444,7 @@ impl Provider for WasmProvider {
         ctx: CallContext,
     ) -> Result<pb::ProvisioningDeployResult, ProviderError> {
         self.call(
-            "deploy",
+            RequestKind::Deploy,
             ctx,
             |b, s| Box::pin(b.azd_provisioning_provider().call_deploy(s)),
             convert::deploy_from_wit,
@@ -461,7 +457,7 @@ impl Provider for WasmProvider {
         ctx: CallContext,
     ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
         self.call(
-            "preview",
+            RequestKind::Preview,
             ctx,
             |b, s| Box::pin(b.azd_provisioning_provider().call_preview(s)),
             convert::preview_from_wit,
@@ -476,7 +472,7 @@ impl Provider for WasmProvider {
     ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
         let options = convert::destroy_options_to_wit(&options);
         self.call(
-            "destroy",
+            RequestKind::Destroy,
             ctx,
             move |b, s| Box::pin(b.azd_provisioning_provider().call_destroy(s, options)),
             convert::destroy_from_wit,
@@ -486,7 +482,7 @@ impl Provider for WasmProvider {
 
     async fn ensure_env(&self, ctx: CallContext) -> Result<(), ProviderError> {
         self.call(
-            "ensure-env",
+            RequestKind::EnsureEnv,
             ctx,
             |b, s| Box::pin(b.azd_provisioning_provider().call_ensure_env(s)),
             |()| (),
@@ -499,7 +495,7 @@ impl Provider for WasmProvider {
         ctx: CallContext,
     ) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
         self.call(
-            "parameters",
+            RequestKind::Parameters,
             ctx,
             |b, s| Box::pin(b.azd_provisioning_provider().call_parameters(s)),
             convert::parameters_from_wit,
@@ -512,7 +508,7 @@ impl Provider for WasmProvider {
         ctx: CallContext,
     ) -> Result<Vec<pb::ProvisioningPlannedOutput>, ProviderError> {
         self.call(
-            "planned-outputs",
+            RequestKind::PlannedOutputs,
             ctx,
             |b, s| Box::pin(b.azd_provisioning_provider().call_planned_outputs(s)),
             convert::planned_outputs_from_wit,

@@ -274,6 +274,24 @@ impl Manifest {
         })
     }
 
+    /// The provider at `path` and its name: a `.wasm` path is a bare component
+    /// ([`Manifest::for_component`]), anything else a manifest file. `name`,
+    /// when given and not blank, overrides the name either way. This is the one
+    /// place a provider's name is decided (`listen`, `check` and `run` use it).
+    pub fn resolve(path: &Path, name: Option<&str>) -> anyhow::Result<Self> {
+        let is_wasm = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("wasm"));
+        if is_wasm {
+            return Self::for_component(path, name);
+        }
+        let mut m = Self::load(path)?;
+        if let Some(name) = name.filter(|n| !n.trim().is_empty()) {
+            name.clone_into(&mut m.name);
+        }
+        Ok(m)
+    }
+
     /// A manifest for a bare component: name from `name` or the file stem,
     /// deny-all policy with default limits.
     pub fn for_component(component: &Path, name: Option<&str>) -> anyhow::Result<Self> {
@@ -353,20 +371,21 @@ impl Policy {
 
 /// Splits `host:port` (IPv6 hosts in brackets). The error says what is wrong.
 pub fn parse_host_port(dest: &str) -> Result<(String, u16), &'static str> {
-    let (host, port) = dest
-        .rsplit_once(':')
-        .ok_or("is not host:port (the port is required)")?;
-    let port: u16 = port
-        .parse()
-        .map_err(|_| "has a port that is not 1..=65535")?;
-    if port == 0 {
-        return Err("has a port that is not 1..=65535");
+    let authority: http::uri::Authority = dest.parse().map_err(|_| "is not host:port")?;
+    if authority.as_str().contains('@') {
+        return Err("has user information; only host:port is allowed");
     }
+    let port = match authority.port_u16() {
+        None => return Err("is not host:port (the port is required)"),
+        Some(0) => return Err("has a port that is not 1..=65535"),
+        Some(p) => p,
+    };
+    let host = authority.host();
     let host = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
-    if host.is_empty() || host.contains(['/', ' ', '[', ']']) {
+    if host.is_empty() {
         return Err("has no valid host");
     }
     Ok((host.to_owned(), port))
@@ -592,5 +611,8 @@ call_timeout_secs = 5
         assert!(parse_host_port("a.b").is_err());
         assert!(parse_host_port(":80").is_err());
         assert!(parse_host_port("a:0").is_err());
+        assert!(parse_host_port("a:99999").is_err());
+        assert!(parse_host_port("u@a:1").is_err());
+        assert!(parse_host_port("a b:1").is_err());
     }
 }

@@ -26,13 +26,13 @@
 //! provider is registered with azd) and [`check_report`] (`azd-wasm-host check`).
 
 mod bindings;
-pub mod cache;
-pub mod convert;
+mod cache;
+mod convert;
 mod engine;
 mod host;
 mod instance;
 mod limits;
-pub mod manifest;
+mod manifest;
 mod sandbox;
 
 use std::fmt::Write as _;
@@ -42,10 +42,14 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-pub use cache::{CacheOutcome, default_cache_dir};
-pub use engine::{EPOCH_TICK, PROVIDER_EXPORT, WORLD};
-pub use instance::{MAX_GUEST_TRANSFER, WasmProvider, WasmProviderFactory};
-pub use manifest::{FsAccess, FsGrant, Manifest, Policy, RESERVED_ENV, locate_manifest};
+pub use cache::{CacheOutcome, ENV_CACHE_DIR, default_cache_dir};
+pub use convert::{object_to_struct, struct_to_json};
+pub use engine::{PROVIDER_EXPORT, WORLD};
+pub use instance::{MAX_GUEST_TRANSFER, WasmProviderFactory};
+pub use manifest::{
+    DEFAULT_MANIFEST_NAME, ENV_MANIFEST, FsAccess, FsGrant, GrantLocation, Manifest, Policy,
+    RESERVED_ENV, locate_manifest,
+};
 
 /// Environment variable holding the azd environment name (`{env}` in grants).
 pub const ENV_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
@@ -69,8 +73,6 @@ pub struct LoadedProvider {
     pub factory: Arc<dyn crate::provider::ProviderFactory>,
     /// The manifest (synthesised deny-all for a bare component).
     pub manifest: Manifest,
-    /// The same factory, typed (for tests and benchmarks).
-    pub wasm_factory: WasmProviderFactory,
     /// Whether the compiled code came from the cache.
     pub cache: CacheOutcome,
     /// Time to read, compile or load from the cache, and validate.
@@ -88,22 +90,6 @@ impl std::fmt::Debug for LoadedProvider {
     }
 }
 
-/// Reads a manifest, or treats a `.wasm` path as a bare component.
-fn read_manifest(path: &Path, provider_name: Option<&str>) -> anyhow::Result<Manifest> {
-    let is_wasm = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("wasm"));
-    if is_wasm {
-        Manifest::for_component(path, provider_name)
-    } else {
-        let mut m = Manifest::load(path)?;
-        if let Some(name) = provider_name.filter(|n| !n.trim().is_empty()) {
-            name.clone_into(&mut m.name);
-        }
-        Ok(m)
-    }
-}
-
 /// Loads and validates a provider: the manifest (or bare component), the
 /// component itself (compiled or taken from the cache), and its fit to our
 /// world. Nothing is registered with azd before this succeeds.
@@ -112,7 +98,7 @@ pub fn load_provider(
     provider_name: Option<&str>,
     opts: &RuntimeOptions,
 ) -> anyhow::Result<LoadedProvider> {
-    let manifest = read_manifest(manifest_or_component, provider_name)?;
+    let manifest = Manifest::resolve(manifest_or_component, provider_name)?;
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
     let cache_dir = opts.cache_dir.clone().or_else(default_cache_dir);
@@ -131,7 +117,7 @@ pub fn load_provider(
             .map(Some)
             .map_err(|e| e.to_string()),
     };
-    let factory = WasmProviderFactory::new(instance::Shared {
+    let factory = WasmProviderFactory::new(instance::Template {
         name: Arc::from(manifest.name.as_str()),
         policy: manifest.policy.clone(),
         pre: loaded.pre,
@@ -140,8 +126,7 @@ pub fn load_provider(
     });
     Ok(LoadedProvider {
         name: manifest.name.clone(),
-        factory: Arc::new(factory.clone()),
-        wasm_factory: factory,
+        factory: Arc::new(factory),
         manifest,
         cache: loaded.outcome,
         load_time: loaded.load_time,
@@ -151,7 +136,7 @@ pub fn load_provider(
 /// Validates a component (or the component of a manifest) and describes it:
 /// what it imports (the capabilities it asks for) and what the policy grants.
 pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
-    let manifest = read_manifest(component_or_manifest, None)?;
+    let manifest = Manifest::resolve(component_or_manifest, None)?;
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
     let loaded = engine::load_component(
@@ -187,31 +172,35 @@ pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
     for name in imports {
         let _ = writeln!(out, "  {name:<44} {}", describe_import(name));
     }
-    let policy = &manifest.policy;
+    write_policy(&mut out, &manifest.policy);
+    Ok(out)
+}
+
+/// The policy section of [`check_report`]: what the sandbox grants.
+fn write_policy(out: &mut String, policy: &Policy) {
     let _ = writeln!(out, "\npolicy (what the sandbox grants):");
     if policy.is_deny_all() {
         let _ = writeln!(
             out,
             "  deny-all: no files, no environment variables, no network"
         );
-    } else {
-        for g in &policy.fs {
-            let place = if g.outside_project {
-                "OUTSIDE the azd project (granted explicitly)"
-            } else {
-                "inside the azd project"
-            };
-            let _ = writeln!(out, "  fs       {} ({}; {place})", g.path, g.access);
-        }
-        for e in &policy.env {
-            let _ = writeln!(out, "  env      {e}");
-        }
-        for n in &policy.network {
-            let _ = writeln!(
-                out,
-                "  network  {n} (TCP connect; name lookups only for listed names)"
-            );
-        }
+    }
+    for g in &policy.fs {
+        let place = if g.outside_project {
+            "OUTSIDE the azd project (granted explicitly)"
+        } else {
+            "inside the azd project"
+        };
+        let _ = writeln!(out, "  fs       {} ({}; {place})", g.path, g.access);
+    }
+    for e in &policy.env {
+        let _ = writeln!(out, "  env      {e}");
+    }
+    for n in &policy.network {
+        let _ = writeln!(
+            out,
+            "  network  {n} (TCP connect; name lookups only for listed names)"
+        );
     }
     let _ = writeln!(
         out,
@@ -225,7 +214,6 @@ pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
             "  disk     not bounded: read-write grants may take what the disk holds"
         );
     }
-    Ok(out)
 }
 
 /// What an import lets the guest do, in a few words.

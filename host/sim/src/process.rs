@@ -9,7 +9,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, ChildStderr};
 use tokio::task::JoinHandle;
 
-use super::stream::lock;
+use crate::conn::lock;
 
 /// azd's default wait for `ExtensionService/Ready`.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(15);

@@ -6,24 +6,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::server::extension_service_server::ExtensionService;
+use azd_wasm_host_proto::server::provisioning_service_server::ProvisioningService;
 use futures::Stream;
-use pb::extension_service_server::ExtensionService;
 use pb::provisioning_message::MessageType;
-use pb::provisioning_service_server::ProvisioningService;
 use tokio::sync::{mpsc, watch};
 use tokio_util::task::TaskTracker;
 use tonic::metadata::MetadataMap;
 use tonic::{Code, Request, Response, Status, Streaming};
 
-use super::auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TokenKey};
-use super::handle::ProviderHandle;
-use super::stream::{OUTGOING_CAPACITY, Outgoing, StreamConn, lock};
+use crate::auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TokenKey};
+use crate::conn::{OUTGOING_CAPACITY, Outgoing, StreamConn, lock};
+use crate::handle::ProviderHandle;
 
 /// Errors an extension reported through `ExtensionService/ReportError` kept at most.
 const MAX_REPORTED_ERRORS: usize = 100;
 
 /// State shared by the services and the [`super::SimAzd`] that owns them.
-pub(crate) struct Shared {
+pub(crate) struct AzdState {
     /// Signs and checks tokens; knows the audience (the server address).
     pub(crate) key: TokenKey,
     /// The one extension "installed" in this azd.
@@ -44,7 +44,7 @@ pub(crate) struct Shared {
     next_stream: AtomicU64,
 }
 
-impl Shared {
+impl AzdState {
     pub(crate) fn new(key: TokenKey, extension_id: String) -> Self {
         Self {
             key,
@@ -93,6 +93,11 @@ impl Shared {
             .iter()
             .map(|h| h.name().to_owned())
             .collect()
+    }
+
+    /// Streams opened so far (numbers start at 1).
+    pub(crate) fn streams_opened(&self) -> u64 {
+        self.next_stream.load(Ordering::Relaxed) - 1
     }
 
     /// Errors reported through `ExtensionService/ReportError`, oldest first.
@@ -172,7 +177,7 @@ impl Shared {
 
 /// How a stream ended.
 enum End {
-    /// azd closed it ([`Shared::close_streams`]).
+    /// azd closed it ([`AzdState::close_streams`]).
     ClosedByAzd,
     /// The extension half-closed.
     Eof,
@@ -183,7 +188,7 @@ enum End {
 /// Reads one stream until it ends: registrations are answered here, everything else is
 /// routed to the call it answers.
 async fn read_stream(
-    shared: Arc<Shared>,
+    shared: Arc<AzdState>,
     conn: Arc<StreamConn>,
     mut inbound: Streaming<pb::ProvisioningMessage>,
     mut first: Option<Result<Option<pb::ProvisioningMessage>, Status>>,
@@ -246,7 +251,7 @@ fn outgoing(
 }
 
 /// `ExtensionService` of the simulated azd.
-pub(crate) struct ExtensionSvc(pub(crate) Arc<Shared>);
+pub(crate) struct ExtensionSvc(pub(crate) Arc<AzdState>);
 
 #[tonic::async_trait]
 impl ExtensionService for ExtensionSvc {
@@ -276,7 +281,7 @@ impl ExtensionService for ExtensionSvc {
 }
 
 /// `ProvisioningService` of the simulated azd.
-pub(crate) struct ProvisioningSvc(pub(crate) Arc<Shared>);
+pub(crate) struct ProvisioningSvc(pub(crate) Arc<AzdState>);
 
 #[tonic::async_trait]
 impl ProvisioningService for ProvisioningSvc {

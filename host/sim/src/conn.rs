@@ -16,7 +16,7 @@ use pb::provisioning_message::MessageType;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::handle::CallError;
+use crate::error::CallError;
 
 /// What the writer half carries: a message, or the status that ends the stream.
 pub(crate) type Outgoing = Result<pb::ProvisioningMessage, tonic::Status>;
@@ -64,18 +64,6 @@ pub(crate) struct StreamConn {
     pub(crate) close: CancellationToken,
     /// Cancelled once the stream is over, whichever side ended it.
     pub(crate) ended: CancellationToken,
-}
-
-/// Whether `msg` is a request during which the extension may send progress.
-pub(crate) fn allows_progress(msg: &pb::ProvisioningMessage) -> bool {
-    matches!(
-        msg.message_type,
-        Some(
-            MessageType::DeployRequest(_)
-                | MessageType::PreviewRequest(_)
-                | MessageType::DestroyRequest(_)
-        )
-    )
 }
 
 impl StreamConn {

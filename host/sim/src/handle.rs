@@ -9,8 +9,10 @@ use azd_wasm_host_proto::azdext as pb;
 use pb::provisioning_message::MessageType;
 use tokio::time::{Instant, timeout_at};
 
-use super::stream::{StreamConn, allows_progress};
-use crate::error::ProviderError;
+use azd_wasm_host_proto::RequestKind;
+
+use crate::conn::StreamConn;
+use crate::error::CallError;
 
 /// How long a call waits for its answer unless [`ProviderHandle::with_call_timeout`] says
 /// otherwise. azd itself waits forever; this only turns a hang into [`CallError::Timeout`].
@@ -18,24 +20,6 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Output types azd can convert; any other panics its environment refresh.
 pub const OUTPUT_TYPES: [&str; 5] = ["string", "number", "bool", "object", "array"];
-
-/// Why a call to the extension did not produce a usable answer.
-#[derive(Debug, thiserror::Error)]
-pub enum CallError {
-    /// The answer envelope carried `error`: the provider failed and azd shows this.
-    #[error("the extension answered with an error: {0}")]
-    Extension(ProviderError),
-    /// The answer was of the wrong kind or lacks a field azd relies on (azd would crash or
-    /// misbehave).
-    #[error("protocol violation: {0}")]
-    Protocol(String),
-    /// The stream ended before the answer arrived.
-    #[error("the provisioning stream is closed")]
-    StreamClosed,
-    /// No answer within the call timeout.
-    #[error("no answer within the call timeout")]
-    Timeout,
-}
 
 /// Everything the extension sent for one request.
 #[derive(Debug, Clone)]
@@ -193,7 +177,7 @@ impl ProviderHandle {
         if msg.request_id.is_empty() {
             msg.request_id = uuid::Uuid::new_v4().to_string();
         }
-        let progress_allowed = allows_progress(&msg);
+        let progress_allowed = RequestKind::of(&msg).is_some_and(RequestKind::sends_progress);
         let deadline = Instant::now() + self.call_timeout;
         let (mut rx, _guard) = self.conn.begin_call(&msg.request_id, progress_allowed)?;
         tracing::debug!(
@@ -233,8 +217,8 @@ impl ProviderHandle {
                 on_progress,
             )
             .await?;
-        if let Some(e) = &answer.error {
-            return Err(CallError::Extension(ProviderError::from_wire(e)));
+        if let Some(e) = answer.error {
+            return Err(CallError::Extension(e));
         }
         Ok(answer)
     }

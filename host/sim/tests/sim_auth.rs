@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use azd_wasm_host::sim::{
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{
     CallError, ExtensionClaims, SimAzd, SimOptions, SpawnOptions, TOKEN_LIFETIME, unix_now,
 };
-use azd_wasm_host_proto::azdext as pb;
 use pb::extension_service_client::ExtensionServiceClient;
 use pb::provisioning_message::MessageType;
 use pb::provisioning_service_client::ProvisioningServiceClient;
@@ -178,7 +178,7 @@ fn deployment_with_output(name: &str, ty: &str, value: &str) -> pb::Provisioning
 }
 
 /// Starts a sim, opens a stream with a valid token and registers `name` on it.
-async fn registered(name: &str) -> (SimAzd, RawExtension, azd_wasm_host::sim::ProviderHandle) {
+async fn registered(name: &str) -> (SimAzd, RawExtension, azd_wasm_host_sim::ProviderHandle) {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
     let mut ext = RawExtension::open(&sim, Some(&sim.token())).await;
     let answer = ext.register("reg-1", name).await;
@@ -451,11 +451,18 @@ async fn answers_that_would_break_azd_are_protocol_errors() {
         ext.tx
             .send(pb::ProvisioningMessage {
                 request_id: req.request_id.clone(),
-                error: Some(
-                    azd_wasm_host::error::ProviderError::validation("bad_config", "nope")
-                        .with_suggestion("fix it")
-                        .to_wire(),
-                ),
+                error: Some(pb::ExtensionError {
+                    message: "nope".into(),
+                    origin: pb::ErrorOrigin::Local as i32,
+                    suggestion: "fix it".into(),
+                    links: Vec::new(),
+                    source: Some(pb::extension_error::Source::LocalError(
+                        pb::LocalErrorDetail {
+                            code: "bad_config".into(),
+                            category: "validation".into(),
+                        },
+                    )),
+                }),
                 message_type: None,
             })
             .await
@@ -489,7 +496,10 @@ async fn answers_that_would_break_azd_are_protocol_errors() {
     match handle.planned_outputs().await.unwrap_err() {
         CallError::Extension(e) => {
             assert_eq!(e.message, "nope");
-            assert_eq!(e.code(), Some("bad_config"));
+            assert!(matches!(
+                e.source,
+                Some(pb::extension_error::Source::LocalError(ref l)) if l.code == "bad_config"
+            ));
             assert_eq!(e.suggestion, "fix it");
         }
         other => panic!("{other:?}"),

@@ -1,3 +1,5 @@
+//! # azd-wasm-host-sim
+//!
 //! A simulated azd: plays azd's part of the extension protocol over real loopback gRPC.
 //!
 //! [`SimAzd::start`] serves `ProvisioningService` and `ExtensionService` on `127.0.0.1:0`
@@ -12,13 +14,21 @@
 //! checks each answer for what would crash or confuse azd ([`CallError::Protocol`]).
 //! [`SimAzd::close_streams`] is "azd goes away": the extension sees its stream end.
 //!
-//! Used by the integration tests and by `azd-wasm-host run`.
+//! Used by `azd-wasm-host run` and, as a dev-dependency, by the tests. It knows
+//! azd's wire (the server half of the protos), not the extension's code: what it
+//! reports is what azd would see.
+//!
+//! Rooms: `auth` (tokens), `service` (the gRPC services and the stream reader),
+//! `conn` (one stream: writer, waiting calls, routing), `handle` (typed calls
+//! and the checks of their answers), `process` (extensions started as azd
+//! starts them), `error` ([`CallError`]).
 
 mod auth;
+mod conn;
+mod error;
 mod handle;
 mod process;
 mod service;
-mod stream;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -29,9 +39,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::server::extension_service_server::ExtensionServiceServer;
+use azd_wasm_host_proto::server::provisioning_service_server::ProvisioningServiceServer;
 use futures::TryStreamExt as _;
-use pb::extension_service_server::ExtensionServiceServer;
-use pb::provisioning_service_server::ProvisioningServiceServer;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;
@@ -39,13 +49,11 @@ use tokio_util::sync::CancellationToken;
 use tonic::codec::CompressionEncoding;
 
 pub use auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TOKEN_LIFETIME, unix_now};
-pub use handle::{
-    CallError, DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind,
-};
+pub use error::CallError;
+pub use handle::{DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind};
 pub use process::{DEFAULT_READY_TIMEOUT, ExtensionProcess, SpawnOptions, ready_timeout_from_env};
 
-use crate::error::ProviderError;
-use service::{ExtensionSvc, ProvisioningSvc, Shared};
+use service::{AzdState, ExtensionSvc, ProvisioningSvc};
 
 /// How long [`SimAzd::shutdown`] waits for the server and the stream readers.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -70,7 +78,7 @@ impl Default for SimOptions {
 
 /// One simulated azd run: a gRPC server on loopback and its signing key.
 pub struct SimAzd {
-    shared: Arc<Shared>,
+    shared: Arc<AzdState>,
     opts: SimOptions,
     address: String,
     traceparent: String,
@@ -110,7 +118,7 @@ impl SimAzd {
         let port = listener.local_addr()?.port();
         let address = format!("127.0.0.1:{port}");
         let key = auth::TokenKey::random(&address)?;
-        let shared = Arc::new(Shared::new(key, opts.extension_id.clone()));
+        let shared = Arc::new(AzdState::new(key, opts.extension_id.clone()));
 
         let provisioning = ProvisioningServiceServer::new(ProvisioningSvc(Arc::clone(&shared)))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -208,6 +216,52 @@ impl SimAzd {
         mut cmd: tokio::process::Command,
         opts: SpawnOptions,
     ) -> anyhow::Result<ExtensionProcess> {
+        self.prepare_command(&mut cmd, &opts);
+        let program = cmd.as_std().get_program().to_string_lossy().into_owned();
+        let mut ready = self.shared.ready.subscribe();
+        let before = *ready.borrow_and_update();
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("starting the extension {program}"))?;
+        let mut process = ExtensionProcess::new(child, opts.capture_stderr);
+        let timeout = opts.ready_timeout.unwrap_or_else(ready_timeout_from_env);
+        let exited = tokio::select! {
+            r = ready.wait_for(|n| *n > before) => match r {
+                Ok(_) => return Ok(process),
+                // The sender lives in `shared`, which we hold: cannot happen; treat as timeout.
+                Err(_) => None,
+            },
+            status = process.child_mut().wait() => Some(status),
+            () = tokio::time::sleep(timeout) => None,
+        };
+        let Some(status) = exited else {
+            let _ = process.kill().await;
+            let whose = if opts.ready_timeout.is_some() {
+                "the caller's limit"
+            } else {
+                "azd's limit; AZD_EXT_TIMEOUT=<seconds> changes it"
+            };
+            anyhow::bail!(
+                "the extension {program} did not call ExtensionService/Ready within \
+                 {timeout:?} ({whose}); killed it{}",
+                process.stderr_suffix()
+            )
+        };
+        // Let the stderr reader drain what the process wrote before exiting.
+        let _ = process.wait(Duration::from_secs(2)).await;
+        let status = match status {
+            Ok(s) => s.to_string(),
+            Err(e) => format!("unknown status ({e})"),
+        };
+        anyhow::bail!(
+            "the extension {program} exited before calling ExtensionService/Ready ({status}){}",
+            process.stderr_suffix()
+        )
+    }
+
+    /// Makes `cmd` what azd runs: `listen` (and `--debug`), azd's environment
+    /// (variables the caller set win), stdin closed, killed when dropped.
+    fn prepare_command(&self, cmd: &mut tokio::process::Command, opts: &SpawnOptions) {
         let mut env = self.env();
         if opts.debug {
             env.push(("AZD_DEBUG".into(), "true".into()));
@@ -231,58 +285,6 @@ impl SimAzd {
         if opts.capture_stderr {
             cmd.stderr(Stdio::piped());
         }
-        let program = cmd.as_std().get_program().to_string_lossy().into_owned();
-
-        let mut ready = self.shared.ready.subscribe();
-        let before = *ready.borrow_and_update();
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("starting the extension {program}"))?;
-        let mut process = ExtensionProcess::new(child, opts.capture_stderr);
-        let timeout = opts.ready_timeout.unwrap_or_else(ready_timeout_from_env);
-
-        enum Outcome {
-            Ready,
-            Exited(std::io::Result<std::process::ExitStatus>),
-            TimedOut,
-        }
-        let outcome = tokio::select! {
-            r = ready.wait_for(|n| *n > before) => match r {
-                Ok(_) => Outcome::Ready,
-                // The sender lives in `shared`, which we hold: cannot happen; treat as timeout.
-                Err(_) => Outcome::TimedOut,
-            },
-            status = process.child_mut().wait() => Outcome::Exited(status),
-            () = tokio::time::sleep(timeout) => Outcome::TimedOut,
-        };
-        match outcome {
-            Outcome::Ready => Ok(process),
-            Outcome::Exited(status) => {
-                // Let the stderr reader drain what the process wrote before exiting.
-                let _ = process.wait(Duration::from_secs(2)).await;
-                let status = match status {
-                    Ok(s) => s.to_string(),
-                    Err(e) => format!("unknown status ({e})"),
-                };
-                anyhow::bail!(
-                    "the extension {program} exited before calling ExtensionService/Ready ({status}){}",
-                    process.stderr_suffix()
-                )
-            }
-            Outcome::TimedOut => {
-                let _ = process.kill().await;
-                let whose = if opts.ready_timeout.is_some() {
-                    "the caller's limit"
-                } else {
-                    "azd's limit; AZD_EXT_TIMEOUT=<seconds> changes it"
-                };
-                anyhow::bail!(
-                    "the extension {program} did not call ExtensionService/Ready within \
-                     {timeout:?} ({whose}); killed it{}",
-                    process.stderr_suffix()
-                )
-            }
-        }
     }
 
     /// Waits until some extension has called `ExtensionService/Ready` (for extensions run in
@@ -295,6 +297,11 @@ impl SimAzd {
                 anyhow::bail!("no extension called ExtensionService/Ready within {timeout:?}")
             }
         }
+    }
+
+    /// How many provisioning streams extensions have opened so far.
+    pub fn streams_opened(&self) -> u64 {
+        self.shared.streams_opened()
     }
 
     /// How many times `ExtensionService/Ready` was called.
@@ -332,12 +339,8 @@ impl SimAzd {
     }
 
     /// Errors the extension reported through `ExtensionService/ReportError`.
-    pub fn reported_errors(&self) -> Vec<ProviderError> {
-        self.shared
-            .reported_errors()
-            .iter()
-            .map(ProviderError::from_wire)
-            .collect()
+    pub fn reported_errors(&self) -> Vec<pb::ExtensionError> {
+        self.shared.reported_errors()
     }
 
     /// Names of the registered providers, in registration order. Providers of a stream that

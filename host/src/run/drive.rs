@@ -1,0 +1,124 @@
+//! The requests azd sends for each command `run` plays (after Register and
+//! Ready), and what each answer adds to the report.
+
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{CallError, ProviderHandle};
+
+use super::Action;
+use super::report::{
+    ChangeReport, ParameterReport, PreviewReport, ProgressView, Report, outputs_of,
+};
+
+/// Sends Initialize, then what `action` sends, and reports the answers.
+pub(super) async fn drive(
+    handle: &ProviderHandle,
+    project: &str,
+    options: pb::ProvisioningOptions,
+    action: Action,
+    progress: &ProgressView,
+) -> Result<Report, CallError> {
+    handle.initialize(project, options).await?;
+    let on_progress = |m: &pb::ProvisioningProgressMessage| progress.show(&m.message);
+    match action {
+        Action::Provision => provision(handle, on_progress).await,
+        Action::Preview => preview(handle, on_progress).await,
+        Action::Down => down(handle, on_progress).await,
+        Action::State => state(handle).await,
+        Action::Parameters => parameters(handle).await,
+    }
+}
+
+/// `azd provision`: Deploy.
+async fn provision(
+    handle: &ProviderHandle,
+    on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
+) -> Result<Report, CallError> {
+    let r = handle.deploy(on_progress).await?;
+    let mut report = Report::new("provision");
+    report.skipped =
+        Some(r.skipped_reason == pb::ProvisioningSkippedReason::DeploymentState as i32);
+    report.outputs = Some(
+        r.deployment
+            .map(|d| outputs_of(&d.outputs))
+            .unwrap_or_default(),
+    );
+    Ok(report)
+}
+
+/// `azd provision --preview`: Preview.
+async fn preview(
+    handle: &ProviderHandle,
+    on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
+) -> Result<Report, CallError> {
+    let p = handle
+        .preview(on_progress)
+        .await?
+        .preview
+        .unwrap_or_default();
+    let mut report = Report::new("preview");
+    report.preview = Some(PreviewReport {
+        summary: p.summary,
+        changes: p
+            .changes
+            .into_iter()
+            .map(|c| ChangeReport {
+                change_type: c.change_type,
+                resource_type: c.resource_type,
+                name: c.name,
+                resource_id: c.resource_id,
+            })
+            .collect(),
+    });
+    Ok(report)
+}
+
+/// `azd down --force --purge`: Destroy.
+async fn down(
+    handle: &ProviderHandle,
+    on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
+) -> Result<Report, CallError> {
+    let options = pb::ProvisioningDestroyOptions {
+        force: true,
+        purge: true,
+    };
+    let r = handle.destroy(options, on_progress).await?;
+    let mut report = Report::new("down");
+    report.invalidated_env_keys = Some(r.invalidated_env_keys);
+    Ok(report)
+}
+
+/// `azd env refresh`: State.
+async fn state(handle: &ProviderHandle) -> Result<Report, CallError> {
+    let s = handle
+        .state(pb::ProvisioningStateOptions {
+            hint: String::new(),
+        })
+        .await?
+        .state
+        .unwrap_or_default();
+    let mut report = Report::new("state");
+    report.outputs = Some(outputs_of(&s.outputs));
+    report.resources = Some(s.resources.into_iter().map(|r| r.id).collect());
+    Ok(report)
+}
+
+/// `azd pipeline config`: Parameters, then PlannedOutputs.
+async fn parameters(handle: &ProviderHandle) -> Result<Report, CallError> {
+    let params = handle.parameters().await?;
+    let planned = handle.planned_outputs().await?;
+    let mut report = Report::new("parameters");
+    report.parameters = Some(
+        params
+            .into_iter()
+            .map(|p| ParameterReport {
+                // Secret values are never printed.
+                value: if p.secret { "********".into() } else { p.value },
+                name: p.name,
+                secret: p.secret,
+                env_var_mapping: p.env_var_mapping,
+            })
+            .collect(),
+    );
+    report.planned_outputs = Some(planned.into_iter().map(|p| p.name).collect());
+    Ok(report)
+}

@@ -1,0 +1,288 @@
+//! What `run` shows: live progress while a request runs (a spinner on a
+//! terminal, plain lines otherwise, on stderr), then the result as a table or
+//! JSON on stdout, or the provider's error on stderr. Every text a provider
+//! wrote passes [`azd_wasm_host::sanitize`] on its way to the terminal.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal as _, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use azd_wasm_host::ProviderError;
+use azd_wasm_host_proto::azdext as pb;
+
+use super::Output;
+use super::environment::DotEnv;
+
+/// What a command produced.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Report {
+    pub(super) command: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) outputs: Option<BTreeMap<String, OutputValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) preview: Option<PreviewReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) invalidated_env_keys: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) resources: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) parameters: Option<Vec<ParameterReport>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) planned_outputs: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) skipped: Option<bool>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub(super) struct OutputValue {
+    #[serde(rename = "type")]
+    pub(super) ty: String,
+    pub(super) value: String,
+}
+
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct PreviewReport {
+    pub(super) summary: String,
+    pub(super) changes: Vec<ChangeReport>,
+}
+
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ChangeReport {
+    pub(super) change_type: String,
+    pub(super) resource_type: String,
+    pub(super) name: String,
+    pub(super) resource_id: String,
+}
+
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ParameterReport {
+    pub(super) name: String,
+    pub(super) secret: bool,
+    /// Secret values are never printed.
+    pub(super) value: String,
+    pub(super) env_var_mapping: Vec<String>,
+}
+
+impl Report {
+    pub(super) fn new(command: &'static str) -> Self {
+        Self {
+            command,
+            outputs: None,
+            preview: None,
+            invalidated_env_keys: None,
+            resources: None,
+            parameters: None,
+            planned_outputs: None,
+            skipped: None,
+        }
+    }
+
+    /// Writes outputs to `.azure/<env>/.env` (provision, state) or removes the
+    /// invalidated keys (down), as azd does.
+    pub(super) fn apply(&self, project: &Path, env: &str) -> anyhow::Result<()> {
+        let dir = project.join(".azure").join(env);
+        let path = dir.join(".env");
+        if let Some(outputs) = &self.outputs {
+            let mut dotenv = DotEnv::load(&path)?;
+            for (k, v) in outputs {
+                dotenv.set(k, &v.value);
+            }
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            dotenv.save(&path)?;
+        }
+        if let Some(keys) = &self.invalidated_env_keys
+            && path.exists()
+        {
+            let mut dotenv = DotEnv::load(&path)?;
+            for k in keys {
+                dotenv.remove(k);
+            }
+            dotenv.save(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Prints the report: JSON for programs, else the sections it has.
+    pub(super) fn print(&self, format: Output) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        if format == Output::Json {
+            serde_json::to_writer_pretty(&mut out, self)?;
+            writeln!(out)?;
+            return Ok(());
+        }
+        if self.skipped == Some(true) {
+            writeln!(
+                out,
+                "Deployment skipped: nothing changed since the last deployment."
+            )?;
+        }
+        if let Some(p) = &self.preview {
+            writeln!(out, "{}", shown(&p.summary))?;
+            let rows: Vec<[String; 3]> = p
+                .changes
+                .iter()
+                .map(|c| {
+                    [
+                        c.change_type.clone(),
+                        c.resource_type.clone(),
+                        c.name.clone(),
+                    ]
+                })
+                .collect();
+            table(&mut out, ["CHANGE", "TYPE", "NAME"], &rows)?;
+        }
+        self.print_outputs(&mut out)?;
+        self.print_destroyed(&mut out)?;
+        self.print_parameters(&mut out)
+    }
+
+    fn print_outputs(&self, out: &mut impl Write) -> anyhow::Result<()> {
+        if let Some(outputs) = &self.outputs {
+            let rows: Vec<[String; 3]> = outputs
+                .iter()
+                .map(|(k, v)| [k.clone(), v.ty.clone(), v.value.clone()])
+                .collect();
+            if rows.is_empty() {
+                writeln!(out, "No outputs.")?;
+            } else {
+                table(out, ["OUTPUT", "TYPE", "VALUE"], &rows)?;
+            }
+        }
+        if let Some(res) = &self.resources {
+            for r in res {
+                writeln!(out, "resource  {}", shown(r))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn print_destroyed(&self, out: &mut impl Write) -> anyhow::Result<()> {
+        if let Some(keys) = &self.invalidated_env_keys {
+            if keys.is_empty() {
+                writeln!(out, "Destroyed. No environment keys invalidated.")?;
+            } else {
+                writeln!(
+                    out,
+                    "Destroyed. Removed from the environment: {}",
+                    shown(&keys.join(", "))
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn print_parameters(&self, out: &mut impl Write) -> anyhow::Result<()> {
+        if let Some(params) = &self.parameters {
+            let rows: Vec<[String; 3]> = params
+                .iter()
+                .map(|p| [p.name.clone(), p.value.clone(), p.env_var_mapping.join(",")])
+                .collect();
+            table(out, ["PARAMETER", "VALUE", "ENV"], &rows)?;
+        }
+        if let Some(planned) = &self.planned_outputs {
+            writeln!(out, "Planned outputs: {}", shown(&planned.join(", ")))?;
+        }
+        Ok(())
+    }
+}
+
+/// A provider's text as it may reach the terminal.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    azd_wasm_host::sanitize(text)
+}
+
+fn table(
+    out: &mut impl std::io::Write,
+    head: [&str; 3],
+    rows: &[[String; 3]],
+) -> std::io::Result<()> {
+    let mut width = head.map(str::len);
+    for r in rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count()).min(60);
+        }
+    }
+    let head = head.map(str::to_owned);
+    for r in std::iter::once(&head).chain(rows) {
+        let r = r.each_ref().map(|c| shown(c));
+        writeln!(
+            out,
+            "{:<w0$}  {:<w1$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            w0 = width[0],
+            w1 = width[1]
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn outputs_of(
+    map: &std::collections::HashMap<String, pb::ProvisioningOutputParameter>,
+) -> BTreeMap<String, OutputValue> {
+    map.iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                OutputValue {
+                    ty: v.r#type.clone(),
+                    value: v.value.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Live progress on stderr: a spinner with the latest step on a terminal, plain
+/// lines otherwise.
+pub(super) struct ProgressView {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl ProgressView {
+    pub(super) fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(100));
+            bar
+        });
+        Self { bar }
+    }
+
+    pub(super) fn show(&self, message: &str) {
+        if message.is_empty() {
+            return;
+        }
+        match &self.bar {
+            Some(bar) => {
+                bar.println(format!("  {message}"));
+                bar.set_message(message.to_owned());
+            }
+            None => eprintln!("  {message}"),
+        }
+    }
+
+    pub(super) fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Prints a provider's error as azd would: the message, the suggestion, links.
+pub(super) fn print_error(e: &ProviderError) {
+    eprintln!("ERROR: {}", shown(&e.message));
+    if !e.suggestion.is_empty() {
+        eprintln!("Suggestion: {}", shown(&e.suggestion));
+    }
+    for link in &e.links {
+        eprintln!("  {} {}", shown(&link.title), shown(&link.url));
+    }
+}
