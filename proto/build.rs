@@ -17,7 +17,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let files = [
         PathBuf::from("azdext/errors.proto"),
+        PathBuf::from("azdext/models.proto"),
         PathBuf::from("azdext/extension.proto"),
+        PathBuf::from("azdext/environment.proto"),
+        PathBuf::from("azdext/prompt.proto"),
         PathBuf::from("azdext/provisioning.proto"),
     ];
     for f in &files {

@@ -1,4 +1,5 @@
-//! Generated bindings for the `provisioning-provider` world. Nothing hand-written lives here.
+//! Generated bindings for the `provisioning-provider` world (0.2.0, which exports 0.1.0's
+//! provider). Nothing hand-written lives here.
 //!
 //! The WIT comes from the project's single `wit/` folder. `runtime_path` points at the SDK's
 //! re-export of wit-bindgen, and the export macro is public and resolves these bindings through
@@ -18,4 +19,5 @@ wit_bindgen::generate!({
     pub_export_macro: true,
     export_macro_name: "export_world",
     additional_derives: [PartialEq, Eq],
+    generate_all,
 });

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::bindings::azd::provisioning::types::{
+use crate::bindings::azd::provisioning0_1_0::types::{
     Error as WitError, ErrorDetail, ErrorLink, ErrorOrigin, LocalError, ServiceError,
 };
 

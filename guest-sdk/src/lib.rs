@@ -101,7 +101,7 @@ pub use wit_bindgen;
 /// The JSON crate the SDK uses, for building `object` / `array` outputs and reading config.
 pub use serde_json;
 
-pub use bindings::azd::provisioning::types::{
+pub use bindings::azd::provisioning0_1_0::types::{
     DeployResult, Deployment, DeploymentPreview, DestroyOptions, DestroyResult, ErrorDetail,
     ErrorLink, ErrorOrigin, InputParameter, LocalError, OutputParameter, Parameter, PlannedOutput,
     PreviewChange, ProvisioningOptions, ProvisioningState, Resource, ServiceError, SkippedReason,

@@ -4,7 +4,7 @@
 //! Off WebAssembly (when a provider's unit tests run natively) lines go to this process's
 //! stderr instead, so the same code runs in both places.
 
-pub use crate::bindings::azd::provisioning::log::Level;
+pub use crate::bindings::azd::provisioning0_1_0::log::Level;
 
 /// Writes one line at `level`.
 pub fn write(level: Level, message: impl AsRef<str>) {
@@ -46,7 +46,7 @@ pub fn progress(message: impl AsRef<str>) {
 #[cfg(target_arch = "wasm32")]
 mod imp {
     use super::Level;
-    use crate::bindings::azd::provisioning::{log, progress};
+    use crate::bindings::azd::provisioning0_1_0::{log, progress};
 
     pub(super) fn write(level: Level, message: &str) {
         log::write(level, message);

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Number, Value};
 
 use crate::Error;
-use crate::bindings::azd::provisioning::types::OutputParameter;
+use crate::bindings::azd::provisioning0_1_0::types::OutputParameter;
 
 /// An output value of a deployment: another name for the WIT `output-parameter`.
 pub type Output = OutputParameter;

@@ -6,11 +6,11 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use crate::Error;
-use crate::bindings::azd::provisioning::types::{
+use crate::bindings::azd::provisioning0_1_0::types::{
     DeployResult, DeploymentPreview, DestroyOptions, DestroyResult, Error as WitError, Parameter,
     PlannedOutput, ProvisioningOptions, ProvisioningState, StateOptions,
 };
-use crate::bindings::exports::azd::provisioning::provider::Guest;
+use crate::bindings::exports::azd::provisioning0_1_0::provider::Guest;
 
 /// An azd provisioning provider.
 ///

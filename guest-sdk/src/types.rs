@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 
 use crate::Error;
-use crate::bindings::azd::provisioning::types::{
+use crate::bindings::azd::provisioning0_1_0::types::{
     DeployResult, Deployment, DeploymentPreview, DestroyResult, InputParameter, OutputParameter,
     Parameter, PlannedOutput, PreviewChange, ProvisioningOptions, ProvisioningState, Resource,
     SkippedReason,
@@ -272,7 +272,7 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::bindings::azd::provisioning::types::{ErrorDetail, ErrorOrigin};
+    use crate::bindings::azd::provisioning0_1_0::types::{ErrorDetail, ErrorOrigin};
 
     fn options(config: &str) -> ProvisioningOptions {
         ProvisioningOptions {

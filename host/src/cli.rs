@@ -50,34 +50,10 @@ pub struct ListenArgs {
     pub provider_name: Option<String>,
 }
 
-/// Whether debug logging was asked for by flag or by `AZD_DEBUG`.
-fn debug_requested(flag: bool) -> bool {
-    flag || std::env::var("AZD_DEBUG").is_ok_and(|v| {
-        let v = v.trim();
-        v.eq_ignore_ascii_case("true") || v == "1"
-    })
-}
-
-/// Sends logs to stderr: debug level when asked, otherwise nothing (azd's terminal
-/// is the user's). `RUST_LOG` refines the filter when debugging.
-fn init_logging(debug: bool) {
-    let filter = if debug {
-        tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("azd_wasm_host=debug,info"))
-    } else {
-        tracing_subscriber::EnvFilter::new("off")
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
-}
-
 /// Runs the CLI; returns the process exit code.
 pub fn main_with(cli: Cli) -> ExitCode {
-    let debug = debug_requested(cli.debug);
-    init_logging(debug);
+    let debug = crate::logs::debug_requested(cli.debug);
+    let log_file = crate::logs::init(debug, matches!(cli.command, Command::Listen(_)));
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -90,7 +66,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
     };
     let result = rt.block_on(async move {
         match cli.command {
-            Command::Listen(args) => crate::listen::listen(args)
+            Command::Listen(args) => crate::listen::listen(args, log_file)
                 .await
                 .map(|()| ExitCode::SUCCESS),
             Command::Check { path } => check(path).await.map(|()| ExitCode::SUCCESS),

@@ -15,7 +15,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
+use azd_wasm_host_proto::azdext::environment_service_client::EnvironmentServiceClient;
 use azd_wasm_host_proto::azdext::extension_service_client::ExtensionServiceClient;
+use azd_wasm_host_proto::azdext::prompt_service_client::PromptServiceClient;
 use azd_wasm_host_proto::azdext::provisioning_service_client::ProvisioningServiceClient;
 use http::uri::Authority;
 use tonic::codec::CompressionEncoding;
@@ -107,6 +109,8 @@ struct Inner {
     auth: AuthInterceptor,
     provisioning: OnceLock<ProvisioningServiceClient<AuthChannel>>,
     extension: OnceLock<ExtensionServiceClient<AuthChannel>>,
+    environment: OnceLock<EnvironmentServiceClient<AuthChannel>>,
+    prompt: OnceLock<PromptServiceClient<AuthChannel>>,
 }
 
 impl fmt::Debug for AzdClient {
@@ -173,41 +177,61 @@ impl AzdClient {
                 auth: AuthInterceptor { token },
                 provisioning: OnceLock::new(),
                 extension: OnceLock::new(),
+                environment: OnceLock::new(),
+                prompt: OnceLock::new(),
             }),
         })
     }
 
     /// The provisioning service client (created on first use; clones share the connection).
     pub fn provisioning(&self) -> ProvisioningServiceClient<AuthChannel> {
-        self.inner
-            .provisioning
-            .get_or_init(|| {
-                ProvisioningServiceClient::with_interceptor(
-                    self.inner.channel.clone(),
-                    self.inner.auth.clone(),
-                )
-                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        let new = |c, a| ProvisioningServiceClient::with_interceptor(c, a);
+        service(&self.inner.provisioning, &self.inner, new, |c| {
+            c.max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES)
                 .accept_compressed(CompressionEncoding::Gzip)
-            })
-            .clone()
+        })
     }
 
     /// The extension service client (created on first use; clones share the connection).
     pub fn extension(&self) -> ExtensionServiceClient<AuthChannel> {
-        self.inner
-            .extension
-            .get_or_init(|| {
-                ExtensionServiceClient::with_interceptor(
-                    self.inner.channel.clone(),
-                    self.inner.auth.clone(),
-                )
-                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        let new = |c, a| ExtensionServiceClient::with_interceptor(c, a);
+        service(&self.inner.extension, &self.inner, new, |c| {
+            c.max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES)
                 .accept_compressed(CompressionEncoding::Gzip)
-            })
-            .clone()
+        })
     }
+
+    /// The environment service client (created on first use).
+    pub fn environment(&self) -> EnvironmentServiceClient<AuthChannel> {
+        let new = |c, a| EnvironmentServiceClient::with_interceptor(c, a);
+        service(&self.inner.environment, &self.inner, new, |c| {
+            c.max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .accept_compressed(CompressionEncoding::Gzip)
+        })
+    }
+
+    /// The prompt service client (created on first use).
+    pub fn prompt(&self) -> PromptServiceClient<AuthChannel> {
+        let new = |c, a| PromptServiceClient::with_interceptor(c, a);
+        service(&self.inner.prompt, &self.inner, new, |c| {
+            c.max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .accept_compressed(CompressionEncoding::Gzip)
+        })
+    }
+}
+
+/// A service client from `slot`, made on first use over the shared connection
+/// (`new`), with the message-size and compression settings of `configure`.
+fn service<C: Clone>(
+    slot: &OnceLock<C>,
+    inner: &Inner,
+    new: impl FnOnce(Channel, AuthInterceptor) -> C,
+    configure: impl FnOnce(C) -> C,
+) -> C {
+    slot.get_or_init(|| configure(new(inner.channel.clone(), inner.auth.clone())))
+        .clone()
 }
 
 /// Checks that `AZD_SERVER` and `AZD_ACCESS_TOKEN` are set, without connecting.

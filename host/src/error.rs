@@ -145,6 +145,31 @@ impl ProviderError {
         self
     }
 
+    /// Adds what a guest last wrote to stderr (a traceback, an exception) to
+    /// the message, so its words reach the user.
+    #[must_use]
+    pub fn with_guest_stderr(mut self, lines: &[String]) -> Self {
+        if !lines.is_empty() {
+            self.message
+                .push_str("\nThe provider's last lines on stderr:");
+            for line in lines {
+                self.message.push_str("\n  ");
+                self.message.push_str(line);
+            }
+        }
+        self
+    }
+
+    /// Adds a link to the host's log file, where the details are.
+    #[must_use]
+    pub fn with_log_file(mut self, path: &std::path::Path) -> Self {
+        self.links.push(ErrorLink {
+            url: format!("file://{}", path.display()),
+            title: "azd-wasm-host log (details)".to_owned(),
+        });
+        self
+    }
+
     /// The local error code, if this is a local error.
     pub fn code(&self) -> Option<&str> {
         match &self.detail {

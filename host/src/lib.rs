@@ -28,6 +28,7 @@
 #![warn(clippy::unwrap_used, clippy::print_stdout)]
 
 mod answer;
+mod azd_services;
 mod broker;
 mod client;
 mod env_name;

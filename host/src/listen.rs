@@ -1,38 +1,112 @@
 //! `azd-wasm-host listen`: what azd runs.
 //!
-//! Loads and validates the provider, connects to azd, registers, calls Ready,
-//! and serves until azd ends the stream. SIGINT and SIGTERM end it the same
+//! Connects to azd, looks the provider over (without compiling it: Ready comes
+//! in milliseconds whatever the component's size), registers, calls Ready,
+//! and serves until azd ends the stream; the component compiles on a blocking
+//! thread meanwhile and the first Initialize waits for it. SIGINT and SIGTERM end it the same
 //! way: running requests are cancelled, every task winds down, and the process
 //! exits 0. A stream that *fails* (a message that cannot be read, a broken
 //! connection that is not azd going away) is reported on stderr and exits
 //! non-zero. Writes nothing to stdout: azd's terminal is the user's.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
 use azd_wasm_host::runtime::{self, RuntimeOptions};
-use azd_wasm_host::{AzdClient, ProvisioningManager, StreamEnd};
+use azd_wasm_host::{
+    AzdClient, Provider, ProviderError, ProviderFactory, ProvisioningManager, StreamEnd,
+};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::cli::ListenArgs;
 
-/// `listen`: load the provider, connect, register, Ready, serve.
-pub(crate) async fn listen(args: ListenArgs) -> anyhow::Result<()> {
+/// `listen`: connect, look the provider over, register, Ready, serve; the
+/// component compiles meanwhile and the first Initialize waits for it.
+pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyhow::Result<()> {
     let started = Instant::now();
-    // Fail fast, before the (possibly slow) component load, when azd's variables
-    // are missing: someone ran `listen` by hand.
+    // Fail fast when azd's variables are missing: someone ran `listen` by hand.
     azd_wasm_host::require_env()?;
-    let loaded = load(args).await?;
-    tracing::debug!(provider = %loaded.name, elapsed = ?started.elapsed(), "provider loaded");
-
     let client = AzdClient::from_env().await?;
-    let manager = ProvisioningManager::new(client);
+    let (name, factory) = match provider(&args, &client) {
+        Ok(found) => found,
+        Err(e) => {
+            report_error(&client, &e, log_file.as_deref()).await;
+            return Err(e);
+        }
+    };
+    tracing::debug!(provider = %name, elapsed = ?started.elapsed(), "provider looked over; compiling in the background");
+
+    let manager = ProvisioningManager::with_log_file(client, log_file);
     manager
-        .register(loaded.factory.clone(), &loaded.name)
+        .register(factory, &name)
         .await
         .context("registering the provider with azd")?;
+    match serve(&manager, started).await? {
+        StreamEnd::Failed(status) if !azd_went_away(&status) => {
+            let e = anyhow::anyhow!(
+                "the provisioning stream with azd failed: {} ({:?})",
+                status.message(),
+                status.code()
+            );
+            tracing::error!("{e}");
+            Err(e)
+        }
+        end => {
+            tracing::debug!(?end, "stream ended; exiting");
+            Ok(())
+        }
+    }
+}
 
+/// The provider's name and its factory. The component is only looked over
+/// here (milliseconds) and compiles in the background; a component that cannot
+/// run still registers under its manifest's name, so that azd shows why at
+/// the first Initialize instead of a generic "provider not found".
+fn provider(
+    args: &ListenArgs,
+    client: &AzdClient,
+) -> anyhow::Result<(String, Arc<dyn ProviderFactory>)> {
+    let manifest = runtime::locate_manifest(args.manifest.as_deref())?;
+    let no_prompt = std::env::var("AZD_NO_PROMPT").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
+    let opts = RuntimeOptions {
+        environment: std::env::var(runtime::ENV_ENVIRONMENT).ok(),
+        services: Some(Arc::new(client.clone())),
+        interactive: !no_prompt,
+        ..RuntimeOptions::default()
+    };
+    match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {
+        Ok(prepared) => {
+            let name = prepared.name().to_owned();
+            Ok((name, prepared.compile_in_background()))
+        }
+        Err(e) => {
+            let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
+            tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider component cannot run");
+            Ok((name, Arc::new(Unavailable(format!("{e:#}")))))
+        }
+    }
+}
+
+/// The factory of a provider whose component cannot run: every Initialize
+/// answers why.
+struct Unavailable(String);
+
+#[async_trait::async_trait]
+impl ProviderFactory for Unavailable {
+    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
+        Err(
+            ProviderError::validation("invalid_component", self.0.clone()).with_suggestion(
+                "run `azd-wasm-host check` on the provider's manifest for details",
+            ),
+        )
+    }
+}
+
+/// Serves until the stream ends or a signal stops it; every task ends first.
+async fn serve(manager: &Arc<ProvisioningManager>, started: Instant) -> anyhow::Result<StreamEnd> {
     let shutdown = CancellationToken::new();
     let tasks = TaskTracker::new();
     tasks.spawn(shut_down_on_signal(shutdown.clone()));
@@ -55,35 +129,23 @@ pub(crate) async fn listen(args: ListenArgs) -> anyhow::Result<()> {
     shutdown.cancel();
     tasks.wait().await;
     ready?;
-    match end? {
-        StreamEnd::Failed(status) if !azd_went_away(&status) => Err(anyhow::anyhow!(
-            "the provisioning stream with azd failed: {} ({:?})",
-            status.message(),
-            status.code()
-        )),
-        end => {
-            tracing::debug!(?end, "stream ended; exiting");
-            Ok(())
-        }
-    }
+    Ok(end?)
 }
 
-/// Finds, reads, compiles (or loads from the cache) and validates the
-/// provider, off the async runtime's threads.
-async fn load(args: ListenArgs) -> anyhow::Result<runtime::LoadedProvider> {
-    let manifest = runtime::locate_manifest(args.manifest.as_deref())?;
-    tokio::task::spawn_blocking(move || {
-        runtime::load_provider(
-            &manifest,
-            args.provider_name.as_deref(),
-            &RuntimeOptions {
-                environment: std::env::var(runtime::ENV_ENVIRONMENT).ok(),
-                ..RuntimeOptions::default()
-            },
-        )
-    })
-    .await
-    .context("loading the provider stopped unexpectedly")?
+/// Tells azd about an error that stops `listen` before it serves (azd keeps it
+/// in its debug log), and logs it.
+async fn report_error(client: &AzdClient, e: &anyhow::Error, log_file: Option<&Path>) {
+    tracing::error!(error = %format!("{e:#}"), "listen cannot start");
+    let mut err = ProviderError::validation("extension_failed_to_start", format!("{e:#}"));
+    if let Some(log) = log_file {
+        err = err.with_log_file(log);
+    }
+    let request = azd_wasm_host_proto::azdext::ReportErrorRequest {
+        error: Some(err.to_wire()),
+    };
+    if let Err(status) = client.extension().report_error(request).await {
+        tracing::debug!(code = ?status.code(), "azd did not take the error report");
+    }
 }
 
 /// Whether a failed stream is just azd going away (its process ended, or it

@@ -1,11 +1,13 @@
 //! The `azd-wasm-host` binary: the command line over the library.
 //!
-//! Its rooms: `cli` (arguments, logging, runtime, exit codes, `check`),
-//! `listen` (what azd runs) and `run` (azd played without azd, against the
-//! simulated azd of the `azd-wasm-host-sim` crate).
+//! Its rooms: `cli` (arguments, runtime, exit codes, `check`), `logs` (stderr
+//! when debugging, and the log file), `listen` (what azd runs) and `run` (azd
+//! played without azd, against the simulated azd of the `azd-wasm-host-sim`
+//! crate).
 
 mod cli;
 mod listen;
+mod logs;
 mod run;
 
 use std::process::ExitCode;

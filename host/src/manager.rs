@@ -96,6 +96,8 @@ pub struct ProvisioningManager {
     registration: RwLock<Option<Arc<Registration>>>,
     /// The instance the latest Initialize made.
     current: RwLock<CurrentInstance>,
+    /// The host's log file, linked from every error azd shows.
+    log_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for ProvisioningManager {
@@ -119,11 +121,17 @@ fn write_lock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 impl ProvisioningManager {
     /// A manager talking to azd over `client`.
     pub fn new(client: AzdClient) -> Arc<Self> {
+        Self::with_log_file(client, None)
+    }
+
+    /// A manager whose error answers link to `log_file`.
+    pub fn with_log_file(client: AzdClient, log_file: Option<std::path::PathBuf>) -> Arc<Self> {
         Arc::new(Self {
             client,
             broker: OnceCell::new(),
             registration: RwLock::new(None),
             current: RwLock::new(CurrentInstance::None),
+            log_file,
         })
     }
 
@@ -367,6 +375,13 @@ impl RequestHandler for ProvisioningManager {
         request: Request,
         ctx: CallContext,
     ) -> Result<MessageType, ProviderError> {
-        self.serve(request, ctx).await
+        let answer = self.serve(request, ctx).await;
+        match (&self.log_file, answer) {
+            (Some(log), Err(e)) => {
+                tracing::warn!(error = %e.message, code = e.code().unwrap_or_default(), "request failed");
+                Err(e.with_log_file(log))
+            }
+            (_, answer) => answer,
+        }
     }
 }

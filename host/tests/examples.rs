@@ -89,7 +89,8 @@ fn check(manifest: &Path, provider: &str) -> String {
         "{stdout}"
     );
     assert!(
-        stdout.contains("provisioning-provider@0.1.0: OK"),
+        stdout.contains("targets azd:provisioning/provisioning-provider@0.")
+            && stdout.contains(": OK"),
         "{stdout}"
     );
     println!(

@@ -36,6 +36,7 @@ fn command(manifest: &Path, cache: &Path) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.env("AZD_WASM_HOST_MANIFEST", manifest)
         .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        .env("AZD_WASM_HOST_LOG_FILE", cache.with_file_name("host.log"))
         .stdout(Stdio::piped());
     cmd
 }
@@ -107,7 +108,10 @@ async fn the_real_binary_serves_a_component_through_its_lifecycle() {
         CallError::Extension(e) => {
             assert_eq!(e.message, "quota exceeded");
             assert_eq!(e.suggestion, "ask for more");
-            assert_eq!(e.links.len(), 1);
+            // The guest's own link, then the host's log file.
+            assert_eq!(e.links.len(), 2);
+            assert_eq!(e.links[0].url, "https://example.com/q");
+            assert!(e.links[1].url.ends_with("host.log"), "{:?}", e.links);
         }
         other => panic!("{other:?}"),
     }
@@ -315,8 +319,11 @@ async fn a_warm_cache_restart_loads_without_compiling() {
     assert!(entries >= 1, "the cache holds the compiled component");
 }
 
+/// A component that cannot run still registers under its manifest's name, so
+/// that azd shows why at the first Initialize (instead of a generic "provider
+/// not found"); the error names the file and the log.
 #[tokio::test]
-async fn listen_refuses_a_broken_component_before_registering() {
+async fn a_broken_component_is_explained_at_initialize() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("broken.wasm"), b"\0asm not really").unwrap();
     let manifest = dir.path().join("provider.toml");
@@ -326,20 +333,59 @@ async fn listen_refuses_a_broken_component_before_registering() {
     )
     .unwrap();
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let _process = sim
+        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), debug_spawn())
+        .await
+        .unwrap();
+    let h = sim.provider("broken", WAIT).await.unwrap();
+    let options = pb::ProvisioningOptions {
+        provider: "broken".into(),
+        ..Default::default()
+    };
+    let err = match h.initialize(&dir.path().to_string_lossy(), options).await {
+        Err(CallError::Extension(e)) => ProviderError::from_wire(&e),
+        other => panic!("expected an error, got {other:?}"),
+    };
+    assert_eq!(err.code(), Some("invalid_component"), "{err:?}");
+    assert!(
+        err.message.contains("broken.wasm"),
+        "names the file: {err:?}"
+    );
+    assert!(err.suggestion.contains("check"), "{err:?}");
+    assert!(
+        err.links.iter().any(|l| l.url.ends_with("host.log")),
+        "{err:?}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("host.log")).unwrap();
+    assert!(log.contains("broken.wasm"), "the log file says why:\n{log}");
+}
+
+/// Without a manifest there is no name to register: `listen` stops before
+/// Ready and says where it looked.
+#[tokio::test]
+async fn listen_without_a_manifest_says_where_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
     let spawn = SpawnOptions {
         capture_stderr: true,
         ..SpawnOptions::default()
     };
+    let missing = dir.path().join("nowhere/provider.toml");
     let err = sim
-        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), spawn)
+        .spawn_extension_with(command(&missing, &dir.path().join("cache")), spawn)
         .await
         .unwrap_err();
     let text = format!("{err:#}");
-    assert!(
-        text.contains("broken.wasm"),
-        "the error names the file: {text}"
-    );
+    assert!(text.contains("nowhere/provider.toml"), "{text}");
     assert!(sim.registrations().is_empty());
+    // azd gets the reason too (it keeps it in its debug log).
+    let reported = sim.reported_errors();
+    assert!(
+        reported
+            .iter()
+            .any(|e| e.message.contains("nowhere/provider.toml")),
+        "{reported:?}"
+    );
 }
 
 #[test]

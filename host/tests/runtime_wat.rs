@@ -136,6 +136,23 @@ async fn a_trap_retires_the_instance_until_initialize() {
     assert_recovers(&setup, &loaded).await;
 }
 
+/// A provider's exception that ends in a trap (an uncaught Python exception
+/// prints its traceback, then traps) keeps its words: the error carries the
+/// guest's last stderr lines.
+#[tokio::test]
+async fn a_traps_error_carries_the_guests_last_stderr_lines() {
+    let setup = Setup::new(&wasi_component(), "");
+    let loaded = setup.load();
+    let p = setup.instance(&loaded).await;
+    let e = p
+        .planned_outputs(CallContext::detached("r"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "provider_trapped", "{e}");
+    assert!(e.message.contains("unreachable"), "{e}");
+    assert!(e.message.contains("Traceback: boom"), "{e}");
+}
+
 #[tokio::test]
 async fn a_runaway_guest_hits_its_deadline() {
     let setup = Setup::new(&behaviour_component(), "call_timeout_secs = 1");

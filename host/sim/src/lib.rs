@@ -29,6 +29,7 @@ mod error;
 mod handle;
 mod process;
 mod service;
+mod services;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -39,7 +40,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::server::environment_service_server::EnvironmentServiceServer;
 use azd_wasm_host_proto::server::extension_service_server::ExtensionServiceServer;
+use azd_wasm_host_proto::server::prompt_service_server::PromptServiceServer;
 use azd_wasm_host_proto::server::provisioning_service_server::ProvisioningServiceServer;
 use futures::TryStreamExt as _;
 use tokio::net::TcpListener;
@@ -52,19 +55,37 @@ pub use auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TOKEN_LIFETIME, unix_no
 pub use error::CallError;
 pub use handle::{DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind};
 pub use process::{DEFAULT_READY_TIMEOUT, ExtensionProcess, SpawnOptions, ready_timeout_from_env};
+pub use services::{AnswerAll, NoPrompt, Prompter, SimEnvironment};
 
 use service::{AzdState, ExtensionSvc, ProvisioningSvc};
+use services::{EnvironmentSvc, PromptSvc};
 
 /// How long [`SimAzd::shutdown`] waits for the server and the stream readers.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// What the simulated azd knows about the extension it runs.
-#[derive(Debug, Clone)]
+/// What the simulated azd knows about the extension it runs, and the command's
+/// world.
+#[derive(Clone)]
 pub struct SimOptions {
     /// The extension's capabilities, signed into its token (`cap`).
     pub capabilities: Vec<String>,
     /// The extension id (`sub`); tokens for any other id are refused as "not installed".
     pub extension_id: String,
+    /// The azd environment of the command (`EnvironmentService`); `None`: azd has none.
+    pub environment: Option<SimEnvironment>,
+    /// Who answers the extension's questions (`PromptService`); default: azd
+    /// under `--no-prompt`.
+    pub prompter: Arc<dyn Prompter>,
+}
+
+impl std::fmt::Debug for SimOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimOptions")
+            .field("capabilities", &self.capabilities)
+            .field("extension_id", &self.extension_id)
+            .field("environment", &self.environment)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for SimOptions {
@@ -72,6 +93,8 @@ impl Default for SimOptions {
         Self {
             capabilities: vec![PROVISIONING_CAPABILITY.to_owned()],
             extension_id: "test.wasm-host".to_owned(),
+            environment: None,
+            prompter: Arc::new(NoPrompt),
         }
     }
 }
@@ -118,7 +141,11 @@ impl SimAzd {
         let port = listener.local_addr()?.port();
         let address = format!("127.0.0.1:{port}");
         let key = auth::TokenKey::random(&address)?;
-        let shared = Arc::new(AzdState::new(key, opts.extension_id.clone()));
+        let shared = Arc::new(AzdState::new(
+            key,
+            opts.extension_id.clone(),
+            opts.environment.clone(),
+        ));
 
         let provisioning = ProvisioningServiceServer::new(ProvisioningSvc(Arc::clone(&shared)))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -138,6 +165,14 @@ impl SimAzd {
             tonic::transport::Server::builder()
                 .add_service(provisioning)
                 .add_service(extension)
+                .add_service(EnvironmentServiceServer::new(EnvironmentSvc(Arc::clone(
+                    &shared,
+                ))))
+                .add_service(PromptServiceServer::new(PromptSvc {
+                    shared: Arc::clone(&shared),
+                    prompter: opts.prompter.clone(),
+                    one_at_a_time: Arc::default(),
+                }))
                 .serve_with_incoming_shutdown(incoming, stop.clone().cancelled_owned()),
         );
         tracing::debug!(%address, "sim azd listening");
@@ -297,6 +332,11 @@ impl SimAzd {
                 anyhow::bail!("no extension called ExtensionService/Ready within {timeout:?}")
             }
         }
+    }
+
+    /// The environment as it is now (with what the extension set).
+    pub fn environment(&self) -> Option<SimEnvironment> {
+        conn::lock(&self.shared.environment).clone()
     }
 
     /// How many provisioning streams extensions have opened so far.

@@ -42,10 +42,16 @@ pub(crate) struct AzdState {
     pub(crate) tasks: TaskTracker,
     /// Numbers streams for logs.
     next_stream: AtomicU64,
+    /// The azd environment of the command, if any.
+    pub(crate) environment: Mutex<Option<crate::services::SimEnvironment>>,
 }
 
 impl AzdState {
-    pub(crate) fn new(key: TokenKey, extension_id: String) -> Self {
+    pub(crate) fn new(
+        key: TokenKey,
+        extension_id: String,
+        environment: Option<crate::services::SimEnvironment>,
+    ) -> Self {
         Self {
             key,
             extension_id,
@@ -56,11 +62,12 @@ impl AzdState {
             reported: Mutex::new(Vec::new()),
             tasks: TaskTracker::new(),
             next_stream: AtomicU64::new(1),
+            environment: Mutex::new(environment),
         }
     }
 
     /// azd's token check: a raw JWT in `authorization`, else UNAUTHENTICATED "invalid token".
-    fn authenticate(&self, md: &MetadataMap) -> Result<ExtensionClaims, Status> {
+    pub(crate) fn authenticate(&self, md: &MetadataMap) -> Result<ExtensionClaims, Status> {
         let token = md
             .get("authorization")
             .and_then(|v| v.to_str().ok())

@@ -284,6 +284,7 @@ async fn stream_without_the_capability_is_permission_denied() {
     let plain = SimAzd::start(SimOptions {
         capabilities: vec![],
         extension_id: "x.y".into(),
+        ..SimOptions::default()
     })
     .await
     .unwrap();

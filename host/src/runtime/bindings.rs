@@ -1,6 +1,7 @@
-//! Host bindings generated from `wit/provisioning.wit` (world
-//! `azd:provisioning/provisioning-provider`). Nothing hand-written lives here: the
-//! host's implementations of the `progress` and `log` imports are in `host.rs`.
+//! Host bindings generated from `wit/` (world
+//! `azd:provisioning/provisioning-provider@0.2.0`, which exports 0.1.0's provider).
+//! Nothing hand-written lives here: the host's side of the imports is in `host.rs`
+//! (`progress`, `log`) and `services.rs` (`environment`, `prompt`).
 
 #![allow(
     missing_docs,
@@ -13,6 +14,15 @@ wasmtime::component::bindgen!({
     world: "provisioning-provider",
     // Guests run on wasmtime's async API; `progress.report` awaits room in the
     // stream's outbound queue, everything else the host does at once.
-    imports: { "azd:provisioning/progress.report": async },
+    imports: {
+        "azd:provisioning/progress.report": async,
+        "azd:provisioning/environment.name": async,
+        "azd:provisioning/environment.get-value": async,
+        "azd:provisioning/environment.get-values": async,
+        "azd:provisioning/environment.set-value": async,
+        "azd:provisioning/prompt.confirm": async,
+        "azd:provisioning/prompt.text": async,
+        "azd:provisioning/prompt.select": async,
+    },
     exports: { default: async },
 });

@@ -11,7 +11,7 @@ use azd_wasm_host_proto::azdext as pb;
 use prost_types::value::Kind;
 use serde_json::{Map, Number, Value};
 
-use super::bindings::azd::provisioning::types as wit;
+use super::bindings::azd::provisioning0_1_0::types as wit;
 use crate::error::{ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
 
 /// Largest integer a JSON number (an f64) holds exactly: 2^53.

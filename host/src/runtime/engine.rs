@@ -32,8 +32,19 @@ use super::sandbox::{FilteredLookup, PreopensFromGrants};
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// The export a provider component must have.
 pub const PROVIDER_EXPORT: &str = "azd:provisioning/provider@0.1.0";
-/// The world a provider targets.
-pub const WORLD: &str = "azd:provisioning/provisioning-provider@0.1.0";
+/// The world a provider targets (0.1.0's world loads too: its imports are a subset).
+pub const WORLD: &str = "azd:provisioning/provisioning-provider@0.2.0";
+/// The functions of [`PROVIDER_EXPORT`].
+const PROVIDER_FUNCTIONS: [&str; 8] = [
+    "initialize",
+    "state",
+    "deploy",
+    "preview",
+    "destroy",
+    "ensure-env",
+    "parameters",
+    "planned-outputs",
+];
 /// Guest stack limit; deeper recursion traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1024 * 1024;
 
@@ -93,22 +104,15 @@ pub(crate) struct Loaded {
     pub(crate) bytes_len: u64,
 }
 
-/// Reads, compiles (or loads from the cache) and validates the component at
-/// `path`. Every failure names the file and says what is wrong.
-pub(crate) fn load_component(
-    engine: &Engine,
-    linker: &Linker<HostState>,
-    path: &Path,
-    cache_dir: Option<&Path>,
-) -> anyhow::Result<Loaded> {
-    let start = Instant::now();
+/// Opens the component at `path` and refuses what is clearly not a component.
+fn open_component(path: &Path) -> anyhow::Result<(std::fs::File, u64)> {
     let read_error = |e: std::io::Error| {
         anyhow!(e).context(format!("cannot read provider component {}", path.display()))
     };
     let file = std::fs::File::open(path).map_err(read_error)?;
     let len = file.metadata().map_err(read_error)?.len();
     let mut head = Vec::with_capacity(8);
-    file.take(8).read_to_end(&mut head).map_err(read_error)?;
+    (&file).take(8).read_to_end(&mut head).map_err(read_error)?;
     let head = head.as_slice();
     if wasmparser::Parser::is_core_wasm(head) {
         bail!(
@@ -123,7 +127,102 @@ pub(crate) fn load_component(
             path.display()
         );
     }
-    let sha = cache::sha256_file(path).map_err(read_error)?;
+    Ok((file, len))
+}
+
+/// Looks the component at `path` over without compiling it (milliseconds,
+/// whatever its size): a component, exporting [`PROVIDER_EXPORT`], importing
+/// only interfaces this host links. Compiling later type-checks every detail.
+pub(crate) fn inspect_component(path: &Path) -> anyhow::Result<()> {
+    open_component(path)?;
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read provider component {}", path.display()))?;
+    let (imports, exports) = top_level_names(&bytes)
+        .map_err(|e| anyhow!("{} is not a valid component: {e}", path.display()))?;
+    if !exports.iter().any(|e| e == PROVIDER_EXPORT) {
+        let found = if exports.is_empty() {
+            "nothing".to_owned()
+        } else {
+            exports.join(", ")
+        };
+        bail!(
+            "{} is not a provider component: it does not export `{PROVIDER_EXPORT}` (it exports \
+             {found}); build it for {WORLD}",
+            path.display()
+        );
+    }
+    if let Some(unknown) = imports.iter().find(|i| !links(i)) {
+        bail!(
+            "{} imports `{unknown}`, which this host cannot provide (it provides WASI 0.2 and {WORLD})",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Whether the host links an import of this name (WASI 0.2, and the
+/// `azd:provisioning` interfaces of 0.1.x and 0.2.x).
+fn links(import: &str) -> bool {
+    let (interface, version) = import.split_once('@').unwrap_or((import, ""));
+    if interface.starts_with("wasi:") {
+        return version.starts_with("0.2.");
+    }
+    interface.starts_with("azd:provisioning/")
+        && (version.starts_with("0.1.") || version.starts_with("0.2."))
+}
+
+/// The names of a component's top-level imports and exports, read without
+/// descending into its core modules or nested components.
+fn top_level_names(
+    bytes: &[u8],
+) -> Result<(Vec<String>, Vec<String>), wasmparser::BinaryReaderError> {
+    use wasmparser::{Chunk, Parser, Payload};
+    let mut parser = Parser::new(0);
+    let mut rest = bytes;
+    let (mut imports, mut exports) = (Vec::new(), Vec::new());
+    while let Chunk::Parsed { consumed, payload } = parser.parse(rest, true)? {
+        rest = &rest[consumed..];
+        match payload {
+            Payload::ComponentImportSection(reader) => {
+                for import in reader {
+                    imports.push(import?.name.name.to_owned());
+                }
+            }
+            Payload::ComponentExportSection(reader) => {
+                for export in reader {
+                    exports.push(export?.name.name.to_owned());
+                }
+            }
+            Payload::ModuleSection {
+                unchecked_range, ..
+            }
+            | Payload::ComponentSection {
+                unchecked_range, ..
+            } => {
+                // Skip the nested module or component whole: the parent parser
+                // goes on after it.
+                let skip = unchecked_range.end.saturating_sub(unchecked_range.start);
+                rest = rest.get(skip..).unwrap_or_default();
+            }
+            Payload::End(_) => break,
+            _ => {}
+        }
+    }
+    Ok((imports, exports))
+}
+
+/// Reads, compiles (or loads from the cache) and validates the component at
+/// `path`. Every failure names the file and says what is wrong.
+pub(crate) fn load_component(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    path: &Path,
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Loaded> {
+    let start = Instant::now();
+    let (_, len) = open_component(path)?;
+    let sha = cache::sha256_file(path)
+        .with_context(|| format!("cannot read provider component {}", path.display()))?;
     let (component, outcome) = cache::load_or_compile(engine, path, &sha, cache_dir)
         .map_err(|e| anyhow!("{} is not a valid component: {e:#}", path.display()))?;
     let pre = validate(engine, linker, &component)
@@ -156,6 +255,25 @@ fn validate(
             "it does not export `{PROVIDER_EXPORT}` (it exports {found}): it was built for another \
              world; build it for {WORLD}"
         );
+    }
+    let provider = ty
+        .exports(engine)
+        .find(|(name, _)| *name == PROVIDER_EXPORT)
+        .map(|(_, export)| export.ty);
+    if let Some(wasmtime::component::types::ComponentItem::ComponentInstance(provider)) = provider {
+        let present: Vec<&str> = provider.exports(engine).map(|(name, _)| name).collect();
+        let missing: Vec<&str> = PROVIDER_FUNCTIONS
+            .into_iter()
+            .filter(|f| !present.contains(f))
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "its `{PROVIDER_EXPORT}` lacks the function{} `{}` (rebuild it against this \
+                 host's WIT, {WORLD})",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join("`, `")
+            );
+        }
     }
     let instance_pre = linker.instantiate_pre(component).map_err(|e| {
         anyhow!("it imports something this host cannot provide: {e:#} (the host provides WASI 0.2 and {WORLD})")

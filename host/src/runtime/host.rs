@@ -19,9 +19,10 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::bindings::azd::provisioning::{log, progress, types};
+use super::bindings::azd::provisioning0_1_0::{log, progress, types};
 use super::limits::InstanceLimits;
 use super::sandbox::{GrantedDir, GrantedPreopens, GuestLookup, NetworkPolicy, Sandbox};
+use super::services::ServiceAccess;
 use crate::provider::{CallContext, Progress};
 use crate::text;
 
@@ -41,22 +42,43 @@ pub(crate) struct HostState {
     dirs: Vec<GrantedDir>,
     network: NetworkPolicy,
     pub(crate) limits: InstanceLimits,
+    /// azd's services and what the manifest grants of them.
+    services: ServiceAccess,
+    /// The guest's last stderr lines.
+    stderr_tail: OutputTail,
     /// Provider name, for log lines.
     provider: Arc<str>,
     call: Option<ActiveCall>,
 }
 
 impl HostState {
-    pub(crate) fn new(provider: Arc<str>, sandbox: Sandbox, memory_bytes: usize) -> Self {
+    pub(crate) fn new(
+        provider: Arc<str>,
+        sandbox: Sandbox,
+        memory_bytes: usize,
+        services: ServiceAccess,
+    ) -> Self {
         Self {
             wasi: sandbox.wasi,
             table: ResourceTable::new(),
             dirs: sandbox.dirs,
             network: sandbox.network,
             limits: InstanceLimits::new(memory_bytes),
+            stderr_tail: sandbox.stderr_tail,
+            services,
             provider,
             call: None,
         }
+    }
+
+    /// azd's services and the grants of them.
+    pub(crate) fn services(&self) -> &ServiceAccess {
+        &self.services
+    }
+
+    /// The guest's last lines on stderr.
+    pub(crate) fn stderr_tail(&self) -> Vec<String> {
+        self.stderr_tail.lines()
     }
 
     /// Binds the instance to a call: its progress goes to `ctx`.
@@ -155,11 +177,51 @@ fn clean_line(mut text: String) -> String {
 pub(crate) struct LogStream {
     provider: Arc<str>,
     name: &'static str,
+    /// The newest lines, kept for the error of a trap (stderr only).
+    tail: Option<OutputTail>,
 }
 
 impl LogStream {
-    pub(crate) fn new(provider: Arc<str>, name: &'static str) -> Self {
-        Self { provider, name }
+    pub(crate) fn new(provider: Arc<str>, name: &'static str, tail: Option<OutputTail>) -> Self {
+        Self {
+            provider,
+            name,
+            tail,
+        }
+    }
+}
+
+/// How many of a guest's last stderr lines a trap's error carries.
+const TAIL_LINES: usize = 12;
+/// How long each of those lines may be.
+const TAIL_LINE_BYTES: usize = 512;
+
+/// The newest lines a guest wrote to a stream: a trap's error carries them
+/// (a Python traceback, a JavaScript exception), so its words are not lost.
+#[derive(Clone, Default)]
+pub(crate) struct OutputTail(Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl OutputTail {
+    fn push(&self, line: &str) {
+        let mut line = line.to_owned();
+        text::truncate(&mut line, TAIL_LINE_BYTES);
+        let mut tail = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+
+    /// The kept lines, oldest first.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let tail = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        tail.iter().cloned().collect()
     }
 }
 
@@ -206,6 +268,11 @@ impl LineWriter {
 
     fn emit(&self, line: &[u8]) {
         let text = clean_line(String::from_utf8_lossy(line).into_owned());
+        if let Some(tail) = &self.stream.tail
+            && !text.trim().is_empty()
+        {
+            tail.push(&text);
+        }
         tracing::debug!(target: "guest", provider = %self.stream.provider, stream = self.stream.name, "{text}");
     }
 

@@ -1,5 +1,5 @@
-//! [`WasmProviderFactory`] and [`WasmProvider`]: the [`Provider`] seam over a
-//! WebAssembly component.
+//! [`WasmProvider`]: the [`Provider`] seam over a WebAssembly component (the
+//! factory and what it makes instances from are in `template.rs`).
 //!
 //! Each `initialize` makes a fresh `Store` (its own sandbox, resource budget
 //! and call context) and instance from the pre-instantiated world; later calls
@@ -34,21 +34,20 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::Mutex;
-use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
 
-use super::bindings::azd::provisioning::types as wit;
-use super::bindings::{ProvisioningProvider, ProvisioningProviderPre};
+use super::bindings::ProvisioningProvider;
+use super::bindings::azd::provisioning0_1_0::types as wit;
 use super::convert;
 use super::host::HostState;
 use super::manifest::Policy;
 use super::sandbox;
-use crate::env_name::EnvironmentName;
+use super::template::Template;
 use crate::error::ProviderError;
-use crate::provider::{CallContext, Provider, ProviderFactory};
-use azd_wasm_host_proto::RequestKind;
+use crate::provider::{CallContext, Provider};
 
 /// Most bytes a guest may hand the host in one transfer: the lifted answer of
 /// a call (strings and lists, counted as the host's copy), or the arguments of
@@ -56,69 +55,8 @@ use azd_wasm_host_proto::RequestKind;
 /// the host's own representation of a legitimate one.
 pub const MAX_GUEST_TRANSFER: usize = 16 << 20;
 
-/// What every instance of one provider is made from.
-pub(crate) struct Template {
-    pub(crate) name: Arc<str>,
-    pub(crate) policy: Policy,
-    pub(crate) pre: ProvisioningProviderPre<HostState>,
-    pub(crate) component: Component,
-    /// The azd environment (for `{env}` in grants), or why there is none.
-    pub(crate) environment: Result<Option<EnvironmentName>, String>,
-}
-
-impl Template {
-    /// A fresh `Store` for one instance: its sandbox, its budget for memories
-    /// and tables, a yield at every epoch tick, and the bound on what the
-    /// guest may hand the host at once.
-    fn new_store(&self, sandbox: sandbox::Sandbox) -> Store<HostState> {
-        let state = HostState::new(self.name.clone(), sandbox, self.policy.memory_bytes());
-        let mut store = Store::new(self.component.engine(), state);
-        store.limiter_async(|s| &mut s.limits);
-        store.epoch_deadline_async_yield_and_update(1);
-        store.set_hostcall_fuel(MAX_GUEST_TRANSFER);
-        store
-    }
-}
-
-/// Makes fresh [`WasmProvider`]s for one loaded component.
-#[derive(Clone)]
-pub struct WasmProviderFactory {
-    shared: Arc<Template>,
-}
-
-impl WasmProviderFactory {
-    pub(crate) fn new(shared: Template) -> Self {
-        Self {
-            shared: Arc::new(shared),
-        }
-    }
-
-    /// A fresh provider (what [`ProviderFactory::create`] returns), typed.
-    pub fn create_wasm(&self) -> WasmProvider {
-        WasmProvider {
-            shared: self.shared.clone(),
-            state: Arc::new(Mutex::new(InstanceState::Empty)),
-        }
-    }
-}
-
-impl std::fmt::Debug for WasmProviderFactory {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WasmProviderFactory")
-            .field("name", &self.shared.name)
-            .finish_non_exhaustive()
-    }
-}
-
-#[async_trait]
-impl ProviderFactory for WasmProviderFactory {
-    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
-        Ok(Arc::new(self.create_wasm()))
-    }
-}
-
 /// One running instance (or none yet, or a retired one).
-enum InstanceState {
+pub(crate) enum InstanceState {
     /// Not initialized.
     Empty,
     /// Serving calls.
@@ -127,13 +65,13 @@ enum InstanceState {
     Retired(String),
 }
 
-struct Instance {
+pub(crate) struct Instance {
     store: Store<HostState>,
     bindings: ProvisioningProvider,
 }
 
 /// A provider instance backed by a WebAssembly component.
-pub struct WasmProvider {
+pub(crate) struct WasmProvider {
     shared: Arc<Template>,
     state: Arc<Mutex<InstanceState>>,
 }
@@ -176,6 +114,10 @@ async fn bounded<T>(
 }
 
 impl WasmProvider {
+    pub(crate) fn new(shared: Arc<Template>, state: Arc<Mutex<InstanceState>>) -> Self {
+        Self { shared, state }
+    }
+
     /// Takes the instance lock, or gives up when the request is cancelled.
     async fn lock(
         &self,
@@ -234,7 +176,9 @@ impl WasmProvider {
             }
             Ok(Err(trap)) => {
                 let denied = instance.store.data_mut().limits.take_denied();
-                let err = self.trap_error(what, &trap, denied);
+                let err = self
+                    .trap_error(what, &trap, denied)
+                    .with_guest_stderr(&instance.store.data().stderr_tail());
                 *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
@@ -260,25 +204,23 @@ impl WasmProvider {
         // Whatever was there is replaced: a new layer gets a new instance.
         *guard = InstanceState::Empty;
         let shared = &self.shared;
-        let environment = shared.environment.clone().map_err(|why| {
-            ProviderError::validation("invalid_environment_name", why)
-                .with_suggestion("select a valid environment with `azd env select <name>`")
-        })?;
+        let compiled = shared.compiled(&ctx).await?;
+        let environment = shared.environment().await?;
         let sandbox = sandbox::build(
             &shared.policy,
             &project_path,
             environment.as_ref(),
             &shared.name,
         )?;
-        let mut store = shared.new_store(sandbox);
+        let mut store = shared.new_store(&compiled, sandbox, environment);
         store.data_mut().begin_call(&ctx);
         let started = {
             let store = &mut store;
             bounded(
                 async move {
-                    let bindings = shared.pre.instantiate_async(&mut *store).await?;
+                    let bindings = compiled.pre.instantiate_async(&mut *store).await?;
                     let guest = bindings
-                        .azd_provisioning_provider()
+                        .azd_provisioning0_1_0_provider()
                         .call_initialize(&mut *store, &project_path, &options)
                         .await?;
                     wasmtime::Result::Ok((bindings, guest))
@@ -296,7 +238,9 @@ impl WasmProvider {
             }
             Ok(Err(trap)) => {
                 let denied = store.data_mut().limits.take_denied();
-                let err = self.trap_error("initialize", &trap, denied);
+                let err = self
+                    .trap_error("initialize", &trap, denied)
+                    .with_guest_stderr(&store.data().stderr_tail());
                 *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
@@ -432,7 +376,11 @@ impl Provider for WasmProvider {
             RequestKind::State,
             ctx,
             move |b, s| {
-                Box::pin(async move { b.azd_provisioning_provider().call_state(s, &options).await })
+                Box::pin(async move {
+                    b.azd_provisioning0_1_0_provider()
+                        .call_state(s, &options)
+                        .await
+                })
             },
             convert::state_from_wit,
         )
@@ -446,7 +394,7 @@ impl Provider for WasmProvider {
         self.call(
             RequestKind::Deploy,
             ctx,
-            |b, s| Box::pin(b.azd_provisioning_provider().call_deploy(s)),
+            |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_deploy(s)),
             convert::deploy_from_wit,
         )
         .await
@@ -459,7 +407,7 @@ impl Provider for WasmProvider {
         self.call(
             RequestKind::Preview,
             ctx,
-            |b, s| Box::pin(b.azd_provisioning_provider().call_preview(s)),
+            |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_preview(s)),
             convert::preview_from_wit,
         )
         .await
@@ -474,7 +422,7 @@ impl Provider for WasmProvider {
         self.call(
             RequestKind::Destroy,
             ctx,
-            move |b, s| Box::pin(b.azd_provisioning_provider().call_destroy(s, options)),
+            move |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_destroy(s, options)),
             convert::destroy_from_wit,
         )
         .await
@@ -484,7 +432,7 @@ impl Provider for WasmProvider {
         self.call(
             RequestKind::EnsureEnv,
             ctx,
-            |b, s| Box::pin(b.azd_provisioning_provider().call_ensure_env(s)),
+            |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_ensure_env(s)),
             |()| (),
         )
         .await
@@ -497,7 +445,7 @@ impl Provider for WasmProvider {
         self.call(
             RequestKind::Parameters,
             ctx,
-            |b, s| Box::pin(b.azd_provisioning_provider().call_parameters(s)),
+            |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_parameters(s)),
             convert::parameters_from_wit,
         )
         .await
@@ -510,7 +458,7 @@ impl Provider for WasmProvider {
         self.call(
             RequestKind::PlannedOutputs,
             ctx,
-            |b, s| Box::pin(b.azd_provisioning_provider().call_planned_outputs(s)),
+            |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_planned_outputs(s)),
             convert::planned_outputs_from_wit,
         )
         .await

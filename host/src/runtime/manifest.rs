@@ -14,6 +14,10 @@
 //! network = []                # "host:port" TCP destinations
 //! memory_mb = 256             # all memories and tables of an instance together
 //! call_timeout_secs = 300     # deadline per call (fractions allowed)
+//!
+//! [policy.azd]                # azd's own services (world 0.2.0)
+//! environment = "read"        # "none" (default), "read", "read-write"
+//! prompt = true               # may ask the user on azd's terminal
 //! ```
 //!
 //! Everything in `[policy]` is optional; the default is deny-all.
@@ -99,6 +103,44 @@ pub struct Policy {
     /// Deadline per call, in seconds (fractions allowed).
     #[serde(default = "default_call_timeout_secs")]
     pub call_timeout_secs: f64,
+    /// azd's own services the guest may use (`[policy.azd]`).
+    #[serde(default)]
+    pub azd: AzdGrants,
+}
+
+/// What of azd's own services a provider may use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AzdGrants {
+    /// The azd environment's values.
+    #[serde(default)]
+    pub environment: EnvironmentAccess,
+    /// Questions to the user on azd's terminal.
+    #[serde(default)]
+    pub prompt: bool,
+}
+
+/// Access to the azd environment's values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnvironmentAccess {
+    /// None (the default).
+    #[default]
+    None,
+    /// Read its name and values.
+    Read,
+    /// Also set values.
+    ReadWrite,
+}
+
+impl std::fmt::Display for EnvironmentAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::None => "none",
+            Self::Read => "read",
+            Self::ReadWrite => "read-write",
+        })
+    }
 }
 
 impl Default for Policy {
@@ -109,6 +151,7 @@ impl Default for Policy {
             network: Vec::new(),
             memory_mb: DEFAULT_MEMORY_MB,
             call_timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
+            azd: AzdGrants::default(),
         }
     }
 }
@@ -116,7 +159,10 @@ impl Default for Policy {
 impl Policy {
     /// Whether the policy grants nothing beyond computing.
     pub fn is_deny_all(&self) -> bool {
-        self.fs.is_empty() && self.env.is_empty() && self.network.is_empty()
+        self.fs.is_empty()
+            && self.env.is_empty()
+            && self.network.is_empty()
+            && self.azd == AzdGrants::default()
     }
 
     /// The deadline of one call.

@@ -34,6 +34,8 @@ mod instance;
 mod limits;
 mod manifest;
 mod sandbox;
+mod services;
+mod template;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -45,24 +47,43 @@ use anyhow::Context as _;
 pub use cache::{CacheOutcome, ENV_CACHE_DIR, default_cache_dir};
 pub use convert::{object_to_struct, struct_to_json};
 pub use engine::{PROVIDER_EXPORT, WORLD};
-pub use instance::{MAX_GUEST_TRANSFER, WasmProviderFactory};
+pub use instance::MAX_GUEST_TRANSFER;
 pub use manifest::{
-    DEFAULT_MANIFEST_NAME, ENV_MANIFEST, FsAccess, FsGrant, GrantLocation, Manifest, Policy,
-    RESERVED_ENV, locate_manifest,
+    AzdGrants, DEFAULT_MANIFEST_NAME, ENV_MANIFEST, EnvironmentAccess, FsAccess, FsGrant,
+    GrantLocation, Manifest, Policy, RESERVED_ENV, locate_manifest,
 };
+pub use services::{AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion};
+use template::{Compiling, WasmProviderFactory};
 
 /// Environment variable holding the azd environment name (`{env}` in grants).
 pub const ENV_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 
-/// Options of [`load_provider`].
-#[derive(Debug, Clone, Default)]
+/// Options of [`load_provider`] and [`prepare_provider`].
+#[derive(Clone, Default)]
 pub struct RuntimeOptions {
     /// Compile cache directory; `None` uses [`default_cache_dir`].
     pub cache_dir: Option<PathBuf>,
-    /// The azd environment name, for `{env}` in grants (`listen` passes
-    /// `AZD_ENVIRONMENT`). Checked with azd's rule; an invalid one fails every
-    /// `Initialize` with a clear error.
+    /// The azd environment name, for `{env}` in grants and the `environment`
+    /// import (`listen` passes `AZD_ENVIRONMENT`). When absent, the host asks
+    /// azd for its current environment (if [`RuntimeOptions::services`] is set).
+    /// Checked with azd's rule; an invalid one fails every `Initialize`.
     pub environment: Option<String>,
+    /// azd's own services (environment values, prompts); `None` when the
+    /// host is not connected to azd.
+    pub services: Option<Arc<dyn AzdServices>>,
+    /// Whether the user can be asked (false under `--no-prompt`).
+    pub interactive: bool,
+}
+
+impl std::fmt::Debug for RuntimeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeOptions")
+            .field("cache_dir", &self.cache_dir)
+            .field("environment", &self.environment)
+            .field("services", &self.services.is_some())
+            .field("interactive", &self.interactive)
+            .finish()
+    }
 }
 
 /// A validated provider, ready to register with azd.
@@ -90,15 +111,32 @@ impl std::fmt::Debug for LoadedProvider {
     }
 }
 
-/// Loads and validates a provider: the manifest (or bare component), the
+/// Loads and validates a provider now: the manifest (or bare component), the
 /// component itself (compiled or taken from the cache), and its fit to our
-/// world. Nothing is registered with azd before this succeeds.
+/// world (`check`, tests). `listen` uses [`prepare_provider`] instead, so that
+/// azd need not wait for a compile.
 pub fn load_provider(
     manifest_or_component: &Path,
     provider_name: Option<&str>,
     opts: &RuntimeOptions,
 ) -> anyhow::Result<LoadedProvider> {
     let manifest = Manifest::resolve(manifest_or_component, provider_name)?;
+    let loaded = compile(&manifest, opts)?;
+    let compiled = Compiling::done(template::Compiled {
+        pre: loaded.pre,
+        component: loaded.component,
+    });
+    Ok(LoadedProvider {
+        name: manifest.name.clone(),
+        factory: factory(&manifest, compiled, opts),
+        manifest,
+        cache: loaded.outcome,
+        load_time: loaded.load_time,
+    })
+}
+
+/// Compiles (or loads from the cache) and validates the component of `manifest`.
+fn compile(manifest: &Manifest, opts: &RuntimeOptions) -> anyhow::Result<engine::Loaded> {
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
     let cache_dir = opts.cache_dir.clone().or_else(default_cache_dir);
@@ -111,26 +149,73 @@ pub fn load_provider(
         ms = loaded.load_time.as_secs_f64() * 1e3,
         "provider component loaded"
     );
-    let environment = match opts.environment.as_deref().filter(|e| !e.is_empty()) {
-        None => Ok(None),
-        Some(name) => crate::env_name::EnvironmentName::parse(name)
-            .map(Some)
-            .map_err(|e| e.to_string()),
-    };
-    let factory = WasmProviderFactory::new(instance::Template {
-        name: Arc::from(manifest.name.as_str()),
-        policy: manifest.policy.clone(),
-        pre: loaded.pre,
-        component: loaded.component,
-        environment,
-    });
-    Ok(LoadedProvider {
-        name: manifest.name.clone(),
-        factory: Arc::new(factory),
-        manifest,
-        cache: loaded.outcome,
-        load_time: loaded.load_time,
-    })
+    Ok(loaded)
+}
+
+/// The factory of `manifest`'s instances, made from `compiled`.
+fn factory(
+    manifest: &Manifest,
+    compiled: Compiling,
+    opts: &RuntimeOptions,
+) -> Arc<dyn crate::provider::ProviderFactory> {
+    Arc::new(WasmProviderFactory::new(template::Template::new(
+        &manifest.name,
+        manifest.policy.clone(),
+        compiled,
+        opts.environment.clone(),
+        opts.services.clone(),
+        opts.interactive,
+    )))
+}
+
+/// A provider whose manifest is read and whose component was looked over
+/// ([`prepare_provider`]), not yet compiled.
+#[derive(Debug)]
+pub struct PreparedProvider {
+    manifest: Manifest,
+    opts: RuntimeOptions,
+}
+
+/// Reads the manifest and looks the component over without compiling it:
+/// milliseconds whatever its size, so `listen` can register and signal Ready
+/// at once. What only a compile can find is reported by the first Initialize.
+pub fn prepare_provider(
+    manifest_or_component: &Path,
+    provider_name: Option<&str>,
+    opts: RuntimeOptions,
+) -> anyhow::Result<PreparedProvider> {
+    let manifest = Manifest::resolve(manifest_or_component, provider_name)?;
+    engine::inspect_component(&manifest.component)?;
+    Ok(PreparedProvider { manifest, opts })
+}
+
+impl PreparedProvider {
+    /// The provider name to register.
+    pub fn name(&self) -> &str {
+        &self.manifest.name
+    }
+
+    /// Starts compiling (or loading from the cache) on a blocking thread and
+    /// returns the factory at once; its instances wait for the compile. Must be
+    /// called inside a tokio runtime.
+    pub fn compile_in_background(self) -> Arc<dyn crate::provider::ProviderFactory> {
+        let (compiling, done) = Compiling::pending();
+        let factory = factory(&self.manifest, compiling, &self.opts);
+        let Self { manifest, opts } = self;
+        tokio::task::spawn_blocking(move || {
+            let result = compile(&manifest, &opts)
+                .map(|loaded| template::Compiled {
+                    pre: loaded.pre,
+                    component: loaded.component,
+                })
+                .map_err(|e| {
+                    tracing::error!(provider = %manifest.name, error = %format!("{e:#}"), "the provider component cannot run");
+                    format!("{e:#}")
+                });
+            done.finish(result);
+        });
+        factory
+    }
 }
 
 /// Validates a component (or the component of a manifest) and describes it:
@@ -149,9 +234,20 @@ pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
     let ty = loaded.component.component_type();
     let mut out = String::new();
     let _ = writeln!(out, "provider:  {}", manifest.name);
+    let mut imports: Vec<&str> = ty.imports(&engine).map(|(name, _)| name).collect();
+    imports.sort_unstable();
+    // A component that imports nothing of 0.2.0 was built for 0.1.0's world.
+    let world = if imports
+        .iter()
+        .any(|i| i.starts_with("azd:provisioning/") && i.contains("@0.2."))
+    {
+        WORLD
+    } else {
+        "azd:provisioning/provisioning-provider@0.1.0"
+    };
     let _ = writeln!(
         out,
-        "component: {} ({} bytes) targets {WORLD}: OK",
+        "component: {} ({} bytes) targets {world}: OK",
         manifest.component.display(),
         loaded.bytes_len
     );
@@ -167,8 +263,6 @@ pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
         }
     }
     let _ = writeln!(out, "\nimports (capabilities the component asks for):");
-    let mut imports: Vec<&str> = ty.imports(&engine).map(|(name, _)| name).collect();
-    imports.sort_unstable();
     for name in imports {
         let _ = writeln!(out, "  {name:<44} {}", describe_import(name));
     }
@@ -208,6 +302,12 @@ fn write_policy(out: &mut String, policy: &Policy) {
         policy.memory_mb
     );
     let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
+    if policy.azd.environment != EnvironmentAccess::None {
+        let _ = writeln!(out, "  azd      environment: {}", policy.azd.environment);
+    }
+    if policy.azd.prompt {
+        let _ = writeln!(out, "  azd      prompt: may ask the user");
+    }
     if policy.fs.iter().any(|g| g.access == FsAccess::ReadWrite) {
         let _ = writeln!(
             out,
@@ -223,6 +323,8 @@ fn describe_import(name: &str) -> &'static str {
         "azd:provisioning/progress" => "progress on azd's spinner",
         "azd:provisioning/log" => "host debug log",
         "azd:provisioning/types" => "types only",
+        "azd:provisioning/environment" => "azd environment values (only as [policy.azd] grants)",
+        "azd:provisioning/prompt" => "questions to the user (only with [policy.azd] prompt)",
         "wasi:filesystem/types" | "wasi:filesystem/preopens" => "files (only granted directories)",
         "wasi:cli/environment" => "environment variables (only allowlisted)",
         "wasi:cli/stdout" | "wasi:cli/stderr" => "output (goes to the host's debug log)",

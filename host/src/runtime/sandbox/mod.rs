@@ -29,7 +29,7 @@ use wasmtime_wasi::p2::bindings::filesystem::preopens;
 pub(crate) use fs::GrantedDir;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 
-use super::host::LogStream;
+use super::host::{LogStream, OutputTail};
 use super::manifest::Policy;
 use crate::env_name::EnvironmentName;
 use crate::error::ProviderError;
@@ -42,6 +42,8 @@ pub(crate) struct Sandbox {
     pub(crate) dirs: Vec<GrantedDir>,
     /// The network allowlist (consulted by [`GuestLookup`] and the connect check).
     pub(crate) network: NetworkPolicy,
+    /// The guest's last stderr lines.
+    pub(crate) stderr_tail: OutputTail,
 }
 
 /// Builds the sandbox of an instance serving `project_path` in the azd
@@ -54,8 +56,13 @@ pub(crate) fn build(
 ) -> Result<Sandbox, ProviderError> {
     let dirs = fs::open_grants(&policy.fs, project_path, env, provider)?;
     let mut b = WasiCtxBuilder::new();
-    b.stdout(LogStream::new(provider.clone(), "stdout"));
-    b.stderr(LogStream::new(provider.clone(), "stderr"));
+    let stderr_tail = OutputTail::default();
+    b.stdout(LogStream::new(provider.clone(), "stdout", None));
+    b.stderr(LogStream::new(
+        provider.clone(),
+        "stderr",
+        Some(stderr_tail.clone()),
+    ));
     for name in &policy.env {
         if let Ok(value) = std::env::var(name) {
             b.env(name, value);
@@ -67,6 +74,7 @@ pub(crate) fn build(
         wasi: b.build(),
         dirs,
         network,
+        stderr_tail,
     })
 }
 

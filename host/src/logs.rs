@@ -1,0 +1,124 @@
+//! Where the binary's log lines go.
+//!
+//! - stderr: only when debugging (`--debug`, `AZD_DEBUG=true`), because stderr
+//!   is the user's terminal (and azd discards an extension's stderr anyway);
+//! - the log file, for `listen` (what azd runs): always. Host lines at `info`
+//!   and above, every guest line (its `log` calls, stdout and stderr), and
+//!   everything at `debug` when debugging. It is the one place a user can read
+//!   what happened under azd; every error `listen` sends azd names it.
+//!
+//! The file is `AZD_WASM_HOST_LOG_FILE`, else `azd-wasm-host/logs/azd-wasm-host.log`
+//! in the user's cache directory (`~/.cache` on Linux, `~/Library/Caches` on
+//! macOS, `%LOCALAPPDATA%` on Windows). Lines are appended (several `listen`
+//! processes may share it); a file over 8 MiB is moved to `….log.1` when a
+//! process starts. The folder is created private to the user.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
+
+/// Environment variable naming the log file.
+pub(crate) const ENV_LOG_FILE: &str = "AZD_WASM_HOST_LOG_FILE";
+/// A log file larger than this is rotated when a process starts.
+const ROTATE_BYTES: u64 = 8 << 20;
+
+/// Whether debug logging was asked for by flag or by `AZD_DEBUG`.
+pub(crate) fn debug_requested(flag: bool) -> bool {
+    flag || std::env::var("AZD_DEBUG").is_ok_and(|v| {
+        let v = v.trim();
+        v.eq_ignore_ascii_case("true") || v == "1"
+    })
+}
+
+/// The log file: `AZD_WASM_HOST_LOG_FILE`, else the default in the cache dir.
+pub(crate) fn log_file_path() -> Option<PathBuf> {
+    match std::env::var_os(ENV_LOG_FILE).filter(|v| !v.is_empty()) {
+        Some(p) => Some(PathBuf::from(p)),
+        None => dirs::cache_dir().map(|d| {
+            d.join("azd-wasm-host")
+                .join("logs")
+                .join("azd-wasm-host.log")
+        }),
+    }
+}
+
+/// Installs the subscriber: stderr when `debug`, and the log file when
+/// `to_file`. Returns the log file's path when one is open. `RUST_LOG` refines
+/// the stderr filter when debugging.
+pub(crate) fn init(debug: bool, to_file: bool) -> Option<PathBuf> {
+    let stderr_filter = if debug {
+        EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| EnvFilter::new("azd_wasm_host=debug,guest=debug,info"))
+    } else {
+        EnvFilter::new("off")
+    };
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_filter(stderr_filter);
+    let file = to_file
+        .then(log_file_path)
+        .flatten()
+        .and_then(|path| open(&path).map(|f| (path, f)));
+    let file_layer = file
+        .as_ref()
+        .and_then(|(_, f)| f.try_clone().ok())
+        .map(|f| {
+            let filter = if debug {
+                "azd_wasm_host=debug,guest=debug,info"
+            } else {
+                "azd_wasm_host=info,guest=debug,warn"
+            };
+            tracing_subscriber::fmt::layer()
+                .with_writer(Mutex::new(f))
+                .with_ansi(false)
+                .with_target(true)
+                .with_filter(EnvFilter::new(filter))
+        });
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file_layer)
+        .try_init();
+    let path = file.map(|(p, _)| p)?;
+    tracing::info!(pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), args = ?std::env::args().skip(1).collect::<Vec<_>>(), "azd-wasm-host started");
+    Some(path)
+}
+
+/// Opens (and if large, first rotates) the log file; `None` if it cannot be
+/// written (logging must never stop the host).
+fn open(path: &Path) -> Option<File> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir).ok()?;
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > ROTATE_BYTES) {
+        let mut rotated = path.as_os_str().to_owned();
+        rotated.push(".1");
+        let _ = std::fs::rename(path, rotated);
+    }
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    options.open(path).ok()
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
