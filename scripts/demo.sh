@@ -39,7 +39,7 @@ echo "--- files provisioned under localinfra/"
 (cd "$PROJECT" && find localinfra -type f | sort)
 run preview
 run state --output json
-run down
+run down --force
 echo
 echo "--- after down: $PROJECT/.azure/dev/.env"
 cat "$PROJECT/.azure/dev/.env" 2>/dev/null || true

@@ -39,10 +39,10 @@ static azd_outputs_t greeting_outputs(void) {
   return outputs;
 }
 
-bool exports_azd_provisioning_provider_initialize(
+bool exports_azd_provisioning_0_1_0_provider_initialize(
     provisioning_provider_string_t *project_path,
-    exports_azd_provisioning_provider_provisioning_options_t *options,
-    exports_azd_provisioning_provider_error_t *err) {
+    exports_azd_provisioning_0_1_0_provider_provisioning_options_t *options,
+    exports_azd_provisioning_0_1_0_provider_error_t *err) {
   char *name = NULL, *greeting = NULL;
   bool ok = true;
   switch (azd_json_get_string(&options->config, "name", &name)) {
@@ -78,45 +78,45 @@ bool exports_azd_provisioning_provider_initialize(
       greeting = azd_strdup("Hello");
     }
     g_greeting = greeting;
-    azd_log(AZD_PROVISIONING_LOG_LEVEL_INFO, "c-hello initialized for %.*s",
+    azd_log(AZD_PROVISIONING_0_1_0_LOG_LEVEL_INFO, "c-hello initialized for %.*s",
             (int)project_path->len, (const char *)project_path->ptr);
   } else {
     free(name);
   }
   provisioning_provider_string_free(project_path);
-  exports_azd_provisioning_provider_provisioning_options_free(options);
+  exports_azd_provisioning_0_1_0_provider_provisioning_options_free(options);
   return ok;
 }
 
-bool exports_azd_provisioning_provider_state(
-    exports_azd_provisioning_provider_state_options_t *options,
-    exports_azd_provisioning_provider_provisioning_state_t *ret,
-    exports_azd_provisioning_provider_error_t *err) {
-  exports_azd_provisioning_provider_state_options_free(options);
+bool exports_azd_provisioning_0_1_0_provider_state(
+    exports_azd_provisioning_0_1_0_provider_state_options_t *options,
+    exports_azd_provisioning_0_1_0_provider_provisioning_state_t *ret,
+    exports_azd_provisioning_0_1_0_provider_error_t *err) {
+  exports_azd_provisioning_0_1_0_provider_state_options_free(options);
   if (g_name == NULL) return not_initialized(err);
   ret->outputs = greeting_outputs();
-  ret->resources.ptr = (azd_provisioning_types_resource_t *)azd_alloc(sizeof(*ret->resources.ptr));
+  ret->resources.ptr = (azd_provisioning_0_1_0_types_resource_t *)azd_alloc(sizeof(*ret->resources.ptr));
   ret->resources.len = 1;
   ret->resources.ptr[0].id = azd_format("greeting/%s", g_name);
   return true;
 }
 
-bool exports_azd_provisioning_provider_deploy(
-    exports_azd_provisioning_provider_deploy_result_t *ret,
-    exports_azd_provisioning_provider_error_t *err) {
+bool exports_azd_provisioning_0_1_0_provider_deploy(
+    exports_azd_provisioning_0_1_0_provider_deploy_result_t *ret,
+    exports_azd_provisioning_0_1_0_provider_error_t *err) {
   if (g_name == NULL) return not_initialized(err);
   azd_report("Composing the greeting for %s", g_name);
   ret->deployment.parameters.ptr = NULL;
   ret->deployment.parameters.len = 0;
   ret->deployment.outputs = greeting_outputs();
-  ret->skipped_reason = AZD_PROVISIONING_TYPES_SKIPPED_REASON_UNSPECIFIED;
+  ret->skipped_reason = AZD_PROVISIONING_0_1_0_TYPES_SKIPPED_REASON_UNSPECIFIED;
   azd_report("Greeting ready");
   return true;
 }
 
-bool exports_azd_provisioning_provider_preview(
-    exports_azd_provisioning_provider_deployment_preview_t *ret,
-    exports_azd_provisioning_provider_error_t *err) {
+bool exports_azd_provisioning_0_1_0_provider_preview(
+    exports_azd_provisioning_0_1_0_provider_deployment_preview_t *ret,
+    exports_azd_provisioning_0_1_0_provider_error_t *err) {
   if (g_name == NULL) return not_initialized(err);
   azd_report("Comparing the greeting with the configuration");
   char *id = (char *)azd_format("greeting/%s", g_name).ptr;
@@ -131,10 +131,10 @@ bool exports_azd_provisioning_provider_preview(
   return true;
 }
 
-bool exports_azd_provisioning_provider_destroy(
-    exports_azd_provisioning_provider_destroy_options_t *options,
-    exports_azd_provisioning_provider_destroy_result_t *ret,
-    exports_azd_provisioning_provider_error_t *err) {
+bool exports_azd_provisioning_0_1_0_provider_destroy(
+    exports_azd_provisioning_0_1_0_provider_destroy_options_t *options,
+    exports_azd_provisioning_0_1_0_provider_destroy_result_t *ret,
+    exports_azd_provisioning_0_1_0_provider_error_t *err) {
   if (g_name == NULL) return not_initialized(err);
   azd_report("Forgetting the greeting for %s%s", g_name, options->force ? " (forced)" : "");
   ret->invalidated_env_keys.ptr = NULL;
@@ -145,21 +145,21 @@ bool exports_azd_provisioning_provider_destroy(
   return true;
 }
 
-bool exports_azd_provisioning_provider_ensure_env(exports_azd_provisioning_provider_error_t *err) {
+bool exports_azd_provisioning_0_1_0_provider_ensure_env(exports_azd_provisioning_0_1_0_provider_error_t *err) {
   if (g_name == NULL) return not_initialized(err);
   return true;
 }
 
-bool exports_azd_provisioning_provider_parameters(
-    exports_azd_provisioning_provider_list_parameter_t *ret,
-    exports_azd_provisioning_provider_error_t *err) {
+bool exports_azd_provisioning_0_1_0_provider_parameters(
+    exports_azd_provisioning_0_1_0_provider_list_parameter_t *ret,
+    exports_azd_provisioning_0_1_0_provider_error_t *err) {
   if (g_name == NULL) return not_initialized(err);
   ret->len = 2;
-  ret->ptr = (exports_azd_provisioning_provider_parameter_t *)azd_alloc(2 * sizeof(*ret->ptr));
+  ret->ptr = (exports_azd_provisioning_0_1_0_provider_parameter_t *)azd_alloc(2 * sizeof(*ret->ptr));
   const char *names[2] = {"name", "greeting"};
   const char *values[2] = {g_name, g_greeting};
   for (size_t i = 0; i < 2; i++) {
-    ret->ptr[i] = (exports_azd_provisioning_provider_parameter_t){
+    ret->ptr[i] = (exports_azd_provisioning_0_1_0_provider_parameter_t){
         .name = azd_str(names[i]),
         .secret = false,
         .value = azd_str(values[i]),
@@ -171,13 +171,13 @@ bool exports_azd_provisioning_provider_parameters(
   return true;
 }
 
-bool exports_azd_provisioning_provider_planned_outputs(
-    exports_azd_provisioning_provider_list_planned_output_t *ret,
-    exports_azd_provisioning_provider_error_t *err) {
+bool exports_azd_provisioning_0_1_0_provider_planned_outputs(
+    exports_azd_provisioning_0_1_0_provider_list_planned_output_t *ret,
+    exports_azd_provisioning_0_1_0_provider_error_t *err) {
   (void)err;
   const char *names[3] = {"GREETING", "GREETING_LENGTH", "GREETING_DEFAULTED"};
   ret->len = 3;
-  ret->ptr = (exports_azd_provisioning_provider_planned_output_t *)azd_alloc(3 * sizeof(*ret->ptr));
+  ret->ptr = (exports_azd_provisioning_0_1_0_provider_planned_output_t *)azd_alloc(3 * sizeof(*ret->ptr));
   for (size_t i = 0; i < 3; i++) ret->ptr[i].name = azd_str(names[i]);
   return true;
 }

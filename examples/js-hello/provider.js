@@ -9,6 +9,7 @@
 
 import {
   change,
+  defineProvider,
   log,
   outputs,
   parameter,
@@ -34,7 +35,7 @@ function greetingOutputs() {
   return outputs({ GREETING: text, GREETING_LENGTH: text.length });
 }
 
-export const provider = {
+export const provider = defineProvider({
   /**
    * @param {string} projectPath
    * @param {import("../../guest-sdk/js/azd-provider.js").ProvisioningOptions} options
@@ -84,4 +85,4 @@ export const provider = {
   plannedOutputs() {
     return [{ name: "GREETING" }, { name: "GREETING_LENGTH" }];
   },
-};
+});

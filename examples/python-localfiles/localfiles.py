@@ -326,7 +326,18 @@ class Layer:
         if layer is None:
             azd.report("Nothing to remove: localfiles has no recorded deployment")
             return types.DestroyResult(invalidated_env_keys=[])
-        for name in sorted(layer["resources"]):
+        names = sorted(layer["resources"])
+        # Like azd's own providers, ask before deleting unless --force. Under --no-prompt
+        # the default (no) applies: nothing is removed without --force.
+        question = f"Remove {len(names)} resources under {self._relative(layer['root'])} ({', '.join(names)})?"
+        if not options.force and not azd.confirm(question, default=False):
+            raise azd.local_error(
+                "Nothing was removed: the removal was not confirmed",
+                code="destroy_not_confirmed",
+                category="user",
+                suggestion="Run `azd down --force` to remove without asking.",
+            )
+        for name in names:
             entry = layer["resources"][name]
             azd.report(f"Removing {entry['kind']} {name}")
             _remove(entry["path"])
@@ -355,18 +366,12 @@ def _current() -> Layer:
     return _layer
 
 
-@azd.provider_class
-class Provider(exports.Provider):
+class Provider(azd.AzdProvider, exports.Provider):
     def initialize(self, project_path: str, options: types.ProvisioningOptions) -> None:
         global _layer
-        env = os.environ.get("AZD_ENVIRONMENT", "")
-        if env == "":
-            raise azd.local_error(
-                "AZD_ENVIRONMENT is not set, so localfiles cannot tell where to keep its state",
-                code="missing_environment",
-                category="user",
-                suggestion="Run it through azd, and list AZD_ENVIRONMENT under policy.env in provider.toml.",
-            )
+        # The azd environment azd runs the command in (-e, AZURE_ENV_NAME or the
+        # project's default), from azd itself: [policy.azd] environment = "read".
+        env = azd.env_name()
         config = azd.parse_config(options)
         project = posixpath.normpath(project_path)
         root, resources = _parse_resources(project, config)

@@ -23,6 +23,10 @@
  *   azd_outputs_*                        build a sorted output list (string/number/bool/json)
  *   azd_changes_push, azd_strings_push   grow preview-change and string lists
  *   azd_json_get_string                  read one top-level string of the config JSON
+ *   azd_env_get / azd_env_set            azd environment values (world 0.2.0; needs
+ *                                        [policy.azd] environment = "read" / "read-write")
+ *   azd_confirm                          a yes/no question on azd's terminal (needs
+ *                                        [policy.azd] prompt = true)
  */
 #ifndef AZD_PROVIDER_H
 #define AZD_PROVIDER_H
@@ -37,9 +41,9 @@
 #include "provisioning_provider.h"
 
 typedef provisioning_provider_string_t azd_string_t;
-typedef azd_provisioning_types_error_t azd_error_t;
-typedef azd_provisioning_types_list_tuple2_string_output_parameter_t azd_outputs_t;
-typedef azd_provisioning_types_list_preview_change_t azd_changes_t;
+typedef azd_provisioning_0_1_0_types_error_t azd_error_t;
+typedef azd_provisioning_0_1_0_types_list_tuple2_string_output_parameter_t azd_outputs_t;
+typedef azd_provisioning_0_1_0_types_list_preview_change_t azd_changes_t;
 typedef provisioning_provider_list_string_t azd_strings_t;
 
 /* Memory exhaustion inside a guest is a fault, not an input error: trap. */
@@ -112,19 +116,19 @@ static inline void azd_report(const char *fmt, ...) {
   va_start(args, fmt);
   azd_string_t msg = azd_vformat(fmt, args);
   va_end(args);
-  azd_provisioning_progress_report(&msg);
+  azd_provisioning_0_1_0_progress_report(&msg);
   provisioning_provider_string_free(&msg);
 }
 
-/* Writes a line to the host's debug log; `level` is AZD_PROVISIONING_LOG_LEVEL_*. */
-static inline void azd_log(azd_provisioning_log_level_t level, const char *fmt, ...)
+/* Writes a line to the host's debug log; `level` is AZD_PROVISIONING_0_1_0_LOG_LEVEL_*. */
+static inline void azd_log(azd_provisioning_0_1_0_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static inline void azd_log(azd_provisioning_log_level_t level, const char *fmt, ...) {
+static inline void azd_log(azd_provisioning_0_1_0_log_level_t level, const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
   azd_string_t msg = azd_vformat(fmt, args);
   va_end(args);
-  azd_provisioning_log_write(level, &msg);
+  azd_provisioning_0_1_0_log_write(level, &msg);
   provisioning_provider_string_free(&msg);
 }
 
@@ -143,12 +147,12 @@ static inline bool azd_local_error(azd_error_t *err, const char *code, const cha
   va_start(args, fmt);
   err->message = azd_vformat(fmt, args);
   va_end(args);
-  err->origin = AZD_PROVISIONING_TYPES_ERROR_ORIGIN_LOCAL;
+  err->origin = AZD_PROVISIONING_0_1_0_TYPES_ERROR_ORIGIN_LOCAL;
   err->suggestion = azd_str(suggestion);
   err->links.ptr = NULL;
   err->links.len = 0;
   err->detail.is_some = true;
-  err->detail.val.tag = AZD_PROVISIONING_TYPES_ERROR_DETAIL_LOCAL;
+  err->detail.val.tag = AZD_PROVISIONING_0_1_0_TYPES_ERROR_DETAIL_LOCAL;
   err->detail.val.val.local.code = azd_str(code);
   err->detail.val.val.local.category = azd_str(category);
   return false;
@@ -165,12 +169,12 @@ static inline bool azd_service_error(azd_error_t *err, const char *error_code, i
   va_start(args, fmt);
   err->message = azd_vformat(fmt, args);
   va_end(args);
-  err->origin = AZD_PROVISIONING_TYPES_ERROR_ORIGIN_SERVICE;
+  err->origin = AZD_PROVISIONING_0_1_0_TYPES_ERROR_ORIGIN_SERVICE;
   err->suggestion = azd_str(suggestion);
   err->links.ptr = NULL;
   err->links.len = 0;
   err->detail.is_some = true;
-  err->detail.val.tag = AZD_PROVISIONING_TYPES_ERROR_DETAIL_SERVICE;
+  err->detail.val.tag = AZD_PROVISIONING_0_1_0_TYPES_ERROR_DETAIL_SERVICE;
   err->detail.val.val.service.error_code = azd_str(error_code);
   err->detail.val.val.service.status_code = status_code;
   err->detail.val.val.service.service_name = azd_str(service_name);
@@ -187,9 +191,9 @@ static inline void azd_outputs_init(azd_outputs_t *list) {
 /* Adds an output whose `type` is string, number, bool, object or array (JSON text). */
 static inline void azd_outputs_push(azd_outputs_t *list, const char *name, const char *type,
                                     azd_string_t value) {
-  list->ptr = (azd_provisioning_types_tuple2_string_output_parameter_t *)azd_grow(
+  list->ptr = (azd_provisioning_0_1_0_types_tuple2_string_output_parameter_t *)azd_grow(
       list->ptr, list->len + 1, sizeof(*list->ptr));
-  azd_provisioning_types_tuple2_string_output_parameter_t *slot = &list->ptr[list->len++];
+  azd_provisioning_0_1_0_types_tuple2_string_output_parameter_t *slot = &list->ptr[list->len++];
   slot->f0 = azd_str(name);
   slot->f1.type = azd_str(type);
   slot->f1.value = value;
@@ -208,8 +212,8 @@ static inline void azd_output_bool(azd_outputs_t *list, const char *name, bool v
 }
 
 static inline int azd__output_cmp(const void *a, const void *b) {
-  const azd_string_t *x = &((const azd_provisioning_types_tuple2_string_output_parameter_t *)a)->f0;
-  const azd_string_t *y = &((const azd_provisioning_types_tuple2_string_output_parameter_t *)b)->f0;
+  const azd_string_t *x = &((const azd_provisioning_0_1_0_types_tuple2_string_output_parameter_t *)a)->f0;
+  const azd_string_t *y = &((const azd_provisioning_0_1_0_types_tuple2_string_output_parameter_t *)b)->f0;
   size_t n = x->len < y->len ? x->len : y->len;
   int c = n == 0 ? 0 : memcmp(x->ptr, y->ptr, n);
   if (c != 0) return c;
@@ -228,9 +232,9 @@ static inline void azd_outputs_sort(azd_outputs_t *list) {
 static inline void azd_changes_push(azd_changes_t *list, const char *change_type,
                                     const char *resource_id, const char *resource_type,
                                     const char *name) {
-  list->ptr = (azd_provisioning_types_preview_change_t *)azd_grow(list->ptr, list->len + 1,
+  list->ptr = (azd_provisioning_0_1_0_types_preview_change_t *)azd_grow(list->ptr, list->len + 1,
                                                                  sizeof(*list->ptr));
-  azd_provisioning_types_preview_change_t *slot = &list->ptr[list->len++];
+  azd_provisioning_0_1_0_types_preview_change_t *slot = &list->ptr[list->len++];
   slot->change_type = azd_str(change_type);
   slot->resource_id = azd_str(resource_id);
   slot->resource_type = azd_str(resource_type);
@@ -471,6 +475,53 @@ invalid:
   free(*out);
   *out = NULL;
   return AZD_JSON_INVALID;
+}
+
+/* ---- azd's services (world 0.2.0) ------------------------------------------------- */
+
+/*
+ * One value of the azd environment. Returns true and sets *value (a heap string, NULL when
+ * unset; free() it) on success; on failure fills *err (e.g. when the manifest does not grant
+ * `[policy.azd] environment = "read"`) and returns false.
+ */
+static inline bool azd_env_get(const char *key, char **value, azd_error_t *err) {
+  azd_string_t k = azd_str(key);
+  provisioning_provider_option_string_t got;
+  bool ok = azd_provisioning_0_2_0_environment_get_value(&k, &got, err);
+  provisioning_provider_string_free(&k);
+  *value = NULL;
+  if (ok && got.is_some) {
+    *value = azd_cstr(&got.val);
+    provisioning_provider_string_free(&got.val);
+  }
+  return ok;
+}
+
+/* Sets a value of the azd environment (needs `environment = "read-write"`). */
+static inline bool azd_env_set(const char *key, const char *value, azd_error_t *err) {
+  azd_string_t k = azd_str(key);
+  azd_string_t v = azd_str(value);
+  bool ok = azd_provisioning_0_2_0_environment_set_value(&k, &v, err);
+  provisioning_provider_string_free(&k);
+  provisioning_provider_string_free(&v);
+  return ok;
+}
+
+/*
+ * Asks a yes/no question on azd's terminal. `default_answer` is -1 for none, else 0 or 1:
+ * the answer under `azd --no-prompt` (where a question without a default fails).
+ */
+static inline bool azd_confirm(const char *message, int default_answer, bool *answer,
+                               azd_error_t *err) {
+  azd_provisioning_0_2_0_prompt_confirm_options_t options;
+  memset(&options, 0, sizeof options);
+  options.message = azd_str(message);
+  options.default_value.is_some = default_answer >= 0;
+  options.default_value.val = default_answer > 0;
+  options.help_message = azd_str("");
+  bool ok = azd_provisioning_0_2_0_prompt_confirm(&options, answer, err);
+  azd_provisioning_0_2_0_prompt_confirm_options_free(&options);
+  return ok;
 }
 
 #endif /* AZD_PROVIDER_H */

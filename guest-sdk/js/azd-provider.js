@@ -3,6 +3,10 @@
 // A provider is an ES module that exports `provider`, an object with one method per
 // function of the WIT interface `azd:provisioning/provider@0.1.0` (camelCase names:
 // initialize, state, deploy, preview, destroy, ensureEnv, parameters, plannedOutputs).
+// Wrap it in `defineProvider({...})`: any exception a method throws then reaches azd
+// as an error with its message (the stack goes to the host's log), instead of a trap
+// that loses it. The component targets world `provisioning-provider` of
+// `azd:provisioning@0.2.0`, which adds azd's services (`environment`, `prompt` below).
 // componentize-qjs maps WIT values to plain JS values: records are objects with camelCase
 // keys, `list<tuple<string, T>>` is an array of `[key, value]` pairs, enums are strings,
 // and a function returning `result<T, error>` returns T or *throws* the error record.
@@ -18,6 +22,8 @@
 
 import progressApi from "azd:provisioning/progress@0.1.0";
 import logApi from "azd:provisioning/log@0.1.0";
+import environmentApi from "azd:provisioning/environment@0.2.0";
+import promptApi from "azd:provisioning/prompt@0.2.0";
 
 /**
  * @typedef {"unspecified" | "local" | "service" | "tool"} ErrorOrigin
@@ -204,3 +210,118 @@ export function change(changeType, name, resourceType, resourceId = name) {
 export function parameter(name, { secret = false, value = "", envVarMapping = [], localPrompt = false } = {}) {
   return { name, secret, value, envVarMapping, localPrompt, usingEnvVarMapping: envVarMapping.length > 0 };
 }
+
+/**
+ * Makes `methods` the provider: every method that throws something other than an error
+ * record (`localError`, `serviceError`, ...) answers azd with an error carrying the
+ * exception's message (category `internal`, code `provider_exception`); its stack goes to
+ * the host's log. Export the result: `export const provider = defineProvider({ ... })`.
+ * @template {Record<string, Function>} T
+ * @param {T} methods
+ * @returns {T}
+ */
+export function defineProvider(methods) {
+  /** @type {Record<string, Function>} */
+  const wrapped = {};
+  for (const [name, method] of Object.entries(methods)) {
+    wrapped[name] = function (...args) {
+      try {
+        return method.apply(methods, args);
+      } catch (e) {
+        throw asProviderError(e, name);
+      }
+    };
+  }
+  return /** @type {T} */ (wrapped);
+}
+
+/** @param {unknown} e @returns {e is ProviderError} */
+function isProviderError(e) {
+  return (
+    typeof e === "object" &&
+    e !== null &&
+    typeof (/** @type {any} */ (e).message) === "string" &&
+    "origin" in e &&
+    "suggestion" in e &&
+    "links" in e &&
+    "detail" in e
+  );
+}
+
+/**
+ * An exception as the error azd shows: an error record stays as it is; anything else keeps
+ * its message, and its stack goes to the host's log.
+ * @param {unknown} e
+ * @param {string} method
+ * @returns {ProviderError}
+ */
+function asProviderError(e, method) {
+  if (isProviderError(e)) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  const stack = e instanceof Error && typeof e.stack === "string" ? e.stack : "";
+  log.error(`${method} threw: ${message}${stack ? `\n${stack}` : ""}`);
+  return localError(message === "" ? `${method} failed` : message, {
+    code: "provider_exception",
+    category: "internal",
+    suggestion: `The provider threw an exception in ${method}; the host's log has its stack.`,
+  });
+}
+
+/**
+ * The azd environment of the running command (world 0.2.0). Needs
+ * `[policy.azd] environment = "read"` in provider.toml (`"read-write"` for `set`);
+ * otherwise each call throws an error record naming the grant.
+ */
+export const environment = {
+  /** The environment's name. @returns {string} */
+  name: () => environmentApi.name(),
+  /**
+   * One value, or `null` when it is not set.
+   * @param {string} key
+   * @returns {string | null}
+   */
+  get: (key) => environmentApi.getValue(String(key)) ?? null,
+  /** Every value, sorted by key. @returns {[string, string][]} */
+  values: () => environmentApi.getValues(),
+  /**
+   * Sets a value; azd saves it to the environment's `.env`.
+   * @param {string} key
+   * @param {string} value
+   */
+  set: (key, value) => environmentApi.setValue(String(key), String(value)),
+};
+
+/**
+ * Questions to the user on azd's terminal (world 0.2.0). Needs `[policy.azd] prompt = true`.
+ * Under `azd --no-prompt` a question gets its default, and one without a default throws:
+ * give a default to every question that has a safe answer.
+ */
+export const prompt = {
+  /** Whether the user can be asked. @returns {boolean} */
+  interactive: () => promptApi.interactive(),
+  /**
+   * A yes/no question.
+   * @param {string} message
+   * @param {{ default?: boolean, help?: string }} [options]
+   * @returns {boolean}
+   */
+  confirm: (message, { default: defaultValue, help = "" } = {}) =>
+    promptApi.confirm({ message: String(message), defaultValue, helpMessage: help }),
+  /**
+   * A question answered with text.
+   * @param {string} message
+   * @param {{ default?: string, help?: string, placeholder?: string, secret?: boolean, required?: boolean }} [options]
+   * @returns {string}
+   */
+  text: (message, { default: defaultValue, help = "", placeholder = "", secret = false, required = false } = {}) =>
+    promptApi.text({ message: String(message), defaultValue, helpMessage: help, placeholder, secret, required }),
+  /**
+   * Choose one of `choices`; returns the chosen index.
+   * @param {string} message
+   * @param {{ value: string, label: string }[]} choices
+   * @param {{ default?: number, help?: string }} [options]
+   * @returns {number}
+   */
+  select: (message, choices, { default: defaultIndex, help = "" } = {}) =>
+    promptApi.select({ message: String(message), choices, defaultIndex, helpMessage: help }),
+};

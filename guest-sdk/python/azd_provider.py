@@ -14,8 +14,16 @@ Build a provider into a component (from the repository root)::
 
 ``scripts/build-examples.sh`` does that for the examples, with a pinned componentize-py.
 
-Decorate the provider class with :func:`provider_class` so that an unexpected Python
-exception becomes a structured error for azd instead of a trap that retires the instance.
+Derive the provider class from :class:`AzdProvider` (or decorate it with
+:func:`provider_class`) so that an unexpected Python exception becomes a structured error
+for azd, with its message, instead of a trap that retires the instance. Note that
+componentize-py makes a new provider object for every call: keep what ``initialize``
+learns at module level, not on ``self``.
+
+The world (``azd:provisioning@0.2.0``) adds azd's services: :func:`env_get` and friends
+read and set the azd environment's values (``[policy.azd] environment = "read"`` or
+``"read-write"`` in provider.toml), :func:`confirm`, :func:`ask` and :func:`choose` ask the
+user on azd's terminal (``[policy.azd] prompt = true``).
 """
 
 from __future__ import annotations
@@ -27,12 +35,23 @@ import traceback
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from componentize_py_types import Err
+from wit_world.imports import environment as _environment
 from wit_world.imports import log as _log
 from wit_world.imports import progress as _progress
+from wit_world.imports import prompt as _prompt
 from wit_world.imports import types
 
 __all__ = [
+    "AzdProvider",
     "report",
+    "env_name",
+    "env_get",
+    "env_values",
+    "env_set",
+    "interactive",
+    "confirm",
+    "ask",
+    "choose",
     "log_debug",
     "log_info",
     "log_warn",
@@ -237,6 +256,73 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
             ) from None
 
     return call
+
+
+class AzdProvider:
+    """Base class of a provider: every provider method its subclass defines is guarded as
+    :func:`provider_class` guards them. Write ``class Provider(azd.AzdProvider, exports.Provider)``.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        provider_class(cls)
+
+
+def env_name() -> str:
+    """The name of the azd environment the command runs in."""
+    return _environment.name()
+
+
+def env_get(key: str) -> str | None:
+    """One value of the azd environment; ``None`` when it is not set."""
+    return _environment.get_value(key)
+
+
+def env_values() -> list[tuple[str, str]]:
+    """Every value of the azd environment, sorted by key."""
+    return list(_environment.get_values())
+
+
+def env_set(key: str, value: str) -> None:
+    """Sets a value; azd saves it to the environment's ``.env`` (needs ``"read-write"``)."""
+    _environment.set_value(key, value)
+
+
+def interactive() -> bool:
+    """Whether the user can be asked (false under ``azd --no-prompt`` or without the grant)."""
+    return _prompt.interactive()
+
+
+def confirm(message: str, default: bool | None = None, help: str = "") -> bool:
+    """A yes/no question on azd's terminal; ``default`` is the answer under ``--no-prompt``
+    (where a question without one fails)."""
+    return _prompt.confirm(_prompt.ConfirmOptions(message=message, default_value=default, help_message=help))
+
+
+def ask(message: str, default: str | None = None, secret: bool = False, help: str = "") -> str:
+    """A question answered with text (a ``secret`` answer is not echoed nor logged)."""
+    return _prompt.text(
+        _prompt.TextOptions(
+            message=message,
+            default_value=default,
+            help_message=help,
+            placeholder="",
+            secret=secret,
+            required=False,
+        )
+    )
+
+
+def choose(message: str, choices: Sequence[tuple[str, str]], default: int | None = None, help: str = "") -> int:
+    """Choose one of ``choices`` (``(value, label)`` pairs); returns the chosen index."""
+    return _prompt.select(
+        _prompt.SelectOptions(
+            message=message,
+            choices=[_prompt.Choice(value=value, label=label) for value, label in choices],
+            default_index=default,
+            help_message=help,
+        )
+    )
 
 
 def provider_class(cls: type) -> type:

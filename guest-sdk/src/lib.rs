@@ -2,12 +2,14 @@
 //! component that `azd-wasm-host` loads and calls.
 //!
 //! An author implements one trait, [`Provider`], and calls one macro, [`export!`]. The types are
-//! the WIT records of `azd:provisioning@0.1.0` (they mirror azd's own messages), with
+//! the WIT records of `azd:provisioning@0.1.0` (they mirror azd's own messages; world
+//! `0.2.0` adds azd's services), with
 //! constructors that keep them valid: [`Error::validation`] and friends build the errors azd
 //! shows, [`Output`] builds outputs whose `type` matches their value, map-shaped fields are
 //! sorted for you, and [`ProvisioningOptions::config`] parses the provider's `config:` section of
 //! `azure.yaml`. [`progress`] puts a message on azd's spinner; [`log`] writes to the host's
-//! debug log.
+//! log; [`azd`] reaches azd's own services (the environment's values, questions to the
+//! user) where the manifest grants them.
 //!
 //! The crate generates the component bindings itself; a provider crate depends on this crate
 //! only (plus `serde` if it derives its config type).
@@ -87,6 +89,7 @@
 // crates), so the crate must be able to name itself.
 extern crate self as azd_provider_sdk;
 
+pub mod azd;
 #[doc(hidden)]
 pub mod bindings;
 mod error;
@@ -119,7 +122,7 @@ pub mod prelude {
         Category, ChangeType, DeployResult, Deployment, DeploymentPreview, DestroyOptions,
         DestroyResult, Error, ErrorOrigin, InputParameter, Output, Parameter, PlannedOutput,
         PreviewChange, Provider, ProvisioningOptions, ProvisioningState, Resource, StateOptions,
-        log, map_get, progress, sorted_map,
+        azd, log, map_get, progress, sorted_map,
     };
 }
 

@@ -105,7 +105,11 @@ async fn start(manifest: &Path, project: &Path) -> (SimAzd, ExtensionProcess) {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.env("AZD_WASM_HOST_MANIFEST", manifest)
-        .env("AZD_WASM_HOST_CACHE_DIR", cache_dir());
+        .env("AZD_WASM_HOST_CACHE_DIR", cache_dir())
+        .env(
+            "AZD_WASM_HOST_LOG_FILE",
+            cache_dir().with_file_name("examples-host.log"),
+        );
     let opts = SpawnOptions {
         capture_stderr: true,
         cwd: Some(project.to_path_buf()),
@@ -345,7 +349,11 @@ async fn python_localfiles_provisions_and_removes_real_files() {
     };
     let report = check(&manifest, "localfiles");
     assert!(report.contains("localinfra (read-write"), "{report}");
-    assert!(report.contains("env      AZD_ENVIRONMENT"), "{report}");
+    assert!(report.contains("azd      environment: read"), "{report}");
+    assert!(
+        report.contains("azd      prompt: may ask the user"),
+        "{report}"
+    );
 
     let (project, config) = sample_project();
     let root = project.path().join("localinfra");
@@ -487,6 +495,30 @@ async fn python_localfiles_provisions_and_removes_real_files() {
     assert_eq!(
         output(&state.outputs, "LOCALFILES_READY"),
         ("bool", "false")
+    );
+
+    // Without --force the provider asks first; azd under --no-prompt (the
+    // simulated azd's default) answers the question's default, no: nothing goes.
+    let declined = p
+        .destroy(
+            pb::ProvisioningDestroyOptions {
+                force: false,
+                purge: false,
+            },
+            |_| {},
+        )
+        .await;
+    match declined {
+        Err(CallError::Extension(e)) => {
+            let e = ProviderError::from_wire(&e);
+            assert_eq!(e.code(), Some("destroy_not_confirmed"), "{e:?}");
+            assert!(e.suggestion.contains("--force"), "{e:?}");
+        }
+        other => panic!("expected the removal to be refused, got {other:?}"),
+    }
+    assert!(
+        root.join("web").is_dir() && state_file.is_file(),
+        "nothing was removed"
     );
 
     // Destroy removes what deploy made, and only that.

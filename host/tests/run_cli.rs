@@ -55,6 +55,10 @@ fn run(manifest: &Path, project: &Path, cache: &Path, args: &[&str]) -> Outcome 
         .arg("--project")
         .arg(project)
         .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        .env(
+            "AZD_WASM_HOST_LOG_FILE",
+            cache.with_file_name("run-host.log"),
+        )
         .env_remove("AZD_DEBUG")
         .output()
         .unwrap();
@@ -132,8 +136,17 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
     assert_eq!(v["outputs"]["LOCALFILES_RESOURCE_COUNT"]["value"], "3");
     assert_eq!(v["outputs"]["LOCALFILES_RESOURCES"]["type"], "array");
 
-    // Down: resources and their keys are gone.
-    let down = run(&manifest, &project, &cache, &["down"]);
+    // Down without --force: the provider asks; with no terminal the question
+    // gets its default (no), as under azd --no-prompt, and nothing goes.
+    let kept = run(&manifest, &project, &cache, &["down"]);
+    assert!(!kept.ok, "an unconfirmed removal fails: {}", kept.stdout);
+    assert!(kept.stderr.contains("not confirmed"), "{}", kept.stderr);
+    assert!(kept.stderr.contains("--force"), "{}", kept.stderr);
+    assert!(project.join("localinfra/web").exists());
+    assert!(dotenv(&project).contains("LOCALFILES_ROOT"));
+
+    // Down --yes answers the question: resources and their keys are gone.
+    let down = run(&manifest, &project, &cache, &["down", "--yes"]);
     assert!(down.ok, "{}", down.stderr);
     assert!(!project.join("localinfra/web").exists());
     assert!(!project.join("localinfra/db.json").exists());

@@ -9,12 +9,13 @@ use super::report::{
     ChangeReport, ParameterReport, PreviewReport, ProgressView, Report, outputs_of,
 };
 
-/// Sends Initialize, then what `action` sends, and reports the answers.
+/// Sends Initialize, then what `action` sends (`destroy` are the options of
+/// `down`), and reports the answers.
 pub(super) async fn drive(
     handle: &ProviderHandle,
     project: &str,
     options: pb::ProvisioningOptions,
-    action: Action,
+    (action, destroy): (Action, pb::ProvisioningDestroyOptions),
     progress: &ProgressView,
 ) -> Result<Report, CallError> {
     handle.initialize(project, options).await?;
@@ -22,7 +23,7 @@ pub(super) async fn drive(
     match action {
         Action::Provision => provision(handle, on_progress).await,
         Action::Preview => preview(handle, on_progress).await,
-        Action::Down => down(handle, on_progress).await,
+        Action::Down => down(handle, destroy, on_progress).await,
         Action::State => state(handle).await,
         Action::Parameters => parameters(handle).await,
     }
@@ -72,15 +73,12 @@ async fn preview(
     Ok(report)
 }
 
-/// `azd down --force --purge`: Destroy.
+/// `azd down`: Destroy.
 async fn down(
     handle: &ProviderHandle,
+    options: pb::ProvisioningDestroyOptions,
     on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
 ) -> Result<Report, CallError> {
-    let options = pb::ProvisioningDestroyOptions {
-        force: true,
-        purge: true,
-    };
     let r = handle.destroy(options, on_progress).await?;
     let mut report = Report::new("down");
     report.invalidated_env_keys = Some(r.invalidated_env_keys);

@@ -6,6 +6,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::Context as _;
+use azd_wasm_host_sim::SimEnvironment;
 
 /// Creates `.azure/<env>/` (and `.azure/config.json` naming it the default) when
 /// missing, as `azd env new` does: azd always has the folder before it provisions.
@@ -21,6 +22,39 @@ pub(super) fn prepare(project: &Path, env: &str) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", config.display()))?;
     }
     Ok(())
+}
+
+/// The environment as the simulated azd serves it: its name and the values
+/// of its `.env`.
+pub(super) fn load(project: &Path, env: &str) -> anyhow::Result<SimEnvironment> {
+    let path = project.join(".azure").join(env).join(".env");
+    Ok(SimEnvironment {
+        name: env.to_owned(),
+        values: DotEnv::load(&path)?.values,
+    })
+}
+
+/// Saves to `.env` the values the extension set while the command ran (azd
+/// saves them the same way).
+pub(super) fn save_changes(
+    project: &Path,
+    before: &SimEnvironment,
+    after: &SimEnvironment,
+) -> anyhow::Result<()> {
+    let changed: Vec<(&String, &String)> = after
+        .values
+        .iter()
+        .filter(|(k, v)| before.values.get(*k) != Some(*v))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let path = project.join(".azure").join(&after.name).join(".env");
+    let mut dotenv = DotEnv::load(&path)?;
+    for (k, v) in changed {
+        dotenv.set(k, v);
+    }
+    dotenv.save(&path)
 }
 
 /// An azd `.env` file: `KEY="value"` lines, keys sorted, values quoted and escaped.

@@ -23,6 +23,7 @@
 //! azd sends for each command), `report` (what the user sees: live progress,
 //! the table or JSON).
 
+mod ask;
 mod drive;
 mod environment;
 mod project;
@@ -61,6 +62,16 @@ pub struct RunArgs {
     /// Provider name, when `--provider` is a bare component.
     #[arg(long)]
     pub provider_name: Option<String>,
+    /// `down`: remove without the provider asking first (as `azd down --force`).
+    #[arg(long)]
+    pub force: bool,
+    /// `down`: also purge what supports it (as `azd down --purge`).
+    #[arg(long)]
+    pub purge: bool,
+    /// Answer yes to every question the provider asks (otherwise they are asked
+    /// on this terminal, or get their default when there is none).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// The commands `run` can play.
@@ -70,7 +81,7 @@ pub enum Action {
     Provision,
     /// Initialize → Preview (`azd provision --preview`).
     Preview,
-    /// Initialize → Destroy{force, purge} (`azd down --force --purge`).
+    /// Initialize → Destroy (`azd down`; `--force`, `--purge`).
     Down,
     /// Initialize → State (`azd env refresh`).
     State,
@@ -94,17 +105,27 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("provider {}", args.provider.display()))?;
     let name = project.provider_name(&provider_path, args.provider_name.as_deref())?;
     environment::prepare(&project.dir, &args.env)?;
+    let env_before = environment::load(&project.dir, &args.env)?;
 
-    let sim = SimAzd::start(SimOptions::default()).await?;
+    let progress = ProgressView::new();
+    let sim = SimAzd::start(SimOptions {
+        environment: Some(env_before.clone()),
+        prompter: ask::prompter(args.yes, progress.bar()),
+        ..SimOptions::default()
+    })
+    .await?;
     let (mut process, handle) =
         start_extension(&sim, &args, &project, &provider_path, &name, debug).await?;
     let options = project.options(&name);
-    let progress = ProgressView::new();
+    let destroy = azd_wasm_host_proto::azdext::ProvisioningDestroyOptions {
+        force: args.force,
+        purge: args.purge,
+    };
     let outcome = drive::drive(
         &handle,
         &project.path_text(),
         options,
-        args.action,
+        (args.action, destroy),
         &progress,
     )
     .await;
@@ -112,7 +133,11 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
 
     sim.close_streams();
     let _ = process.wait(Duration::from_secs(5)).await;
+    let env_after = sim.environment();
     sim.shutdown().await;
+    if let Some(after) = env_after {
+        environment::save_changes(&project.dir, &env_before, &after)?;
+    }
 
     match outcome {
         Ok(report) => {

@@ -256,6 +256,11 @@ impl ProgressView {
         Self { bar }
     }
 
+    /// The spinner, when there is one (a prompt holds it still).
+    pub(super) fn bar(&self) -> Option<indicatif::ProgressBar> {
+        self.bar.clone()
+    }
+
     pub(super) fn show(&self, message: &str) {
         if message.is_empty() {
             return;
