@@ -281,23 +281,25 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
         ),
     );
 
-    let mut expected = 0usize;
-    let mut in_order = true;
+    // Progress is paced so that azd shows it in order: a flood is thinned to
+    // the first steps and the latest. The row is how fast reports go through
+    // to the deploy's answer; order and the latest step are checked.
+    let mut shown = Vec::new();
     let t = Instant::now();
     handle
-        .deploy(|p| {
-            in_order &= p.message == expected.to_string();
-            expected += 1;
-        })
+        .deploy(|p| shown.push(p.message.parse::<usize>().unwrap_or(usize::MAX)))
         .await?;
     let took = t.elapsed();
     anyhow::ensure!(
-        in_order && expected == progress,
-        "progress out of order or lost"
+        shown.windows(2).all(|w| w[0] < w[1]) && shown.last() == Some(&(progress - 1)),
+        "progress out of order or the latest step lost"
     );
     table.row(
-        format!("progress throughput ({progress} messages, order checked)"),
-        format!("{:.0} msg/s", progress as f64 / took.as_secs_f64()),
+        format!(
+            "progress, deploy reporting {progress} steps ({} shown)",
+            shown.len()
+        ),
+        format!("{:.0} reports/s", progress as f64 / took.as_secs_f64()),
     );
     anyhow::ensure!(handle.late_messages() == 0, "messages after the answer");
     sim.shutdown().await;

@@ -10,7 +10,12 @@
 //!   `object`, `array`), accepting the spellings ARM/Bicep use (`String`, `int`,
 //!   `securestring`, ...); the value must parse as that type (object and array
 //!   values are JSON text). Anything else is refused with an error naming the
-//!   output, because azd could not read it.
+//!   output, because azd could not read it;
+//! - object and array outputs are sent as type `string` with their JSON text:
+//!   azd 1.31 JSON-encodes the value of an `object`/`array` output once more
+//!   before it writes `.env` (it expects a parsed value, as Bicep gives it), so
+//!   `azd env get-value` would print a quoted, escaped string. As `string`, the
+//!   JSON text reaches `.env` as it is, the way a Bicep object output does.
 
 use std::collections::HashMap;
 
@@ -68,7 +73,12 @@ pub fn normalize_output(
     if ty == "bool" {
         out.value = value.to_ascii_lowercase();
     }
-    out.r#type = ty.to_owned();
+    out.r#type = match ty {
+        // Plain JSON in `.env`, not JSON re-encoded as a JSON string (see above).
+        "object" | "array" => "string",
+        other => other,
+    }
+    .to_owned();
     Ok(())
 }
 
@@ -133,8 +143,8 @@ mod tests {
             ("Int", "42", "number"),
             ("number", "-1.5e3", "number"),
             ("Bool", "True", "bool"),
-            ("Object", "{\"a\":1}", "object"),
-            ("array", "[1,2]", "array"),
+            ("Object", "{\"a\":1}", "string"),
+            ("array", "[1,2]", "string"),
         ] {
             let mut o = out(t, v);
             normalize_output("o", &mut o).unwrap();

@@ -15,7 +15,8 @@
 //!   answer over azd's 4 MiB limit is replaced by an error answer (the stream
 //!   survives);
 //! - progress for a request is queued in the order reported, all before that
-//!   request's answer and none after it (see [`crate::Progress`]);
+//!   request's answer and none after it (see [`crate::Progress`]), and leaves
+//!   paced so that azd shows it in that order (`pacing`);
 //! - requests run concurrently, at most [`MAX_IN_FLIGHT`] at once; when that many
 //!   run, the reader stops taking requests (back-pressure, no unbounded queue);
 //! - every task is owned: the reader and each request's task are tracked, and
@@ -35,7 +36,6 @@ use azd_wasm_host_proto::{MAX_MESSAGE_BYTES, Request, RequestKind};
 use futures::FutureExt;
 use prost::Message;
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
-use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -168,7 +168,7 @@ impl Broker {
         broker.reader.spawn(async move {
             let opened = tokio::select! {
                 () = reader.ended.cancelled() => return,
-                r = service.stream(ReceiverStream::new(out_rx)) => r,
+                r = service.stream(crate::pacing::paced(out_rx)) => r,
             };
             match opened {
                 Ok(response) => reader.run(response.into_inner()).await,

@@ -34,6 +34,7 @@ mod client;
 mod env_name;
 mod error;
 mod manager;
+mod pacing;
 mod provider;
 pub mod runtime;
 mod text;

@@ -440,12 +440,13 @@ async fn python_localfiles_provisions_and_removes_real_files() {
         ("number", "3")
     );
     assert_eq!(output(&outputs, "LOCALFILES_READY"), ("bool", "true"));
-    // Compact JSON text (the SDK writes no spaces).
+    // Compact JSON text (the SDK writes no spaces), sent as `string` so that
+    // azd 1.31 writes it to .env as plain JSON (it re-encodes `array`/`object`).
     assert_eq!(
         output(&outputs, "LOCALFILES_RESOURCES"),
-        ("array", r#"["db","settings","web"]"#)
+        ("string", r#"["db","settings","web"]"#)
     );
-    assert_eq!(output(&outputs, "LOCALFILES_PATHS").0, "object");
+    assert_eq!(output(&outputs, "LOCALFILES_PATHS").0, "string");
     assert_eq!(
         json_output(&outputs, "LOCALFILES_PATHS")["db"],
         json!(root.join("db.json").to_str().unwrap())

@@ -532,7 +532,7 @@ async fn progress_outside_deploy_preview_destroy_is_not_sent() {
 }
 
 #[tokio::test]
-async fn a_thousand_progress_messages_arrive_in_order_and_none_after_the_answer() {
+async fn a_thousand_progress_reports_reach_azd_paced_in_order_and_none_after_the_answer() {
     let gate = Arc::new(Notify::new());
     let (done_tx, mut done) = mpsc::channel(1);
     let s = setup(Script {
@@ -551,8 +551,20 @@ async fn a_thousand_progress_messages_arrive_in_order_and_none_after_the_answer(
         })
         .await
         .unwrap();
-    let want: Vec<String> = (0..1000).map(|i| format!("step {i}")).collect();
-    assert_eq!(got, want);
+    // Reported faster than azd can show them in order, they are paced: the
+    // first leaves at once, a few wait their turn, the latest wins the rest.
+    let steps: Vec<u32> = got
+        .iter()
+        .map(|m| m.strip_prefix("step ").unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(steps.first(), Some(&0), "{got:?}");
+    assert_eq!(
+        steps.last(),
+        Some(&999),
+        "the latest step is shown: {got:?}"
+    );
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "in order: {got:?}");
+    assert!(steps.len() <= 10, "a flood is thinned: {got:?}");
     assert_eq!(ids.len(), 1, "all progress carries the deploy's id");
     // The answer has arrived; now the provider's leftover reporter tries 50
     // times. A round trip after it finished flushes anything it queued.

@@ -134,7 +134,15 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
     assert!(s.ok, "{}", s.stderr);
     let v: serde_json::Value = serde_json::from_str(&s.stdout).unwrap();
     assert_eq!(v["outputs"]["LOCALFILES_RESOURCE_COUNT"]["value"], "3");
-    assert_eq!(v["outputs"]["LOCALFILES_RESOURCES"]["type"], "array");
+    // Sent as `string` with its JSON text (azd 1.31 would re-encode an `array`).
+    assert_eq!(v["outputs"]["LOCALFILES_RESOURCES"]["type"], "string");
+    let resources: serde_json::Value = serde_json::from_str(
+        v["outputs"]["LOCALFILES_RESOURCES"]["value"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(resources.is_array(), "{resources}");
 
     // Down without --force: the provider asks; with no terminal the question
     // gets its default (no), as under azd --no-prompt, and nothing goes.
