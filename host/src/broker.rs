@@ -102,8 +102,11 @@ type EndRecord = Arc<OnceLock<StreamEnd>>;
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<pb::ProvisioningMessage>>>>;
 
 /// A request as the reader hands it over: its place in the order azd sent
-/// requests, and the envelope.
-type Queued = (u64, pb::ProvisioningMessage);
+/// requests, and the envelope (or why it is refused unread).
+type Queued = (
+    u64,
+    Result<pb::ProvisioningMessage, (String, ProviderError)>,
+);
 
 /// One open provisioning stream.
 pub(crate) struct Broker {
@@ -163,15 +166,15 @@ impl Broker {
             end: broker.end.clone(),
             next_sequence: 0,
         };
-        let mut service = client.provisioning();
+        let client = client.clone();
         let refused = broker.refused.clone();
         broker.reader.spawn(async move {
             let opened = tokio::select! {
                 () = reader.ended.cancelled() => return,
-                r = service.stream(crate::pacing::paced(out_rx)) => r,
+                r = client.provisioning_stream(crate::pacing::paced(out_rx)) => r,
             };
             match opened {
-                Ok(response) => reader.run(response.into_inner()).await,
+                Ok(inbound) => reader.run(inbound).await,
                 Err(status) => {
                     tracing::debug!(code = ?status.code(), message = status.message(), "azd refused the provisioning stream");
                     let _ = refused.set(status.clone());
@@ -312,18 +315,32 @@ struct Reader {
 
 impl Reader {
     /// Reads until the stream ends.
-    async fn run(mut self, mut inbound: tonic::Streaming<pb::ProvisioningMessage>) {
+    async fn run(mut self, mut inbound: tonic::Streaming<bytes::Bytes>) {
         let end = loop {
             let next = tokio::select! {
                 () = self.ended.cancelled() => break None,
                 n = inbound.message() => n,
             };
             match next {
-                Ok(Some(msg)) => {
-                    if !self.route(msg).await {
-                        break None;
+                Ok(Some(bytes)) => match crate::inbound::decode(&bytes) {
+                    Ok(msg) => {
+                        if !self.route(msg).await {
+                            break None;
+                        }
                     }
-                }
+                    Err(crate::inbound::Unreadable::Refused { request_id, error }) => {
+                        tracing::warn!(%request_id, error = %error.message, "request refused unread");
+                        if !self.dispatch(Err((request_id, error))).await {
+                            break None;
+                        }
+                    }
+                    Err(crate::inbound::Unreadable::Malformed(e)) => {
+                        tracing::error!(error = %e, "azd sent a message that cannot be read");
+                        break Some(StreamEnd::Failed(tonic::Status::internal(format!(
+                            "azd sent a message that cannot be read: {e}"
+                        ))));
+                    }
+                },
                 Ok(None) => {
                     tracing::debug!("azd closed the provisioning stream");
                     break Some(StreamEnd::ClosedByAzd);
@@ -359,11 +376,20 @@ impl Reader {
             tracing::debug!(request_id = %msg.request_id, "ignoring a message that is neither a request nor an answer we wait for");
             return true;
         }
+        self.dispatch(Ok(msg)).await
+    }
+
+    /// Hands a request (or why it is refused) to the dispatcher, numbered in
+    /// the order azd sent it. `false` once the stream is over.
+    async fn dispatch(
+        &mut self,
+        request: Result<pb::ProvisioningMessage, (String, ProviderError)>,
+    ) -> bool {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         tokio::select! {
             () = self.ended.cancelled() => false,
-            r = self.requests.send((sequence, msg)) => r.is_ok(),
+            r = self.requests.send((sequence, request)) => r.is_ok(),
         }
     }
 
@@ -385,7 +411,26 @@ struct AzdRequest {
 }
 
 impl AzdRequest {
-    fn new(sequence: u64, msg: pb::ProvisioningMessage, cancel: CancellationToken) -> Self {
+    fn new(
+        sequence: u64,
+        msg: Result<pb::ProvisioningMessage, (String, ProviderError)>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let msg = match msg {
+            Ok(msg) => msg,
+            Err((request_id, error)) => {
+                return Self {
+                    ctx: CallContext {
+                        request_id: request_id.clone(),
+                        sequence,
+                        cancel,
+                        progress: Progress::log_only(request_id.clone()),
+                    },
+                    request_id,
+                    request: Err(error),
+                };
+            }
+        };
         let request = msg
             .message_type
             .ok_or(())

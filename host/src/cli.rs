@@ -54,8 +54,12 @@ pub struct ListenArgs {
 pub fn main_with(cli: Cli) -> ExitCode {
     let debug = crate::logs::debug_requested(cli.debug);
     let log_file = crate::logs::init(debug, matches!(cli.command, Command::Listen(_)));
+    // Stacks sized for the deepest config azd may send that the host reads
+    // (`inbound::MAX_CONFIG_DEPTH` levels: decoded, converted and dropped
+    // recursively); only the pages used are ever committed.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(16 << 20)
         .build()
     {
         Ok(rt) => rt,

@@ -183,6 +183,29 @@ impl AzdClient {
         })
     }
 
+    /// Opens `ProvisioningService/Stream`: `outbound` is what we send; what azd
+    /// sends arrives as raw bytes, for [`crate::inbound`] to read safely.
+    pub(crate) async fn provisioning_stream(
+        &self,
+        outbound: impl futures::Stream<Item = azd_wasm_host_proto::azdext::ProvisioningMessage>
+        + Send
+        + 'static,
+    ) -> Result<tonic::Streaming<bytes::Bytes>, tonic::Status> {
+        let service = InterceptedService::new(self.inner.channel.clone(), self.inner.auth.clone());
+        let mut grpc = tonic::client::Grpc::new(service)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+            .accept_compressed(CompressionEncoding::Gzip);
+        grpc.ready()
+            .await
+            .map_err(|e| tonic::Status::unavailable(format!("azd is not reachable: {e}")))?;
+        let path = http::uri::PathAndQuery::from_static("/azdext.ProvisioningService/Stream");
+        let response = grpc
+            .streaming(tonic::Request::new(outbound), path, StreamCodec)
+            .await?;
+        Ok(response.into_inner())
+    }
+
     /// The provisioning service client (created on first use; clones share the connection).
     pub fn provisioning(&self) -> ProvisioningServiceClient<AuthChannel> {
         let new = |c, a| ProvisioningServiceClient::with_interceptor(c, a);
@@ -232,6 +255,43 @@ fn service<C: Clone>(
 ) -> C {
     slot.get_or_init(|| configure(new(inner.channel.clone(), inner.auth.clone())))
         .clone()
+}
+
+/// The provisioning stream's codec: what we send is encoded by prost; what
+/// azd sends is handed over as bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct StreamCodec;
+
+impl tonic::codec::Codec for StreamCodec {
+    type Encode = azd_wasm_host_proto::azdext::ProvisioningMessage;
+    type Decode = bytes::Bytes;
+    type Encoder = tonic_prost::ProstEncoder<Self::Encode>;
+    type Decoder = RawDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        tonic_prost::ProstEncoder::default()
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RawDecoder
+    }
+}
+
+/// Hands a received message over as its bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct RawDecoder;
+
+impl tonic::codec::Decoder for RawDecoder {
+    type Item = bytes::Bytes;
+    type Error = tonic::Status;
+
+    fn decode(
+        &mut self,
+        buf: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<Self::Item>, Self::Error> {
+        use bytes::Buf as _;
+        Ok(Some(buf.copy_to_bytes(buf.remaining())))
+    }
 }
 
 /// Checks that `AZD_SERVER` and `AZD_ACCESS_TOKEN` are set, without connecting.

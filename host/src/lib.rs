@@ -33,6 +33,7 @@ mod broker;
 mod client;
 mod env_name;
 mod error;
+mod inbound;
 mod manager;
 mod pacing;
 mod provider;

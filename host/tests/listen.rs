@@ -286,6 +286,82 @@ async fn sigterm_stops_the_guest_and_exits_cleanly() {
     );
 }
 
+/// `infra.config` nested `depth` objects deep.
+fn nested_config(depth: usize) -> prost_types::Struct {
+    use prost_types::value::Kind;
+    let mut value = prost_types::Value {
+        kind: Some(Kind::StringValue("leaf".into())),
+    };
+    for _ in 0..depth.saturating_sub(1) {
+        value = prost_types::Value {
+            kind: Some(Kind::StructValue(prost_types::Struct {
+                fields: [("k".to_owned(), value)].into(),
+            })),
+        };
+    }
+    prost_types::Struct {
+        fields: [("root".to_owned(), value)].into(),
+    }
+}
+
+/// Whatever depth azd's protobuf library lets through is answered: a config
+/// nested 64 (prost's own guard would have killed the stream at 33) or 1,000
+/// levels deep is read; a deeper one gets an error naming its depth, and the
+/// stream goes on. (The test's own side builds and encodes those configs
+/// recursively, so it runs on threads with big stacks.)
+#[test]
+fn deeply_nested_configs_are_answered_and_the_stream_survives() {
+    let big_stack = 64 << 20;
+    std::thread::Builder::new()
+        .stack_size(big_stack)
+        .spawn(move || {
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_stack_size(big_stack)
+                .build()
+                .unwrap()
+                .block_on(deep_configs())
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+async fn deep_configs() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let _process = sim
+        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), debug_spawn())
+        .await
+        .unwrap();
+    let h = sim.provider(NAME, WAIT).await.unwrap();
+    let project = dir.path().to_string_lossy().into_owned();
+    for depth in [64, 1000] {
+        let options = pb::ProvisioningOptions {
+            config: Some(nested_config(depth)),
+            ..options()
+        };
+        h.initialize(&project, options)
+            .await
+            .unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+    }
+    let too_deep = pb::ProvisioningOptions {
+        config: Some(nested_config(1500)),
+        ..options()
+    };
+    match h.initialize(&project, too_deep).await {
+        Err(CallError::Extension(e)) => {
+            let e = ProviderError::from_wire(&e);
+            assert_eq!(e.code(), Some("config_too_deep"), "{e:?}");
+            assert!(e.message.contains("1500"), "{e:?}");
+        }
+        other => panic!("expected config_too_deep, got {other:?}"),
+    }
+    h.initialize(&project, options()).await.unwrap();
+    assert!(!h.is_closed());
+}
+
 #[tokio::test]
 async fn a_warm_cache_restart_loads_without_compiling() {
     let dir = tempfile::tempdir().unwrap();

@@ -446,7 +446,7 @@ pub fn locate_manifest(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
             return Ok(p.to_path_buf());
         }
         bail!(
-            "provider manifest {} (from --manifest) does not exist",
+            "provider manifest {} (from --manifest or {ENV_MANIFEST}) does not exist",
             p.display()
         );
     }
