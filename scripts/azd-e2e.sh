@@ -8,10 +8,16 @@
 # 2. builds azd-wasm-host and the python-localfiles component and installs them as the extension
 #    azd.wasm-host into an isolated AZD_CONFIG_DIR through a local extension source
 #    (scripts/install-azd-extension.sh);
-# 3. on a temporary copy of examples/azd-e2e-project (azure.yaml: infra.provider: localfiles) runs
-#    azd env new, azd provision, azd provision --preview, azd provision (nothing changed),
-#    azd env refresh and azd down --force --purge, all with --no-prompt, and checks what each did
-#    to the project folder and to .azure/<env>/.env.
+# 3. as a new user: a fresh HOME, nothing pre-compiled (empty compile cache), no -e where a
+#    default environment exists. On a temporary copy of examples/azd-e2e-project (azure.yaml:
+#    infra.provider: localfiles) runs azd env new, azd provision (cold cache, no -e), azd provision
+#    --preview, azd provision (nothing changed), azd env refresh, azd down on a pseudo-terminal
+#    answered "n" (nothing may change), and azd down --force --purge, and checks what each did to
+#    the project folder and to .azure/<env>/.env (array/object outputs must read back as JSON);
+# 4. serves scripts/e2e/steps-provider.js (JavaScript) through the same extension
+#    (AZD_WASM_HOST_MANIFEST) in a project whose config nests 64 levels deep: 20 provisions must
+#    each show the 6 deploy steps in order; then the provider throws, and azd's error must carry
+#    the exception's message and name the log file, which must hold the guest's log lines.
 # Prints a transcript with the time of every step; exits non-zero on the first failed check.
 #
 # `azd provision` and `azd down` need a sign-in token; a small credential server on 127.0.0.1
@@ -21,7 +27,8 @@
 # --no-build installs what is already built.
 # Environment: AZD_E2E_DEBUG=1 runs azd with --debug (azd's log lands in the transcript) and
 # keeps the extension's own stderr, which azd discards, in <tmp>/extension.log;
-# AZD_E2E_STEP_TIMEOUT (default 300) bounds each azd command, in seconds; HOST_BINARY,
+# AZD_E2E_STEP_TIMEOUT (default 300) bounds each azd command, in seconds;
+# AZD_E2E_PROGRESS_RUNS (default 20) is the number of progress-order provisions; HOST_BINARY,
 # CARGO_PROFILE=dev, EXAMPLE_DIR go through to scripts/install-azd-extension.sh.
 #
 # What azd needs and why (with azd source paths): scripts/AZD.md.
@@ -149,9 +156,11 @@ azd="$("$repo_root/scripts/build-azd.sh" | tail -n1)" || fail "building azd (scr
 say "== build azd: $azd ($("$azd" version --no-prompt | head -n1)) in $(elapsed "$t") s"
 
 t="$(now)"
-OFFLINE_SOURCES=1 AZD="$azd" "$repo_root/scripts/install-azd-extension.sh" "${install_args[@]}" 2>&1 |
+OFFLINE_SOURCES=1 PREWARM=0 AZD="$azd" "$repo_root/scripts/install-azd-extension.sh" "${install_args[@]}" 2>&1 |
   tee -a "$transcript" >&2 || fail "installing the extension (scripts/install-azd-extension.sh)"
 say "== build + install extension in $(elapsed "$t") s"
+# componentize-qjs for the JavaScript provider below (installed with examples/js-hello).
+"$repo_root/scripts/build-examples.sh" js-hello >>"$transcript" 2>&1 || fail "scripts/build-examples.sh js-hello"
 
 # azd throws away what an extension started for `listen` writes to stdout and stderr
 # (pkg/extensions/extension.go: an output.DynamicMultiWriter with no writer). With
@@ -165,6 +174,15 @@ if [[ "${AZD_E2E_DEBUG:-}" == 1 ]]; then
   chmod +x "$ext_dir/azd-wasm-host"
   say "== extension stderr goes to $work/extension.log"
 fi
+
+# From here on azd and the extension run as a new user would: a fresh HOME, so the extension's
+# compile cache (~/.cache/azd-wasm-host) and log file start empty, and nothing was pre-compiled
+# (the install used PREWARM=0, like an install from a registry).
+export HOME="$work/home"
+mkdir -p "$HOME"
+unset AZD_WASM_HOST_CACHE_DIR XDG_CACHE_HOME AZD_WASM_HOST_LOG_FILE
+cache_dir="$HOME/.cache/azd-wasm-host"
+log_file="$cache_dir/logs/azd-wasm-host.log"
 
 project="$work/project"
 cp -R "$repo_root/examples/azd-e2e-project" "$project"
@@ -182,8 +200,25 @@ azd_step() {
   # Bounded, so that a hung extension fails the run instead of stalling CI.
   timeout "${AZD_E2E_STEP_TIMEOUT:-300}" "$azd" "$@" "${debug_flag[@]}" >"$work/step.out" 2>&1 || rc=$?
   sed 's/^/  | /' "$work/step.out" | tee -a "$transcript"
-  say "  ($(elapsed "$t") s, exit $rc)"
+  step_seconds="$(elapsed "$t")"
+  say "  ($step_seconds s, exit $rc)"
   ((rc == 0)) && passed=$((passed + 1))
+  return "$rc"
+}
+
+# Runs one azd command on a pseudo-terminal, as a user at a terminal would, and types ANSWER
+# (then Enter) when QUESTION appears. Fails if the question never comes.
+azd_pty_step() { # QUESTION ANSWER ARGS...
+  local question=$1 answer=$2 t rc=0
+  shift 2
+  say ""
+  say "\$ azd $* (on a terminal; answers '$answer' to '$question')"
+  t="$(now)"
+  python3 "$repo_root/scripts/e2e/answer-on-pty.py" --timeout "${AZD_E2E_STEP_TIMEOUT:-300}" \
+    --question "$question" --answer "$answer" -- "$azd" "$@" "${debug_flag[@]}" >"$work/step.out" 2>&1 || rc=$?
+  sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r/\n/g' "$work/step.out" | grep -v '^[[:space:]]*$' | sed 's/^/  | /' |
+    tee -a "$transcript"
+  say "  ($(elapsed "$t") s, exit $rc)"
   return "$rc"
 }
 
@@ -198,28 +233,13 @@ expect_env() { # KEY EXPECTED
   grep -q "^$1=" "$env_file" || fail "$1 is not written in $env_file"
   pass "$1=$2 (in $env_file)"
 }
-expect_env_json() { # KEY EXPECTED_JSON: the JSON value of an array/object output, as azd wrote it
-  # azd 1.31.2 writes an extension's array/object output through json.Marshal of the JSON *text*
-  # it received, so .env holds a JSON string literal of the JSON (pkg/infra/provisioning/manager.go,
-  # UpdateEnvironment), and its own .env reader then drops the last quote. Read the line as
-  # written and decode until it is no longer a string, so this holds with and without that.
-  python3 - "$env_file" "$1" "$2" <<'PY' || fail "$1 in $env_file does not hold $2"
-import json, re, sys
-path, key, expected = sys.argv[1:]
-line = next((l for l in open(path, encoding="utf-8").read().splitlines() if l.startswith(key + "=")), None)
-if line is None:
-    sys.exit(f"{key} is not in {path}")
-raw = line[len(key) + 1:]
-if raw.startswith('"') and raw.endswith('"'):
-    raw = re.sub(r'\\(.)', lambda m: "\n" if m.group(1) == "n" else m.group(1), raw[1:-1])
-value = raw
-while isinstance(value, str):
-    value = json.loads(value)
-if value != json.loads(expected):
-    sys.exit(f"{key}: {value!r} != {expected}")
-print(f"  ({key} as written: {line[len(key) + 1:]})")
-PY
-  pass "$1 holds $2 (in $env_file)"
+expect_env_json() { # KEY EXPECTED_JSON: an array/object output must read back as that JSON
+  local got
+  got="$("$azd" env get-value "$1" -e "$env_name" --no-prompt)" || fail "azd env get-value $1"
+  say "  \$ azd env get-value $1 → $got"
+  python3 -c 'import json, sys; got, want = json.loads(sys.argv[1]), json.loads(sys.argv[2]); sys.exit(0 if got == want else f"{got!r} != {want!r}")' \
+    "$got" "$2" || fail "azd env get-value $1 printed '$got', which is not the JSON $2"
+  pass "azd env get-value $1 parses as the JSON $2"
 }
 expect_no_env() {
   if grep -q "^$1=" "$env_file"; then fail "$1 is still in $env_file"; fi
@@ -233,8 +253,14 @@ snapshot() { # a digest of everything under the project except azd's own bookkee
 azd_step env new "$env_name" --no-prompt || fail "azd env new"
 [[ -f "$env_file" ]] || fail "azd env new did not create $env_file"
 
-# --- provision ---------------------------------------------------------------------------------
-azd_step provision -e "$env_name" --no-prompt || fail "azd provision"
+# --- provision: the first one, on an empty compile cache and without -e -------------------------
+# azd starts the extension and waits 15 s for Ready; the 19 MB Python component takes longer
+# than that to compile on a slow machine, so the extension must be Ready before it compiles.
+[[ ! -e "$cache_dir" ]] || fail "the compile cache $cache_dir is not empty before the first provision"
+azd_step provision --no-prompt || fail "azd provision (first, empty compile cache, no -e)"
+ls "$cache_dir"/*.cwasm >/dev/null 2>&1 || fail "the first provision compiled nothing into $cache_dir"
+pass "first provision on an empty compile cache succeeded in $step_seconds s (the component was compiled meanwhile)"
+pass "provision without -e used the default environment '$env_name'"
 [[ -d "$root/web" ]] || fail "directory resource web was not created"
 [[ "$(cat "$root/settings")" == "greeting=hello from a WebAssembly provider" ]] ||
   fail "file resource settings has the wrong content: $(cat "$root/settings" 2>&1)"
@@ -275,8 +301,22 @@ expect_env LOCALFILES_ROOT "$root"
 expect_env LOCALFILES_RESOURCE_COUNT 3
 expect_env LOCALFILES_READY false
 
-# --- down: removes everything it made, and the outputs ------------------------------------------
-azd_step down --force --purge -e "$env_name" --no-prompt || fail "azd down --force --purge"
+# --- down without --force, at a terminal: the provider asks, and "no" keeps everything ----------
+before="$(snapshot)"
+env_before="$(sha256sum "$env_file")"
+rc=0
+azd_pty_step "Remove 3 resources under localinfra" n down -e "$env_name" || rc=$?
+((rc != 124)) || fail "azd down (answered no) did not finish"
+((rc != 3)) || fail "azd down without --force did not ask before removing"
+pass "azd down without --force asked: Remove 3 resources under localinfra …?"
+((rc != 0)) || fail "azd down answered 'no' reported success"
+grep -q "the removal was not confirmed" "$work/step.out" || fail "azd down answered 'no' did not say why it stopped"
+[[ "$(snapshot)" == "$before" ]] || fail "azd down answered 'no' changed files in the project"
+[[ "$(sha256sum "$env_file")" == "$env_before" ]] || fail "azd down answered 'no' changed $env_file"
+pass "answered 'no': every file and .env key is kept, and azd says the removal was not confirmed (exit $rc)"
+
+# --- down --force --purge (without -e): removes everything it made, and the outputs --------------
+azd_step down --force --purge --no-prompt || fail "azd down --force --purge"
 # localinfra/ itself ships with the project (the provider may only write inside it), so down
 # leaves it, with nothing but its README.
 left="$(cd "$root" && find . -mindepth 1 | sort | tr '\n' ' ')"
@@ -287,6 +327,113 @@ pass "state file is gone"
 for key in LOCALFILES_ROOT LOCALFILES_RESOURCE_COUNT LOCALFILES_RESOURCES LOCALFILES_PATHS LOCALFILES_BYTES LOCALFILES_READY; do
   expect_no_env "$key"
 done
+
+# --- a JavaScript provider: progress order, a deep config, a thrown exception -------------------
+# scripts/e2e/steps-provider.js, served by the same extension through AZD_WASM_HOST_MANIFEST,
+# in a second project whose infra.config nests 64 levels deep (prost's default decoder stops
+# at 100 levels of message nesting, about 32 levels of config).
+steps="$work/steps"
+mkdir -p "$steps/project"
+t="$(now)"
+"$repo_root/examples/js-hello/node_modules/.bin/componentize-qjs" --sync -w "$repo_root/wit" \
+  -n provisioning-provider -j "$repo_root/scripts/e2e/steps-provider.js" --module-root "$repo_root" \
+  -o "$steps/e2e-steps.wasm" >"$steps/build.log" 2>&1 || fail "building scripts/e2e/steps-provider.js (see $steps/build.log)"
+printf 'name = "e2e-steps"\ncomponent = "e2e-steps.wasm"\n\n[policy]\nmemory_mb = 64\ncall_timeout_secs = 60\n' \
+  >"$steps/provider.toml"
+python3 - "$steps/project/azure.yaml" <<'PY'
+import json, sys
+nested = {"leaf": True}
+for _ in range(62):
+    nested = {"d": nested}
+config = {"deep": nested}  # 64 levels: config, deep, 61 × d, and the leaf object
+with open(sys.argv[1], "w", encoding="utf-8") as f:
+    f.write("name: e2e-steps-project\ninfra:\n  provider: e2e-steps\n  config: " + json.dumps(config) + "\n")
+PY
+say ""
+say "== built the e2e-steps JavaScript provider in $(elapsed "$t") s"
+export AZD_WASM_HOST_MANIFEST="$steps/provider.toml"
+
+# 20 provisions, on 4 copies of the project at once (5 each, one after the other): offline,
+# each provision spends ≈ 18 s in azd's subscription lookups (see scripts/AZD.md), so in
+# parallel they take a quarter of the time, and the busier machine makes a late message likelier.
+runs=${AZD_E2E_PROGRESS_RUNS:-20}
+workers=4
+for ((w = 1; w <= workers; w++)); do
+  cp -R "$steps/project" "$steps/project-$w"
+  (cd "$steps/project-$w" && "$azd" env new steps --no-prompt >/dev/null 2>&1) || fail "azd env new steps (copy $w)"
+done
+say ""
+say "\$ azd provision --no-prompt × $runs (e2e-steps, $workers project copies at once)"
+t="$(now)"
+workers_pids=()
+for ((w = 1; w <= workers; w++)); do
+  (
+    cd "$steps/project-$w"
+    for ((run = w; run <= runs; run += workers)); do
+      started="$(now)"
+      rc=0
+      timeout "${AZD_E2E_STEP_TIMEOUT:-300}" "$azd" provision --no-prompt "${debug_flag[@]}" >"$steps/run-$run.out" 2>&1 || rc=$?
+      echo "$rc $(elapsed "$started")" >"$steps/run-$run.status"
+    done
+  ) &
+  workers_pids+=("$!")
+done
+# Only the workers: a bare `wait` would also wait for the credential server.
+wait "${workers_pids[@]}"
+say "  ($(elapsed "$t") s for all $runs)"
+in_order=0
+for ((run = 1; run <= runs; run++)); do
+  read -r rc seconds <"$steps/run-$run.status" || fail "run $run left no status"
+  # Non-interactive, azd prints each spinner title on its own line, in the order it shows them.
+  shown="$(grep -o 'step [0-9] of 6' "$steps/run-$run.out" | cut -d' ' -f2 | tr -d '\n')"
+  say "  run $run (copy $(((run - 1) % workers + 1))): exit $rc in $seconds s; progress shown: $(grep -o 'step [0-9] of 6' "$steps/run-$run.out" | cut -d' ' -f2 | paste -sd' ')"
+  if ((rc != 0)); then
+    sed 's/^/  | /' "$steps/run-$run.out" | tee -a "$transcript"
+    fail "azd provision of e2e-steps failed (run $run of $runs)"
+  fi
+  [[ "$shown" == "123456" ]] || fail "run $run: deploy progress appeared as '$shown', expected 123456"
+  in_order=$((in_order + 1))
+  passed=$((passed + 1))
+done
+say "  the output of run 1:"
+sed 's/^/  | /' "$steps/run-1.out" | tee -a "$transcript"
+pass "the 6-step deploy's progress appeared in order in $in_order of $runs runs"
+
+project="$steps/project-1"
+cd "$project"
+env_name=steps
+env_file="$project/.azure/$env_name/.env"
+expect_env E2E_STEPS 6
+expect_env E2E_CONFIG_DEPTH 64
+pass "Initialize with a config nested 64 levels deep was answered, and the provider saw all 64"
+
+# A provider that throws: azd must show its message, and the log file the error names must
+# hold the guest's own log line.
+sed -i 's/^  config: .*/  config: {"fail": "boom: the e2e provider threw on purpose"}/' azure.yaml
+rc=0
+azd_step provision --no-prompt || rc=$?
+((rc != 0)) || fail "a provider that throws made azd provision succeed"
+grep -q "boom: the e2e provider threw on purpose" "$work/step.out" ||
+  fail "the JavaScript exception's message is not in azd's output"
+pass "the JavaScript exception's message reached the user through azd (exit $rc)"
+named="$(grep -o 'file://[^ )"]*azd-wasm-host\.log' "$work/step.out" | head -n1)"
+[[ -n "$named" ]] || fail "azd's error output names no log file"
+named="${named#file://}"
+[[ "$named" == "$log_file" ]] || fail "the error names $named, expected the documented $log_file"
+grep -q "deploy is about to fail on purpose" "$named" || fail "the log file $named lacks the guest's log line"
+grep -q "deploy threw: boom" "$named" || fail "the log file $named lacks the exception's stack"
+pass "the error names $named, which holds the guest's log line and the exception's stack"
+
+# A provider that refuses its config at Initialize, under --output json: azd's JSON error must
+# carry the provider's words, not only "the last Initialize failed".
+sed -i 's/^  config: .*/  config: {"failInitialize": "the e2e config is refused on purpose"}/' azure.yaml
+rc=0
+azd_step provision --no-prompt --output json || rc=$?
+((rc != 0)) || fail "a provider that refuses its config made azd provision --output json succeed"
+grep -q "the e2e config is refused on purpose" "$work/step.out" ||
+  fail "azd provision --output json does not show the provider's Initialize error"
+pass "azd provision --output json shows the provider's Initialize error (exit $rc)"
+unset AZD_WASM_HOST_MANIFEST
 
 say ""
 say "azd-e2e: all checks passed in $(elapsed "$total_start") s"

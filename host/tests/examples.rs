@@ -574,3 +574,96 @@ async fn python_localfiles_provisions_and_removes_real_files() {
     let status = ext.wait(Duration::from_secs(10)).await.unwrap();
     assert!(status.success(), "{status}\n{}", ext.stderr_text());
 }
+
+// ---------------------------------------------------------------------------
+// The largest component on an empty compile cache
+// ---------------------------------------------------------------------------
+
+/// The compiled artifacts in a compile cache directory.
+fn compiled_artifacts(cache: &Path) -> usize {
+    std::fs::read_dir(cache).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .count()
+    })
+}
+
+/// `listen` for `manifest` with its own (empty) compile cache; returns once it is Ready.
+async fn start_cold(manifest: &Path, project: &Path, cache: &Path) -> (SimAzd, ExtensionProcess) {
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.env("AZD_WASM_HOST_MANIFEST", manifest)
+        .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        .env("AZD_WASM_HOST_LOG_FILE", cache.with_file_name("cold.log"));
+    let opts = SpawnOptions {
+        capture_stderr: true,
+        debug: true,
+        cwd: Some(project.to_path_buf()),
+        environment: Some(ENV_NAME.to_owned()),
+        ..SpawnOptions::default()
+    };
+    let ext = sim.spawn_extension_with(cmd, opts).await.unwrap();
+    (sim, ext)
+}
+
+/// azd gives an extension 15 s to call Ready and then abandons it, so the host signals
+/// Ready before compiling, whatever the component's size: here the 19 MB Python component on
+/// an empty cache. Ready comes while nothing is compiled yet, the first Initialize waits for
+/// the compile and succeeds, and azd leaving mid-compile ends `listen` within a second
+/// without writing a cache entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_comes_before_a_cold_compile_and_azd_leaving_mid_compile_ends_listen() {
+    let Some(manifest) = built_example("python-localfiles") else {
+        return;
+    };
+    let (project, config) = sample_project();
+    let caches = tempfile::tempdir().unwrap();
+
+    // Ready, then the first Initialize waits for the compile.
+    let cache = caches.path().join("first");
+    let started = Instant::now();
+    let (sim, mut ext) = start_cold(&manifest, project.path(), &cache).await;
+    let ready = started.elapsed();
+    assert_eq!(
+        compiled_artifacts(&cache),
+        0,
+        "Ready must come before the component is compiled"
+    );
+    let p = sim.provider("localfiles", REGISTER_TIMEOUT).await.unwrap();
+    p.initialize(
+        project.path().to_str().unwrap(),
+        options("localfiles", &config),
+    )
+    .await
+    .unwrap();
+    let initialized = started.elapsed();
+    assert_eq!(
+        compiled_artifacts(&cache),
+        1,
+        "the compile filled the cache"
+    );
+    println!(
+        "python-localfiles on an empty cache: Ready after {ready:?}, \
+         first Initialize answered after {initialized:?}"
+    );
+    sim.close_streams();
+    assert!(ext.wait(REGISTER_TIMEOUT).await.unwrap().success());
+
+    // azd goes away while the component compiles.
+    let cache = caches.path().join("second");
+    let (sim, mut ext) = start_cold(&manifest, project.path(), &cache).await;
+    assert_eq!(compiled_artifacts(&cache), 0);
+    let left = Instant::now();
+    sim.close_streams();
+    let status = ext.wait(Duration::from_secs(10)).await.unwrap();
+    let took = left.elapsed();
+    println!("azd left mid-compile: listen exited in {took:?} ({status})");
+    assert!(status.success(), "{status}\n{}", ext.stderr_text());
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert_eq!(
+        compiled_artifacts(&cache),
+        0,
+        "the abandoned compile wrote nothing"
+    );
+}
