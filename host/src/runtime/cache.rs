@@ -193,6 +193,29 @@ pub(crate) fn load_or_compile(
     }
 }
 
+/// The cached artifact of `component_sha` for `engine`, if `dir` holds a valid
+/// one (a rejected entry is logged and left for the next compile to rebuild).
+pub(crate) fn load_cached(
+    engine: &Engine,
+    component_sha: &[u8; 32],
+    dir: &Path,
+) -> Option<Component> {
+    if let Err(why) = trusted_dir(dir) {
+        tracing::debug!(dir = %dir.display(), %why, "compile cache not trusted");
+        return None;
+    }
+    let key = key(engine, component_sha);
+    let artifact = dir.join(format!("{key}.cwasm"));
+    let checksum = dir.join(format!("{key}.sha256"));
+    match load_entry(engine, &artifact, &checksum) {
+        Ok(found) => found,
+        Err(why) => {
+            tracing::warn!(entry = %artifact.display(), %why, "compile cache entry rejected");
+            None
+        }
+    }
+}
+
 /// Checks an entry against its recorded checksum, then loads it. `Ok(None)`
 /// when there is no entry; `Err` says why an entry cannot be trusted.
 fn load_entry(

@@ -1,0 +1,511 @@
+//! Side by side with azd's own Go SDK, in one run: the same trivial provider (state answers
+//! two fixed outputs; deploy reports `BENCH_PROGRESS` messages) served by
+//!
+//! - `azd-wasm-host listen` with `scripts/bench/c-provider` as a WebAssembly component, and
+//! - `scripts/bench/go-provider`, an extension on azd 1.31.2's `pkg/azdext`
+//!   (`NewExtensionHost(...).WithProvisioningProvider`),
+//!
+//! both started and driven by the simulated azd exactly as azd starts and drives an
+//! extension (its `listen` command, its environment, its gRPC server on loopback). A bare
+//! tonic echo over the same loopback is the floor. Prints one Markdown table.
+//!
+//! `scripts/bench.sh` builds both providers and runs this. Environment:
+//! `BENCH_GO_EXTENSION` (the Go extension binary; without it only our column is measured),
+//! `BENCH_RUNS` (processes started per subject, default 20), `BENCH_REQUESTS` (state round
+//! trips, default 10000), `BENCH_PROGRESS` (progress messages of one deploy, default 100000).
+
+#![allow(clippy::print_stdout, reason = "a benchmark prints its table")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{SimAzd, SimOptions};
+use common::{Table, env_usize, mb, median, mib, ms, percentile, raw_ping_pong, rss_kib, us};
+
+const PROVIDER: &str = "bench";
+
+/// One extension under test.
+struct Subject {
+    label: &'static str,
+    program: PathBuf,
+    env: Vec<(String, String)>,
+    /// Files shipped with the binary (component, manifest), for the archive size.
+    beside: Vec<PathBuf>,
+}
+
+struct Sizes {
+    stripped: u64,
+    archive: u64,
+}
+
+/// What one subject measured.
+struct Measured {
+    cold_ready: Option<Duration>,
+    cold_initialize: Option<Duration>,
+    ready: Duration,
+    initialize: Duration,
+    idle_rss_kib: u64,
+    state_p50: Duration,
+    state_p99: Duration,
+    progress_per_s: f64,
+    progress_shown: usize,
+    progress_order: ProgressOrder,
+    rss_after_kib: u64,
+    sizes: Sizes,
+}
+
+struct Settings {
+    runs: usize,
+    requests: usize,
+    progress: usize,
+}
+
+fn config(progress: usize) -> prost_types::Struct {
+    let mut config = serde_json::Map::new();
+    config.insert("progress".into(), progress.to_string().into());
+    azd_wasm_host::runtime::object_to_struct(&config)
+}
+
+/// One process as azd starts it: spawn→Ready, idle memory, then the first Initialize. With
+/// `load`, also the state round trips and the progress deploy.
+struct OneRun {
+    ready: Duration,
+    idle_rss_kib: u64,
+    initialize: Duration,
+    load: Option<Load>,
+}
+
+struct Load {
+    state: Vec<Duration>,
+    progress_per_s: f64,
+    progress_shown: usize,
+    order: ProgressOrder,
+    rss_after_kib: u64,
+}
+
+/// How the deploy's progress reached azd: in the order reported, ending with the last
+/// step, and nothing after the answer (azd drops or misplaces what comes after).
+#[derive(Clone, Copy)]
+struct ProgressOrder {
+    in_order: bool,
+    last_shown: bool,
+    late: u64,
+}
+
+impl std::fmt::Display for ProgressOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let yes = |b: bool| if b { "yes" } else { "NO" };
+        write!(
+            f,
+            "in order: {}, last step shown: {}, after the answer: {}",
+            yes(self.in_order),
+            yes(self.last_shown),
+            self.late
+        )
+    }
+}
+
+async fn one_run(subject: &Subject, s: &Settings, load: bool) -> anyhow::Result<OneRun> {
+    let sim = SimAzd::start(SimOptions::default()).await?;
+    let mut cmd = tokio::process::Command::new(&subject.program);
+    cmd.envs(subject.env.iter().cloned());
+    let t = Instant::now();
+    let spawn = azd_wasm_host_sim::SpawnOptions {
+        capture_stderr: true,
+        ..Default::default()
+    };
+    let mut process = sim.spawn_extension_with(cmd, spawn).await?;
+    let ready = t.elapsed();
+    let pid = process.id().context("no pid")?;
+    // Idle: what the process holds once it has settled after Ready.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let idle_rss_kib = rss_kib(pid).unwrap_or(0);
+    let handle = sim
+        .provider(PROVIDER, Duration::from_secs(5))
+        .await?
+        .with_call_timeout(Duration::from_secs(300));
+    let project = std::env::temp_dir();
+    let options = pb::ProvisioningOptions {
+        provider: PROVIDER.into(),
+        config: Some(config(s.progress)),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    handle
+        .initialize(&project.to_string_lossy(), options)
+        .await?;
+    let initialize = t.elapsed();
+    let load = if load {
+        let driven = drive(&handle, s, pid).await;
+        Some(driven.with_context(|| {
+            format!("{}; its stderr:\n{}", subject.label, process.stderr_text())
+        })?)
+    } else {
+        None
+    };
+    sim.close_streams();
+    let _ = process.wait(Duration::from_secs(10)).await;
+    sim.shutdown().await;
+    Ok(OneRun {
+        ready,
+        idle_rss_kib,
+        initialize,
+        load,
+    })
+}
+
+async fn drive(
+    handle: &azd_wasm_host_sim::ProviderHandle,
+    s: &Settings,
+    pid: u32,
+) -> anyhow::Result<Load> {
+    for _ in 0..200 {
+        handle
+            .state(pb::ProvisioningStateOptions::default())
+            .await?;
+    }
+    let mut state = Vec::with_capacity(s.requests);
+    for _ in 0..s.requests {
+        let t = Instant::now();
+        let r = handle
+            .state(pb::ProvisioningStateOptions::default())
+            .await?;
+        state.push(t.elapsed());
+        let greeting = r.state.as_ref().and_then(|st| st.outputs.get("GREETING"));
+        anyhow::ensure!(
+            greeting.is_some_and(|g| g.value == "hello"),
+            "state answered {r:?}, not the fixed outputs"
+        );
+    }
+    state.sort();
+    let mut shown = Vec::new();
+    let t = Instant::now();
+    handle
+        .deploy(|p| shown.push(p.message.parse::<usize>().unwrap_or(usize::MAX)))
+        .await?;
+    let took = t.elapsed();
+    // Give stragglers a moment to arrive, so that late ones are counted.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let order = ProgressOrder {
+        in_order: shown.windows(2).all(|w| w[0] < w[1]),
+        last_shown: shown.last() == Some(&(s.progress - 1)),
+        late: handle.late_messages(),
+    };
+    Ok(Load {
+        state,
+        progress_per_s: s.progress as f64 / took.as_secs_f64(),
+        progress_shown: shown.len(),
+        order,
+        rss_after_kib: rss_kib(pid).unwrap_or(0),
+    })
+}
+
+async fn measure(subject: &Subject, s: &Settings, cold: bool) -> anyhow::Result<Measured> {
+    eprintln!("{}: {} processes", subject.label, s.runs);
+    // A first process fills the compile cache (ours); it is the cold row.
+    let first = if cold {
+        Some(one_run(subject, s, false).await?)
+    } else {
+        None
+    };
+    let (mut ready, mut init, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    let mut load = None;
+    for i in 0..s.runs {
+        let r = one_run(subject, s, i + 1 == s.runs).await?;
+        ready.push(r.ready);
+        init.push(r.initialize);
+        rss.push(r.idle_rss_kib);
+        load = r.load.or(load);
+    }
+    let load = load.context("the last run measured no load")?;
+    rss.sort_unstable();
+    Ok(Measured {
+        cold_ready: first.as_ref().map(|f| f.ready),
+        cold_initialize: first.as_ref().map(|f| f.initialize),
+        ready: median(&mut ready),
+        initialize: median(&mut init),
+        idle_rss_kib: rss[rss.len() / 2],
+        state_p50: percentile(&load.state, 0.5),
+        state_p99: percentile(&load.state, 0.99),
+        progress_per_s: load.progress_per_s,
+        progress_shown: load.progress_shown,
+        progress_order: load.order,
+        rss_after_kib: load.rss_after_kib,
+        sizes: sizes(subject)?,
+    })
+}
+
+/// The binary stripped as it is packaged (`strip`, when the machine has it), and a .tar.gz
+/// of it with the files shipped beside it.
+fn sizes(subject: &Subject) -> anyhow::Result<Sizes> {
+    let dir = tempfile::tempdir()?;
+    let name = subject
+        .program
+        .file_name()
+        .context("the binary has no file name")?;
+    let binary = dir.path().join(name);
+    std::fs::copy(&subject.program, &binary)?;
+    match Command::new("strip").arg(&binary).status() {
+        Ok(st) if st.success() => {}
+        _ => eprintln!("  (strip unavailable: {} measured as built)", subject.label),
+    }
+    for f in &subject.beside {
+        std::fs::copy(f, dir.path().join(f.file_name().context("no file name")?))?;
+    }
+    let archive = dir.path().join("package.tar.gz");
+    let mut tar = Command::new("tar");
+    tar.arg("czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir.path())
+        .arg(name);
+    for f in &subject.beside {
+        tar.arg(f.file_name().context("no file name")?);
+    }
+    anyhow::ensure!(tar.status()?.success(), "tar failed");
+    Ok(Sizes {
+        stripped: std::fs::metadata(&binary)?.len(),
+        archive: std::fs::metadata(&archive)?.len(),
+    })
+}
+
+/// A row: what, our value, Go's value, the floor, and ours ÷ Go (with whether ours is at
+/// or better than Go's).
+fn compare(
+    table: &mut Table,
+    what: String,
+    ours: f64,
+    go: Option<f64>,
+    floor: Option<String>,
+    show: impl Fn(f64) -> String,
+    higher_is_better: bool,
+) {
+    let (go_cell, ratio) = match go {
+        Some(g) => {
+            let ratio = ours / g.max(f64::MIN_POSITIVE);
+            let ok = if higher_is_better {
+                ratio >= 1.0
+            } else {
+                ratio <= 1.0
+            };
+            (
+                show(g),
+                format!(
+                    "{ratio:.2}× {}",
+                    if ok { "(at or better)" } else { "(worse)" }
+                ),
+            )
+        }
+        None => ("not measured".into(), "–".into()),
+    };
+    table.row(vec![
+        what,
+        show(ours),
+        go_cell,
+        floor.unwrap_or_else(|| "–".into()),
+        ratio,
+    ]);
+}
+
+fn secs(f: impl Fn(Duration) -> String) -> impl Fn(f64) -> String {
+    move |v| f(Duration::from_secs_f64(v))
+}
+
+fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Settings) {
+    let mut t = Table::new(&[
+        "measurement",
+        "azd-wasm-host (C component)",
+        "Go SDK extension",
+        "tonic floor",
+        "ratio (ours ÷ Go)",
+    ]);
+    let g = |f: fn(&Measured) -> f64| go.map(f);
+    let d = |x: Duration| x.as_secs_f64();
+    let runs = s.runs;
+    compare(
+        &mut t,
+        format!("spawn → Ready, warm cache (median of {runs})"),
+        d(ours.ready),
+        g(|m| m.ready.as_secs_f64()),
+        None,
+        secs(ms),
+        false,
+    );
+    compare(
+        &mut t,
+        format!("Initialize round trip (median of {runs})"),
+        d(ours.initialize),
+        g(|m| m.initialize.as_secs_f64()),
+        None,
+        secs(ms),
+        false,
+    );
+    let n = s.requests;
+    let p50 = Some(us(percentile(floor, 0.5)));
+    let p99 = Some(us(percentile(floor, 0.99)));
+    compare(
+        &mut t,
+        format!("State round trip p50 ({n})"),
+        d(ours.state_p50),
+        g(|m| m.state_p50.as_secs_f64()),
+        p50,
+        secs(us),
+        false,
+    );
+    compare(
+        &mut t,
+        "State round trip p99".into(),
+        d(ours.state_p99),
+        g(|m| m.state_p99.as_secs_f64()),
+        p99,
+        secs(us),
+        false,
+    );
+    let shown = |m: &Measured| format!("{} shown", m.progress_shown);
+    compare(
+        &mut t,
+        format!(
+            "progress, Deploy × {} (ours {}; Go {})",
+            s.progress,
+            shown(ours),
+            go.map_or_else(|| "–".into(), shown)
+        ),
+        ours.progress_per_s,
+        g(|m| m.progress_per_s),
+        None,
+        |v| format!("{:.0}k msg/s", v / 1e3),
+        true,
+    );
+    t.row(vec![
+        "progress as azd receives it".into(),
+        ours.progress_order.to_string(),
+        go.map_or_else(|| "not measured".into(), |m| m.progress_order.to_string()),
+        "–".into(),
+        "–".into(),
+    ]);
+    let kib = |v: f64| mib(v as u64);
+    compare(
+        &mut t,
+        format!("idle RSS after Ready (median of {runs})"),
+        ours.idle_rss_kib as f64,
+        g(|m| m.idle_rss_kib as f64),
+        None,
+        kib,
+        false,
+    );
+    compare(
+        &mut t,
+        "RSS after the State and Deploy runs".into(),
+        ours.rss_after_kib as f64,
+        g(|m| m.rss_after_kib as f64),
+        None,
+        kib,
+        false,
+    );
+    let bytes = |v: f64| mb(v as u64);
+    compare(
+        &mut t,
+        "binary, stripped as packaged".into(),
+        ours.sizes.stripped as f64,
+        g(|m| m.sizes.stripped as f64),
+        None,
+        bytes,
+        false,
+    );
+    compare(
+        &mut t,
+        "packaged archive (.tar.gz, with component + manifest)".into(),
+        ours.sizes.archive as f64,
+        g(|m| m.sizes.archive as f64),
+        None,
+        bytes,
+        false,
+    );
+    if let (Some(r), Some(i)) = (ours.cold_ready, ours.cold_initialize) {
+        t.row(vec![
+            "cold cache: spawn → Ready, then first Initialize".into(),
+            format!("{} + {}", ms(r), ms(i)),
+            "(no compile)".into(),
+            "–".into(),
+            "–".into(),
+        ]);
+    }
+    t.print();
+}
+
+fn our_subject(root: &Path, cache: &Path) -> anyhow::Result<Subject> {
+    let manifest = root.join("scripts/bench/c-provider/provider.toml");
+    let component = root.join("scripts/bench/c-provider/build/bench-c.wasm");
+    anyhow::ensure!(
+        component.exists(),
+        "{} is not built: run scripts/bench.sh (or scripts/build-examples.sh bench-c)",
+        component.display()
+    );
+    Ok(Subject {
+        label: "azd-wasm-host",
+        program: PathBuf::from(env!("CARGO_BIN_EXE_azd-wasm-host")),
+        env: vec![
+            (
+                "AZD_WASM_HOST_MANIFEST".into(),
+                manifest.to_string_lossy().into_owned(),
+            ),
+            (
+                "AZD_WASM_HOST_CACHE_DIR".into(),
+                cache.to_string_lossy().into_owned(),
+            ),
+            ("AZD_ENVIRONMENT".into(), "bench".into()),
+        ],
+        beside: vec![manifest, component],
+    })
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    // RUST_LOG=azd_wasm_host_sim=debug shows the simulated azd's view of each stream.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let settings = Settings {
+        runs: env_usize("BENCH_RUNS", 20).max(1),
+        requests: env_usize("BENCH_REQUESTS", 10_000).max(1),
+        progress: env_usize("BENCH_PROGRESS", 100_000).max(1),
+    };
+    eprintln!(
+        "azd-wasm-host vs azd's Go SDK ({} cores)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = tempfile::tempdir()?;
+    let ours = measure(&our_subject(&root, cache.path())?, &settings, true).await?;
+    let o = ours.progress_order;
+    anyhow::ensure!(
+        o.in_order && o.last_shown && o.late == 0,
+        "azd-wasm-host broke its progress guarantee: {o}"
+    );
+    let go = match std::env::var_os("BENCH_GO_EXTENSION") {
+        Some(program) => {
+            let subject = Subject {
+                label: "Go SDK extension",
+                program: PathBuf::from(program),
+                env: Vec::new(),
+                beside: Vec::new(),
+            };
+            Some(measure(&subject, &settings, false).await?)
+        }
+        None => {
+            eprintln!(
+                "BENCH_GO_EXTENSION is not set: the Go column is left out (scripts/bench.sh builds it)"
+            );
+            None
+        }
+    };
+    let floor = raw_ping_pong(settings.requests).await?;
+    print(&ours, go.as_ref(), &floor, &settings);
+    Ok(())
+}
