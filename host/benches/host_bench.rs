@@ -208,6 +208,15 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
     Ok(())
 }
 
+fn cached_artifacts(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .count()
+    })
+}
+
 /// The example's `infra.config` from its sample project, else `{"name": "bench"}`
 /// (what the small examples require).
 fn example_config(manifest: &Path) -> prost_types::Struct {
@@ -244,7 +253,16 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
             format!("{name}: component size"),
             format!("{:.1} MB", size as f64 / 1e6),
         );
-        n.name
+        (n.name, size)
+    };
+    let (provider_name, size) = provider_name;
+    // A cold start of a big component runs the baseline compiler's code and compiles the
+    // optimised code into the cache behind it (two artifacts); the cold process stays up
+    // until that is done, as it would through a whole `azd provision`.
+    let artifacts = if size >= 4 << 20 && cfg!(target_arch = "x86_64") {
+        2
+    } else {
+        1
     };
     for (label, runs) in [("cold cache", 1), ("warm cache", 5)] {
         let mut best = Duration::MAX;
@@ -289,11 +307,25 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
             if let Some(pid) = proc.id() {
                 rss = rss_kib(pid).unwrap_or(0);
             }
+            let filled = Instant::now();
+            while cached_artifacts(cache.path()) < artifacts
+                && filled.elapsed() < Duration::from_secs(300)
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
             sim.close_streams();
             let _ = proc.wait(Duration::from_secs(5)).await;
             sim.shutdown().await;
         }
         kv(table, format!("{name}: spawn→Ready, {label}"), ms(best));
+        if label == "cold cache" {
+            // Ready comes before the compile; the first Initialize waits for it.
+            kv(
+                table,
+                format!("{name}: first Initialize after Ready, cold cache (waits for the compile)"),
+                ms(init),
+            );
+        }
         if label == "warm cache" {
             kv(
                 table,

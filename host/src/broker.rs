@@ -476,6 +476,7 @@ impl AzdRequest {
         };
         let kind = request.kind();
         tracing::debug!(%request_id, %kind, "request");
+        let started = std::time::Instant::now();
         // Present while the request may send progress; closed before the answer.
         let progress = kind.sends_progress().then(|| {
             let channel = ProgressChannel::new(out.clone());
@@ -496,6 +497,7 @@ impl AzdRequest {
             }
         };
         let answer = answer(&request_id, kind, outcome);
+        tracing::debug!(%request_id, %kind, micros = started.elapsed().as_micros(), "answered");
         match progress {
             Some(channel) => {
                 let guard = channel.close().await;

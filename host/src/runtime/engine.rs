@@ -262,6 +262,7 @@ pub(crate) fn load_component(
         .map_err(|e| anyhow!("{} is not a valid component: {e:#}", path.display()))?;
     let pre = validate(engine, linker, &component)
         .with_context(|| format!("{} is not a provider component", path.display()))?;
+    prepare_memory_images(&component);
     Ok(Loaded {
         component,
         pre,
@@ -288,6 +289,7 @@ pub(crate) fn load_cached_component(
     };
     let pre = validate(engine, linker, &component)
         .with_context(|| format!("{} is not a provider component", path.display()))?;
+    prepare_memory_images(&component);
     Ok(Some(Loaded {
         component,
         pre,
@@ -295,6 +297,15 @@ pub(crate) fn load_cached_component(
         load_time: start.elapsed(),
         bytes_len: len,
     }))
+}
+
+/// Makes the copy-on-write images of the component's memories now, on the
+/// loading thread, instead of at the first instantiation (the first Initialize).
+/// A failure only means the first instantiation makes them (or copies).
+fn prepare_memory_images(component: &Component) {
+    if let Err(e) = component.initialize_copy_on_write_image() {
+        tracing::debug!(error = %format!("{e:#}"), "memory images left for the first instance");
+    }
 }
 
 /// Type-checks `component` against our world: the export must exist with the
