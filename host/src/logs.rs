@@ -100,7 +100,7 @@ fn targets(list: &str) -> Targets {
 /// written (logging must never stop the host).
 fn open(path: &Path) -> Option<File> {
     if let Some(dir) = path.parent() {
-        create_private_dir(dir).ok()?;
+        azd_wasm_host::runtime::create_private_dir(dir).ok()?;
     }
     if std::fs::metadata(path).is_ok_and(|m| m.len() > ROTATE_BYTES) {
         let mut rotated = path.as_os_str().to_owned();
@@ -115,18 +115,4 @@ fn open(path: &Path) -> Option<File> {
         options.mode(0o600);
     }
     options.open(path).ok()
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }

@@ -73,8 +73,10 @@ pub(crate) fn trusted_dir(dir: &Path) -> Result<(), String> {
     owned_by_user_alone(&meta)
 }
 
+/// Creates `dir` and its missing parents, readable and writable by the user
+/// alone (0700 on Unix; on Windows the per-user folder's ACL is private).
 #[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt as _;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -83,7 +85,7 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
