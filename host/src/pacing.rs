@@ -188,17 +188,7 @@ mod tests {
     use futures::StreamExt as _;
 
     fn progress(id: &str, text: &str) -> pb::ProvisioningMessage {
-        pb::ProvisioningMessage {
-            request_id: id.into(),
-            error: None,
-            message_type: Some(MessageType::ProgressMessage(
-                pb::ProvisioningProgressMessage {
-                    request_id: id.into(),
-                    message: text.into(),
-                    timestamp: 0,
-                },
-            )),
-        }
+        azd_wasm_host_proto::progress_message(id, text.into(), 0)
     }
 
     fn answer(id: &str) -> pb::ProvisioningMessage {

@@ -242,17 +242,7 @@ impl Progress {
             .duration_since(UNIX_EPOCH)
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
             .unwrap_or(0);
-        pb::ProvisioningMessage {
-            request_id: self.request_id.to_string(),
-            error: None,
-            message_type: Some(pb::provisioning_message::MessageType::ProgressMessage(
-                pb::ProvisioningProgressMessage {
-                    request_id: self.request_id.to_string(),
-                    message,
-                    timestamp,
-                },
-            )),
-        }
+        azd_wasm_host_proto::progress_message(&self.request_id, message, timestamp)
     }
 }
 

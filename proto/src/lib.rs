@@ -34,7 +34,7 @@ pub mod server {
 
 pub mod request;
 
-pub use request::{Request, RequestKind};
+pub use request::{Request, RequestKind, progress_message};
 
 /// Maximum size of one gRPC message in either direction, as azd configures it (4 MiB).
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;

@@ -186,6 +186,27 @@ impl Request {
     }
 }
 
+/// The envelope of one progress report of request `request_id`: azd matches
+/// the envelope's id to the request and shows `message` on its spinner.
+/// `timestamp_ms` is milliseconds since the Unix epoch.
+pub fn progress_message(
+    request_id: &str,
+    message: String,
+    timestamp_ms: i64,
+) -> ProvisioningMessage {
+    ProvisioningMessage {
+        request_id: request_id.to_owned(),
+        error: None,
+        message_type: Some(MessageType::ProgressMessage(
+            pb::ProvisioningProgressMessage {
+                request_id: request_id.to_owned(),
+                message,
+                timestamp: timestamp_ms,
+            },
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

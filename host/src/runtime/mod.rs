@@ -45,7 +45,6 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 pub use cache::{CacheOutcome, ENV_CACHE_DIR, create_private_dir, default_cache_dir};
-
 pub use convert::{object_to_struct, struct_to_json};
 pub use engine::{PROVIDER_EXPORT, WORLD};
 pub use instance::MAX_GUEST_TRANSFER;
