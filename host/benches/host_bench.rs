@@ -236,7 +236,7 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
     let bin = env!("CARGO_BIN_EXE_azd-wasm-host");
     let cache = tempfile::tempdir()?;
     let project = tempfile::tempdir()?;
-    let provider_name = {
+    let (provider_name, size) = {
         #[derive(serde::Deserialize)]
         struct N {
             name: String,
@@ -255,7 +255,6 @@ async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Re
         );
         (n.name, size)
     };
-    let (provider_name, size) = provider_name;
     // A cold start of a big component runs the baseline compiler's code and compiles the
     // optimised code into the cache behind it (two artifacts); the cold process stays up
     // until that is done, as it would through a whole `azd provision`.

@@ -102,16 +102,27 @@ fn check(manifest: &Path, provider: &str) -> String {
 
 /// A simulated azd with the real binary serving `manifest` for the project `project`.
 async fn start(manifest: &Path, project: &Path) -> (SimAzd, ExtensionProcess) {
+    let log = cache_dir().with_file_name("examples-host.log");
+    start_with(manifest, project, &cache_dir(), &log, false).await
+}
+
+/// [`start`] with its own compile cache and log file, and optionally `--debug`;
+/// returns once the extension is Ready.
+async fn start_with(
+    manifest: &Path,
+    project: &Path,
+    cache: &Path,
+    log: &Path,
+    debug: bool,
+) -> (SimAzd, ExtensionProcess) {
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.env("AZD_WASM_HOST_MANIFEST", manifest)
-        .env("AZD_WASM_HOST_CACHE_DIR", cache_dir())
-        .env(
-            "AZD_WASM_HOST_LOG_FILE",
-            cache_dir().with_file_name("examples-host.log"),
-        );
+        .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        .env("AZD_WASM_HOST_LOG_FILE", log);
     let opts = SpawnOptions {
         capture_stderr: true,
+        debug,
         cwd: Some(project.to_path_buf()),
         environment: Some(ENV_NAME.to_owned()),
         ..SpawnOptions::default()
@@ -589,22 +600,16 @@ fn compiled_artifacts(cache: &Path) -> usize {
     })
 }
 
-/// `listen` for `manifest` with its own (empty) compile cache; returns once it is Ready.
+/// `listen --debug` for `manifest` with its own (empty) compile cache; returns once it is Ready.
 async fn start_cold(manifest: &Path, project: &Path, cache: &Path) -> (SimAzd, ExtensionProcess) {
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.env("AZD_WASM_HOST_MANIFEST", manifest)
-        .env("AZD_WASM_HOST_CACHE_DIR", cache)
-        .env("AZD_WASM_HOST_LOG_FILE", cache.with_file_name("cold.log"));
-    let opts = SpawnOptions {
-        capture_stderr: true,
-        debug: true,
-        cwd: Some(project.to_path_buf()),
-        environment: Some(ENV_NAME.to_owned()),
-        ..SpawnOptions::default()
-    };
-    let ext = sim.spawn_extension_with(cmd, opts).await.unwrap();
-    (sim, ext)
+    start_with(
+        manifest,
+        project,
+        cache,
+        &cache.with_file_name("cold.log"),
+        true,
+    )
+    .await
 }
 
 /// azd gives an extension 15 s to call Ready and then abandons it, so the host signals
