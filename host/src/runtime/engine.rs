@@ -246,57 +246,71 @@ fn top_level_names(
     Ok((imports, exports))
 }
 
-/// Reads, compiles (or loads from the cache) and validates the component at
-/// `path`. Every failure names the file and says what is wrong.
+/// A component file, looked over ([`open_component`]) and identified once:
+/// its length and sha256 (what the cache key is made from).
+pub(crate) struct ComponentFile<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) len: u64,
+    sha: [u8; 32],
+}
+
+impl<'a> ComponentFile<'a> {
+    pub(crate) fn open(path: &'a Path) -> anyhow::Result<Self> {
+        let (_, len) = open_component(path)?;
+        let sha = cache::sha256_file(path)
+            .with_context(|| format!("cannot read provider component {}", path.display()))?;
+        Ok(Self { path, len, sha })
+    }
+}
+
+/// Compiles (or loads from the cache) and validates the component in `file`.
+/// Every failure names the file and says what is wrong.
 pub(crate) fn load_component(
     engine: &Engine,
     linker: &Linker<HostState>,
-    path: &Path,
+    file: &ComponentFile<'_>,
     cache_dir: Option<&Path>,
 ) -> anyhow::Result<Loaded> {
     let start = Instant::now();
-    let (_, len) = open_component(path)?;
-    let sha = cache::sha256_file(path)
-        .with_context(|| format!("cannot read provider component {}", path.display()))?;
-    let (component, outcome) = cache::load_or_compile(engine, path, &sha, cache_dir)
-        .map_err(|e| anyhow!("{} is not a valid component: {e:#}", path.display()))?;
+    let (component, outcome) = cache::load_or_compile(engine, file.path, &file.sha, cache_dir)
+        .map_err(|e| anyhow!("{} is not a valid component: {e:#}", file.path.display()))?;
+    ready(engine, linker, file, component, outcome, start)
+}
+
+/// The component in `file` from the cache in `cache_dir` if it holds a valid
+/// artifact for `engine`, validated; `Ok(None)` on a miss (nothing compiled).
+pub(crate) fn load_cached_component(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    file: &ComponentFile<'_>,
+    cache_dir: &Path,
+) -> anyhow::Result<Option<Loaded>> {
+    let start = Instant::now();
+    let Some(component) = cache::load_cached(engine, &file.sha, cache_dir) else {
+        return Ok(None);
+    };
+    ready(engine, linker, file, component, CacheOutcome::Hit, start).map(Some)
+}
+
+/// Validates a compiled or loaded component and makes its memory images.
+fn ready(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    file: &ComponentFile<'_>,
+    component: Component,
+    outcome: CacheOutcome,
+    start: Instant,
+) -> anyhow::Result<Loaded> {
     let pre = validate(engine, linker, &component)
-        .with_context(|| format!("{} is not a provider component", path.display()))?;
+        .with_context(|| format!("{} is not a provider component", file.path.display()))?;
     prepare_memory_images(&component);
     Ok(Loaded {
         component,
         pre,
         outcome,
         load_time: start.elapsed(),
-        bytes_len: len,
+        bytes_len: file.len,
     })
-}
-
-/// The component at `path` from the cache in `cache_dir` if it holds a valid
-/// artifact for `engine`, validated; `Ok(None)` on a miss (nothing compiled).
-pub(crate) fn load_cached_component(
-    engine: &Engine,
-    linker: &Linker<HostState>,
-    path: &Path,
-    cache_dir: &Path,
-) -> anyhow::Result<Option<Loaded>> {
-    let start = Instant::now();
-    let (_, len) = open_component(path)?;
-    let sha = cache::sha256_file(path)
-        .with_context(|| format!("cannot read provider component {}", path.display()))?;
-    let Some(component) = cache::load_cached(engine, &sha, cache_dir) else {
-        return Ok(None);
-    };
-    let pre = validate(engine, linker, &component)
-        .with_context(|| format!("{} is not a provider component", path.display()))?;
-    prepare_memory_images(&component);
-    Ok(Some(Loaded {
-        component,
-        pre,
-        outcome: CacheOutcome::Hit,
-        load_time: start.elapsed(),
-        bytes_len: len,
-    }))
 }
 
 /// Makes the copy-on-write images of the component's memories now, on the

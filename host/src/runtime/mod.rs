@@ -46,6 +46,7 @@ use anyhow::Context as _;
 
 pub use cache::{CacheOutcome, ENV_CACHE_DIR, create_private_dir, default_cache_dir};
 pub use convert::{object_to_struct, struct_to_json};
+use engine::ComponentFile;
 pub use engine::{PROVIDER_EXPORT, WORLD};
 pub use instance::MAX_GUEST_TRANSFER;
 pub use manifest::{
@@ -137,11 +138,19 @@ pub fn load_provider(
 
 /// Compiles (or loads from the cache) and validates the component of `manifest`.
 fn compile(manifest: &Manifest, opts: &RuntimeOptions) -> anyhow::Result<engine::Loaded> {
+    compile_file(manifest, &ComponentFile::open(&manifest.component)?, opts)
+}
+
+/// [`compile`] for a component file already opened.
+fn compile_file(
+    manifest: &Manifest,
+    file: &ComponentFile<'_>,
+    opts: &RuntimeOptions,
+) -> anyhow::Result<engine::Loaded> {
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
     let cache_dir = opts.cache_dir.clone().or_else(default_cache_dir);
-    let loaded =
-        engine::load_component(&engine, &linker, &manifest.component, cache_dir.as_deref())?;
+    let loaded = engine::load_component(&engine, &linker, file, cache_dir.as_deref())?;
     tracing::debug!(
         provider = %manifest.name,
         component = %manifest.component.display(),
@@ -261,9 +270,10 @@ fn first_start(
     manifest: &Manifest,
     opts: &RuntimeOptions,
 ) -> anyhow::Result<(engine::Loaded, Code)> {
-    let optimised = || compile(manifest, opts).map(|loaded| (loaded, Code::Optimised));
+    let file = ComponentFile::open(&manifest.component)?;
+    let optimised = || compile_file(manifest, &file, opts).map(|loaded| (loaded, Code::Optimised));
     let cache_dir = opts.cache_dir.clone().or_else(default_cache_dir);
-    let big = std::fs::metadata(&manifest.component).is_ok_and(|m| m.len() >= BASELINE_FROM_BYTES);
+    let big = file.len >= BASELINE_FROM_BYTES;
     let (Some(dir), Some(quick), true) = (cache_dir, engine::quick_engine(), big) else {
         return optimised();
     };
@@ -272,16 +282,11 @@ fn first_start(
     }
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
-    if let Some(hit) = engine::load_cached_component(&engine, &linker, &manifest.component, &dir)? {
+    if let Some(hit) = engine::load_cached_component(&engine, &linker, &file, &dir)? {
         tracing::debug!(provider = %manifest.name, ms = hit.load_time.as_secs_f64() * 1e3, "provider component loaded from the cache");
         return Ok((hit, Code::Optimised));
     }
-    match engine::load_component(
-        &quick,
-        &engine::linker(&quick)?,
-        &manifest.component,
-        Some(&dir),
-    ) {
+    match engine::load_component(&quick, &engine::linker(&quick)?, &file, Some(&dir)) {
         Ok(loaded) => {
             tracing::debug!(
                 provider = %manifest.name,
@@ -304,13 +309,9 @@ pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
     let manifest = Manifest::resolve(component_or_manifest, None)?;
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
-    let loaded = engine::load_component(
-        &engine,
-        &linker,
-        &manifest.component,
-        default_cache_dir().as_deref(),
-    )
-    .context("check failed")?;
+    let file = ComponentFile::open(&manifest.component).context("check failed")?;
+    let loaded = engine::load_component(&engine, &linker, &file, default_cache_dir().as_deref())
+        .context("check failed")?;
     let ty = loaded.component.component_type();
     let mut out = String::new();
     let _ = writeln!(out, "provider:  {}", manifest.name);
