@@ -214,7 +214,10 @@ azd_pty_step() { # QUESTION ANSWER ARGS...
   say ""
   say "\$ azd $* (on a terminal; answers '$answer' to '$question')"
   t="$(now)"
-  python3 "$repo_root/scripts/e2e/answer-on-pty.py" --timeout "${AZD_E2E_STEP_TIMEOUT:-300}" \
+  # azd turns prompts off by itself when it sees a CI variable (CI, GITHUB_ACTIONS, BUILD_ID, …)
+  # or an AI agent; AZD_NON_INTERACTIVE=false is azd's own opt-out, so that this step prompts
+  # on a CI runner as it does at a user's terminal.
+  AZD_NON_INTERACTIVE=false python3 "$repo_root/scripts/e2e/answer-on-pty.py" --timeout "${AZD_E2E_STEP_TIMEOUT:-300}" \
     --question "$question" --answer "$answer" -- "$azd" "$@" "${debug_flag[@]}" >"$work/step.out" 2>&1 || rc=$?
   sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r/\n/g' "$work/step.out" | grep -v '^[[:space:]]*$' | sed 's/^/  | /' |
     tee -a "$transcript"
