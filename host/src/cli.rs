@@ -107,7 +107,7 @@ fn run_command(cli: Cli) -> ExitCode {
                 .await
                 .map(|()| ExitCode::SUCCESS),
             Command::Check { path } => check(path).await.map(|()| ExitCode::SUCCESS),
-            Command::Run(args) => crate::run::run(args, debug).await,
+            Command::Run(args) => Ok(crate::run::run(args, debug).await),
         }
     });
     // Every task of ours has ended; a blocking thread still finishing a file

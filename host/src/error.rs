@@ -67,6 +67,21 @@ pub struct ProviderError {
     pub detail: Option<ErrorDetail>,
 }
 
+/// Codes of the errors the host sends when a provider's component failed
+/// rather than answered ([`ProviderError::is_fault`]).
+pub const FAULT_CODES: [&str; 10] = [
+    "provider_timeout",
+    "provider_out_of_memory",
+    "provider_trapped",
+    "provider_crashed",
+    "invalid_component",
+    "compile_failed",
+    "answer_too_large",
+    "handler_panicked",
+    "invalid_output_type",
+    "invalid_output_value",
+];
+
 /// The categories azd understands for local errors. The guest SDK's
 /// `Category` has the same seven (a test keeps the two in step); a guest may
 /// still send any text, which is kept as it is.
@@ -176,6 +191,14 @@ impl ProviderError {
             Some(ErrorDetail::Local { code, .. }) => Some(code),
             _ => None,
         }
+    }
+
+    /// Whether the host reported this error because the provider's component
+    /// failed instead of answering: it trapped, ran out of time or memory,
+    /// could not be loaded, or answered outside the contract (see
+    /// [`FAULT_CODES`]). Anything else is the provider's own answer.
+    pub fn is_fault(&self) -> bool {
+        self.code().is_some_and(|c| FAULT_CODES.contains(&c))
     }
 
     /// The wire form azd reads. Every text is [sanitized](crate::text::sanitize):

@@ -44,7 +44,7 @@ pub use azd_wasm_host_proto::{Request, RequestKind};
 pub use broker::{BrokerError, MAX_IN_FLIGHT, StreamEnd};
 pub use client::{AzdClient, ClientError, ENV_SERVER, ENV_TOKEN, require_env};
 pub use env_name::{EnvironmentName, InvalidEnvironmentName};
-pub use error::{ErrorCategory, ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
+pub use error::{ErrorCategory, ErrorDetail, ErrorLink, ErrorOrigin, FAULT_CODES, ProviderError};
 pub use manager::{ManagerError, ProvisioningManager};
 pub use provider::{CallContext, MAX_PROGRESS_BYTES, Progress, Provider, ProviderFactory};
 pub use text::sanitize;

@@ -128,6 +128,9 @@ async fn serve(manager: &Arc<ProvisioningManager>, started: Instant) -> anyhow::
     // The signal watcher ends with the stream.
     shutdown.cancel();
     tasks.wait().await;
+    // Folders made for the provider that it left empty go again: a command
+    // that changed nothing leaves nothing behind.
+    azd_wasm_host::runtime::remove_unused_dirs();
     ready?;
     Ok(end?)
 }

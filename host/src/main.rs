@@ -15,5 +15,17 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
-    cli::main_with(cli::Cli::parse())
+    match cli::Cli::try_parse() {
+        Ok(cli) => cli::main_with(cli),
+        Err(e) => {
+            let _ = e.print();
+            // Help and --version are not errors; bad arguments exit with
+            // EX_USAGE, as every other usage error of `run` does.
+            if e.use_stderr() {
+                ExitCode::from(run::Exit::Usage.code())
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    }
 }

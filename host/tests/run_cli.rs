@@ -42,6 +42,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 struct Outcome {
     ok: bool,
+    code: i32,
     stdout: String,
     stderr: String,
 }
@@ -60,10 +61,12 @@ fn run(manifest: &Path, project: &Path, cache: &Path, args: &[&str]) -> Outcome 
             cache.with_file_name("run-host.log"),
         )
         .env_remove("AZD_DEBUG")
+        .env_remove("AZURE_ENV_NAME")
         .output()
         .unwrap();
     Outcome {
         ok: out.status.success(),
+        code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -92,11 +95,24 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
     std::fs::remove_dir_all(project.join("localinfra")).unwrap();
     let cache = shared_cache();
 
-    // Preview: everything is to be created, nothing is touched.
-    let p = run(&manifest, &project, &cache, &["preview"]);
-    assert!(p.ok, "preview failed: {}", p.stderr);
+    // Preview: everything is to be created, nothing is touched; with
+    // --detailed-exitcode it exits 2 (changes pending).
+    let p = run(
+        &manifest,
+        &project,
+        &cache,
+        &["preview", "--detailed-exitcode"],
+    );
+    assert_eq!(p.code, 2, "preview: {}", p.stderr);
     assert!(p.stdout.contains("Create"), "{}", p.stdout);
+    assert!(
+        p.stdout
+            .contains("Plan: 3 to create, 0 to modify, 0 to delete, 0 unchanged."),
+        "{}",
+        p.stdout
+    );
     assert!(!project.join("localinfra/web").exists());
+    assert!(!project.join(".azure").exists(), "preview created .azure");
 
     // Provision: resources exist, progress was shown, outputs landed in .env.
     let d = run(&manifest, &project, &cache, &["provision"]);
@@ -109,19 +125,21 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
         "progress steps are shown on stderr"
     );
     let env = dotenv(&project);
-    assert!(env.contains("LOCALFILES_RESOURCE_COUNT=\"3\""), "{env}");
+    // Written as azd writes it: an integer bare, other text quoted.
+    assert!(env.contains("LOCALFILES_RESOURCE_COUNT=3\n"), "{env}");
     assert!(env.contains("LOCALFILES_READY=\"true\""), "{env}");
     assert!(d.stdout.contains("LOCALFILES_ROOT"), "{}", d.stdout);
 
-    // Preview again: nothing to do.
+    // Preview again: nothing to do (exit 0 even with --detailed-exitcode).
     let p2 = run(
         &manifest,
         &project,
         &cache,
-        &["preview", "--output", "json"],
+        &["preview", "--output", "json", "--detailed-exitcode"],
     );
-    assert!(p2.ok, "{}", p2.stderr);
+    assert_eq!(p2.code, 0, "{}", p2.stderr);
     let v: serde_json::Value = serde_json::from_str(&p2.stdout).unwrap();
+    assert_eq!(v["preview"]["plan"]["unchanged"], 3, "{v:#}");
     let changes = v["preview"]["changes"].as_array().unwrap();
     assert!(!changes.is_empty());
     assert!(
@@ -147,7 +165,11 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
     // Down without --force: the provider asks; with no terminal the question
     // gets its default (no), as under azd --no-prompt, and nothing goes.
     let kept = run(&manifest, &project, &cache, &["down"]);
-    assert!(!kept.ok, "an unconfirmed removal fails: {}", kept.stdout);
+    assert_eq!(
+        kept.code, 1,
+        "an unconfirmed removal fails: {}",
+        kept.stdout
+    );
     assert!(kept.stderr.contains("not confirmed"), "{}", kept.stderr);
     assert!(kept.stderr.contains("--force"), "{}", kept.stderr);
     assert!(project.join("localinfra/web").exists());

@@ -6,19 +6,33 @@ use azd_wasm_host_sim::{CallError, ProviderHandle};
 
 use super::Action;
 use super::report::{
-    ChangeReport, ParameterReport, PreviewReport, ProgressView, Report, outputs_of,
+    ChangeReport, ParameterReport, Plan, PreviewReport, ProgressView, Report, outputs_of,
 };
 
 /// Sends Initialize, then what `action` sends (`destroy` are the options of
-/// `down`), and reports the answers.
+/// `down`), and reports the answers. `compiling` is when the command started,
+/// if the component is not compiled yet: Initialize waits for that, and the
+/// user is told.
 pub(super) async fn drive(
     handle: &ProviderHandle,
     project: &str,
     options: pb::ProvisioningOptions,
     (action, destroy): (Action, pb::ProvisioningDestroyOptions),
     progress: &ProgressView,
+    compiling: Option<std::time::Instant>,
 ) -> Result<Report, CallError> {
+    if compiling.is_some() {
+        progress.show(
+            "Compiling the provider's component for this machine (first run only; the code is cached)…",
+        );
+    }
     handle.initialize(project, options).await?;
+    if let Some(start) = compiling {
+        progress.show(&format!(
+            "Compiled in {:.1} s.",
+            start.elapsed().as_secs_f64()
+        ));
+    }
     let on_progress = |m: &pb::ProvisioningProgressMessage| progress.show(&m.message);
     match action {
         Action::Provision => provision(handle, on_progress).await,
@@ -35,7 +49,7 @@ async fn provision(
     on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
 ) -> Result<Report, CallError> {
     let r = handle.deploy(on_progress).await?;
-    let mut report = Report::new("provision");
+    let mut report = Report::new(Action::Provision.name());
     report.skipped =
         Some(r.skipped_reason == pb::ProvisioningSkippedReason::DeploymentState as i32);
     report.outputs = Some(
@@ -56,19 +70,21 @@ async fn preview(
         .await?
         .preview
         .unwrap_or_default();
-    let mut report = Report::new("preview");
+    let mut report = Report::new(Action::Preview.name());
+    let changes: Vec<ChangeReport> = p
+        .changes
+        .into_iter()
+        .map(|c| ChangeReport {
+            change_type: c.change_type,
+            resource_type: c.resource_type,
+            name: c.name,
+            resource_id: c.resource_id,
+        })
+        .collect();
     report.preview = Some(PreviewReport {
         summary: p.summary,
-        changes: p
-            .changes
-            .into_iter()
-            .map(|c| ChangeReport {
-                change_type: c.change_type,
-                resource_type: c.resource_type,
-                name: c.name,
-                resource_id: c.resource_id,
-            })
-            .collect(),
+        plan: Plan::of(&changes),
+        changes,
     });
     Ok(report)
 }
@@ -80,7 +96,7 @@ async fn down(
     on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
 ) -> Result<Report, CallError> {
     let r = handle.destroy(options, on_progress).await?;
-    let mut report = Report::new("down");
+    let mut report = Report::new(Action::Down.name());
     report.invalidated_env_keys = Some(r.invalidated_env_keys);
     Ok(report)
 }
@@ -94,7 +110,7 @@ async fn state(handle: &ProviderHandle) -> Result<Report, CallError> {
         .await?
         .state
         .unwrap_or_default();
-    let mut report = Report::new("state");
+    let mut report = Report::new(Action::State.name());
     report.outputs = Some(outputs_of(&s.outputs));
     report.resources = Some(s.resources.into_iter().map(|r| r.id).collect());
     Ok(report)
@@ -104,7 +120,7 @@ async fn state(handle: &ProviderHandle) -> Result<Report, CallError> {
 async fn parameters(handle: &ProviderHandle) -> Result<Report, CallError> {
     let params = handle.parameters().await?;
     let planned = handle.planned_outputs().await?;
-    let mut report = Report::new("parameters");
+    let mut report = Report::new(Action::Parameters.name());
     report.parameters = Some(
         params
             .into_iter()

@@ -24,22 +24,26 @@
 //! the table or JSON).
 
 mod ask;
+mod dotenv;
 mod drive;
 mod environment;
+mod outcome;
 mod project;
 mod report;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use azd_wasm_host_sim::{
-    CallError, ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions,
-};
+use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions};
 use clap::ValueEnum;
+use tokio_util::sync::CancellationToken;
 
-use report::ProgressView;
+use environment::Environment;
+pub use outcome::Exit;
+use outcome::Failure;
+use report::{ProgressView, Report};
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args)]
@@ -53,10 +57,11 @@ pub struct RunArgs {
     /// The azd project directory (holds `azure.yaml`).
     #[arg(long, default_value = ".")]
     pub project: PathBuf,
-    /// The azd environment name.
-    #[arg(long, short = 'e', default_value = "dev")]
-    pub env: String,
-    /// How to print results.
+    /// The azd environment. Default, as in azd: `AZURE_ENV_NAME`, else the
+    /// project's default environment, else `dev` in a project without one.
+    #[arg(long, short = 'e')]
+    pub env: Option<String>,
+    /// How to print results (and errors).
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Provider name, when `--provider` is a bare component.
@@ -72,6 +77,10 @@ pub struct RunArgs {
     /// on this terminal, or get their default when there is none).
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// `preview`: exit 2 when changes are pending and 0 when there are none
+    /// (as `terraform plan -detailed-exitcode`).
+    #[arg(long)]
+    pub detailed_exitcode: bool,
 }
 
 /// The commands `run` can play.
@@ -89,6 +98,19 @@ pub enum Action {
     Parameters,
 }
 
+impl Action {
+    /// The command's name, as reports and errors give it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Provision => "provision",
+            Self::Preview => "preview",
+            Self::Down => "down",
+            Self::State => "state",
+            Self::Parameters => "parameters",
+        }
+    }
+}
+
 /// Result formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Output {
@@ -98,61 +120,137 @@ pub enum Output {
     Json,
 }
 
-/// Runs `run`; returns the exit code (non-zero when the provider failed).
-pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
-    let project = project::Project::open(&args.project)?;
-    let provider_path = std::fs::canonicalize(&args.provider)
-        .with_context(|| format!("provider {}", args.provider.display()))?;
-    let name = project.provider_name(&provider_path, args.provider_name.as_deref())?;
-    environment::prepare(&project.dir, &args.env)?;
-    let env_before = environment::load(&project.dir, &args.env)?;
+/// What `run` checked before starting anything.
+struct Setup {
+    project: project::Project,
+    provider_path: PathBuf,
+    name: String,
+    env: Environment,
+}
 
+impl Setup {
+    /// Reads the project, the provider's name and the environment; any
+    /// failure here is a usage error and nothing has run.
+    fn new(args: &RunArgs) -> anyhow::Result<Self> {
+        let project = project::Project::open(&args.project)?;
+        let provider_path = std::fs::canonicalize(&args.provider)
+            .with_context(|| format!("provider {}", args.provider.display()))?;
+        let name = project.provider_name(&provider_path, args.provider_name.as_deref())?;
+        let creates = args.action == Action::Provision;
+        let env = Environment::open(&project.dir, args.env.as_deref(), creates)?;
+        Ok(Self {
+            project,
+            provider_path,
+            name,
+            env,
+        })
+    }
+}
+
+/// Runs `run`; the exit code says how it ended ([`Exit`]).
+pub async fn run(args: RunArgs, debug: bool) -> ExitCode {
+    let interrupt = CancellationToken::new();
+    let watcher = tokio::spawn(watch_interrupts(interrupt.clone()));
+    let exit = match Setup::new(&args) {
+        Err(e) => outcome::failed(&args, &Failure::Usage(e)),
+        Ok(setup) => match execute(&args, &setup, debug, &interrupt).await {
+            Err(failure) => outcome::failed(&args, &failure),
+            // Outputs are saved after the report is printed: a value that
+            // cannot be saved is still on the screen.
+            Ok(report) => outcome::succeeded(&args, &report, || report.apply(&setup.env)),
+        },
+    };
+    watcher.abort();
+    ExitCode::from(exit.code())
+}
+
+/// The first Ctrl-C cancels the command (the provider is stopped and waited
+/// for); a second one ends this process at once.
+async fn watch_interrupts(interrupt: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    eprintln!("\nCancelling: stopping the provider (press Ctrl-C again to quit at once)…");
+    interrupt.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        eprintln!("Quit without waiting for the provider.");
+        std::process::exit(i32::from(Exit::Interrupted.code()));
+    }
+}
+
+/// Starts the simulated azd and the extension, plays the command, and saves
+/// what it changed in the environment.
+async fn execute(
+    args: &RunArgs,
+    setup: &Setup,
+    debug: bool,
+    interrupt: &CancellationToken,
+) -> Result<Report, Failure> {
+    let cold = {
+        let path = setup.provider_path.clone();
+        !tokio::task::spawn_blocking(move || azd_wasm_host::runtime::is_compiled(&path))
+            .await
+            .unwrap_or(false)
+    };
+    let env_before = setup.env.served();
     let progress = ProgressView::new();
     let sim = SimAzd::start(SimOptions {
         environment: Some(env_before.clone()),
         prompter: ask::prompter(args.yes, progress.bar()),
         ..SimOptions::default()
     })
-    .await?;
-    let (mut process, handle) =
-        start_extension(&sim, &args, &project, &provider_path, &name, debug).await?;
-    let options = project.options(&name);
+    .await
+    .map_err(Failure::Host)?;
+    let started = start_extension(&sim, args, setup, debug).await;
+    let (mut process, handle) = started.map_err(Failure::Host)?;
     let destroy = azd_wasm_host_proto::azdext::ProvisioningDestroyOptions {
         force: args.force,
         purge: args.purge,
     };
-    let outcome = drive::drive(
+    let project_path = setup.project.path_text();
+    let drive = drive::drive(
         &handle,
-        &project.path_text(),
-        options,
+        &project_path,
+        setup.project.options(&setup.name),
         (args.action, destroy),
         &progress,
-    )
-    .await;
+        cold.then_some(Instant::now()),
+    );
+    let outcome = tokio::select! {
+        outcome = drive => outcome.map_err(Failure::from_call),
+        () = interrupt.cancelled() => Err(Failure::Interrupted),
+    };
     progress.finish();
 
+    // Closing azd's side ends the extension's stream: it stops the guest's
+    // call and exits, as under azd.
     sim.close_streams();
-    let _ = process.wait(Duration::from_secs(5)).await;
+    let _ = process.wait(Duration::from_secs(10)).await;
     let env_after = sim.environment();
     sim.shutdown().await;
     if let Some(after) = env_after {
-        environment::save_changes(&project.dir, &env_before, &after)?;
+        save_service_changes(&setup.env, &env_before.values, &after.values)
+            .map_err(Failure::Host)?;
     }
+    outcome
+}
 
-    match outcome {
-        Ok(report) => {
-            report.apply(&project.dir, &args.env)?;
-            report.print(args.output)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(CallError::Extension(e)) => {
-            report::print_error(&azd_wasm_host::ProviderError::from_wire(&e));
-            Ok(ExitCode::from(1))
-        }
-        Err(other) => Err(anyhow::anyhow!(
-            "the provider did not answer properly: {other}"
-        )),
-    }
+/// Saves to `.env` what the extension set or removed through azd's
+/// environment service while the command ran (azd saves them the same way).
+fn save_service_changes(
+    env: &Environment,
+    before: &std::collections::BTreeMap<String, String>,
+    after: &std::collections::BTreeMap<String, String>,
+) -> anyhow::Result<()> {
+    let set = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(*v))
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    let removed = before
+        .keys()
+        .filter(|k| !after.contains_key(*k))
+        .map(String::as_str);
+    env.save(set, removed)
 }
 
 /// Spawns this very binary as `listen`, the way azd starts an extension, and
@@ -160,30 +258,27 @@ pub async fn run(args: RunArgs, debug: bool) -> anyhow::Result<ExitCode> {
 async fn start_extension(
     sim: &SimAzd,
     args: &RunArgs,
-    project: &project::Project,
-    provider_path: &std::path::Path,
-    name: &str,
+    setup: &Setup,
     debug: bool,
 ) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
     let exe = std::env::current_exe().context("finding this executable")?;
     let mut cmd = tokio::process::Command::new(exe);
-    cmd.env("AZD_WASM_HOST_MANIFEST", provider_path)
-        .env("AZD_ENVIRONMENT", &args.env)
-        .env("AZD_CWD", &project.dir)
-        .current_dir(&project.dir);
+    cmd.env("AZD_WASM_HOST_MANIFEST", &setup.provider_path)
+        .env("AZD_ENVIRONMENT", setup.env.name.as_str())
+        .env("AZD_CWD", &setup.project.dir)
+        .current_dir(&setup.project.dir);
     if let Some(n) = &args.provider_name {
         cmd.env("AZD_WASM_HOST_PROVIDER_NAME", n);
     }
     if debug {
         cmd.env("AZD_DEBUG", "true");
     }
-    // Not azd's 15 s: the first start compiles the component (seconds for a large
-    // one), and `run` is for trying things out.
+    // Not azd's 15 s: `run` is for trying things out, on any machine.
     let spawn = SpawnOptions {
         ready_timeout: Some(Duration::from_secs(300)),
         ..Default::default()
     };
     let process = sim.spawn_extension_with(cmd, spawn).await?;
-    let handle = sim.provider(name, Duration::from_secs(15)).await?;
+    let handle = sim.provider(&setup.name, Duration::from_secs(15)).await?;
     Ok((process, handle))
 }

@@ -31,12 +31,20 @@ pub(super) struct Project {
 }
 
 impl Project {
-    /// Opens the project at `dir` and reads its `azure.yaml` (an absent file
-    /// reads as no `infra` section).
+    /// Opens the project at `dir` and reads its `azure.yaml`, which must
+    /// exist and name the provider in `infra.provider` (azd provisions a
+    /// project without one with Bicep, never with an extension).
     pub(super) fn open(dir: &Path) -> anyhow::Result<Self> {
         let dir = std::fs::canonicalize(dir)
             .with_context(|| format!("project directory {}", dir.display()))?;
         let infra = read_infra(&dir)?;
+        if infra.provider.as_deref().is_none_or(str::is_empty) {
+            anyhow::bail!(
+                "{} has no infra.provider: azd would provision this project with Bicep, not \
+                 with a provider extension; add\n  infra:\n    provider: <the provider's name>",
+                dir.join("azure.yaml").display()
+            );
+        }
         Ok(Self { dir, infra })
     }
 
@@ -46,7 +54,9 @@ impl Project {
     }
 
     /// The provider's name: `flag`, else the manifest's, else (for a bare
-    /// component) `azure.yaml`'s `infra.provider`, else the file stem.
+    /// component) `azure.yaml`'s `infra.provider`. It must be the name
+    /// `infra.provider` asks for: azd finds the provider by that name (and
+    /// fails with `no concrete found` when no extension registered it).
     pub(super) fn provider_name(
         &self,
         provider: &Path,
@@ -55,12 +65,21 @@ impl Project {
         let bare = provider
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("wasm"));
+        let wanted = self.infra.provider.as_deref().unwrap_or_default();
         let hint = match (flag, bare) {
             (Some(f), _) => Some(f),
-            (None, true) => self.infra.provider.as_deref(),
+            (None, true) => Some(wanted),
             (None, false) => None,
         };
-        Ok(Manifest::resolve(provider, hint)?.name)
+        let name = Manifest::resolve(provider, hint)?.name;
+        if name != wanted {
+            anyhow::bail!(
+                "azure.yaml asks for the provider '{wanted}' (infra.provider) but {} is named \
+                 '{name}': azd would not find it (`no concrete found`); use one name in both",
+                provider.display()
+            );
+        }
+        Ok(name)
     }
 
     /// The Initialize options azd would send for this project's layer.
@@ -82,15 +101,18 @@ impl Project {
 
 fn read_infra(project: &Path) -> anyhow::Result<Infra> {
     let path = project.join("azure.yaml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let y: AzureYaml = serde_norway::from_str(&text)
-                .with_context(|| format!("reading {}", path.display()))?;
-            Ok(y.infra)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Infra::default()),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+            "no azure.yaml in {}: `run` drives a provider for an azd project (pass its folder \
+             with --project; `azd init` or `azd-wasm-host new` makes one)",
+            project.display()
+        ),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let y: AzureYaml =
+        serde_norway::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+    Ok(y.infra)
 }
 
 #[cfg(test)]
@@ -98,22 +120,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn provider_name_prefers_flag_then_manifest_then_yaml_for_a_bare_component() {
+    fn the_provider_must_be_the_one_azure_yaml_names() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("azure.yaml"),
-            "name: p\ninfra:\n  provider: yaml\n",
-        )
-        .unwrap();
+        let yaml = dir.path().join("azure.yaml");
+        std::fs::write(&yaml, "name: p\ninfra:\n  provider: files\n").unwrap();
         let project = Project::open(dir.path()).unwrap();
         let m = dir.path().join("provider.toml");
         std::fs::write(&m, "name = \"files\"\ncomponent = \"x.wasm\"\n").unwrap();
         assert_eq!(project.provider_name(&m, None).unwrap(), "files");
-        assert_eq!(project.provider_name(&m, Some("flag")).unwrap(), "flag");
         let w = dir.path().join("thing.wasm");
-        assert_eq!(project.provider_name(&w, None).unwrap(), "yaml");
-        std::fs::remove_file(dir.path().join("azure.yaml")).unwrap();
-        let project = Project::open(dir.path()).unwrap();
-        assert_eq!(project.provider_name(&w, None).unwrap(), "thing");
+        assert_eq!(project.provider_name(&w, None).unwrap(), "files");
+        let e = project.provider_name(&m, Some("other")).unwrap_err();
+        assert!(e.to_string().contains("no concrete found"), "{e}");
+        std::fs::write(&m, "name = \"renamed\"\ncomponent = \"x.wasm\"\n").unwrap();
+        let e = project.provider_name(&m, None).unwrap_err();
+        assert!(e.to_string().contains("'renamed'"), "{e}");
+    }
+
+    #[test]
+    fn a_project_without_azure_yaml_or_infra_provider_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Project::open(dir.path()).err().unwrap();
+        assert!(e.to_string().contains("no azure.yaml"), "{e}");
+        let yaml = dir.path().join("azure.yaml");
+        for text in [
+            "name: p\n",
+            "name: p\ninfra:\n  path: infra\n",
+            "infra:\n  provider: ''\n",
+        ] {
+            std::fs::write(&yaml, text).unwrap();
+            let e = Project::open(dir.path()).err().unwrap();
+            assert!(e.to_string().contains("Bicep"), "{text:?}: {e}");
+        }
+        std::fs::write(&yaml, "infra: [not, a, map]\n").unwrap();
+        assert!(Project::open(dir.path()).is_err());
     }
 }

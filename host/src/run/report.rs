@@ -5,15 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal as _, Write};
-use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use azd_wasm_host::ProviderError;
 use azd_wasm_host_proto::azdext as pb;
 
-use super::Output;
-use super::environment::DotEnv;
+use super::environment::Environment;
 
 /// What a command produced.
 #[derive(Debug, serde::Serialize)]
@@ -47,7 +44,55 @@ pub(super) struct OutputValue {
 #[serde(rename_all = "camelCase")]
 pub(super) struct PreviewReport {
     pub(super) summary: String,
+    pub(super) plan: Plan,
     pub(super) changes: Vec<ChangeReport>,
+}
+
+/// The changes of a preview, counted by kind (azd's change types: `Create`,
+/// `Modify`, `Delete`, `Deploy`, `NoChange`, `Ignore`, …).
+#[derive(Debug, Default, serde::Serialize)]
+pub(super) struct Plan {
+    pub(super) create: usize,
+    pub(super) modify: usize,
+    pub(super) delete: usize,
+    pub(super) unchanged: usize,
+    /// Changes of any other type (`Deploy`, `Unsupported`, a provider's own).
+    pub(super) other: usize,
+}
+
+impl Plan {
+    pub(super) fn of(changes: &[ChangeReport]) -> Self {
+        let mut plan = Self::default();
+        for c in changes {
+            let count = match c.change_type.to_ascii_lowercase().as_str() {
+                "create" => &mut plan.create,
+                "modify" | "update" => &mut plan.modify,
+                "delete" => &mut plan.delete,
+                "nochange" | "ignore" => &mut plan.unchanged,
+                _ => &mut plan.other,
+            };
+            *count += 1;
+        }
+        plan
+    }
+
+    /// Whether applying the preview would change anything.
+    pub(super) fn pending(&self) -> bool {
+        self.create + self.modify + self.delete + self.other > 0
+    }
+
+    /// `Plan: 2 to create, 1 to modify, 0 to delete, 3 unchanged.`
+    fn line(&self) -> String {
+        let mut line = format!(
+            "Plan: {} to create, {} to modify, {} to delete, {} unchanged",
+            self.create, self.modify, self.delete, self.unchanged
+        );
+        if self.other > 0 {
+            line.push_str(&format!(", {} other", self.other));
+        }
+        line.push('.');
+        line
+    }
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -85,37 +130,28 @@ impl Report {
 
     /// Writes outputs to `.azure/<env>/.env` (provision, state) or removes the
     /// invalidated keys (down), as azd does.
-    pub(super) fn apply(&self, project: &Path, env: &str) -> anyhow::Result<()> {
-        let dir = project.join(".azure").join(env);
-        let path = dir.join(".env");
-        if let Some(outputs) = &self.outputs {
-            let mut dotenv = DotEnv::load(&path)?;
-            for (k, v) in outputs {
-                dotenv.set(k, &v.value);
-            }
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            dotenv.save(&path)?;
-        }
-        if let Some(keys) = &self.invalidated_env_keys
-            && path.exists()
-        {
-            let mut dotenv = DotEnv::load(&path)?;
-            for k in keys {
-                dotenv.remove(k);
-            }
-            dotenv.save(&path)?;
-        }
-        Ok(())
+    pub(super) fn apply(&self, env: &Environment) -> anyhow::Result<()> {
+        let set = self
+            .outputs
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.value.as_str()));
+        let removed = self
+            .invalidated_env_keys
+            .iter()
+            .flatten()
+            .map(String::as_str);
+        env.save(set, removed)
     }
 
-    /// Prints the report: JSON for programs, else the sections it has.
-    pub(super) fn print(&self, format: Output) -> anyhow::Result<()> {
+    /// Whether a preview found changes to make.
+    pub(super) fn changes_pending(&self) -> bool {
+        self.preview.as_ref().is_some_and(|p| p.plan.pending())
+    }
+
+    /// Prints the report for people: the sections it has.
+    pub(super) fn print(&self) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
-        if format == Output::Json {
-            serde_json::to_writer_pretty(&mut out, self)?;
-            writeln!(out)?;
-            return Ok(());
-        }
         if self.skipped == Some(true) {
             writeln!(
                 out,
@@ -123,7 +159,9 @@ impl Report {
             )?;
         }
         if let Some(p) = &self.preview {
-            writeln!(out, "{}", shown(&p.summary))?;
+            if !p.summary.is_empty() {
+                writeln!(out, "{}", shown(&p.summary))?;
+            }
             let rows: Vec<[String; 3]> = p
                 .changes
                 .iter()
@@ -135,7 +173,10 @@ impl Report {
                     ]
                 })
                 .collect();
-            table(&mut out, ["CHANGE", "TYPE", "NAME"], &rows)?;
+            if !rows.is_empty() {
+                table(&mut out, ["CHANGE", "TYPE", "NAME"], &rows)?;
+            }
+            writeln!(out, "{}", p.plan.line())?;
         }
         self.print_outputs(&mut out)?;
         self.print_destroyed(&mut out)?;

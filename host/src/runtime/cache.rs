@@ -218,6 +218,13 @@ pub(crate) fn load_cached(
     }
 }
 
+/// Whether `dir` has an entry for `component_sha` compiled by `engine` (a look
+/// at the file names only: loading it may still find it stale).
+pub(crate) fn has_entry(engine: &Engine, component_sha: &[u8; 32], dir: &Path) -> bool {
+    let key = key(engine, component_sha);
+    dir.join(format!("{key}.cwasm")).is_file() && dir.join(format!("{key}.sha256")).is_file()
+}
+
 /// Checks an entry against its recorded checksum, then loads it. `Ok(None)`
 /// when there is no entry; `Err` says why an entry cannot be trusted.
 fn load_entry(

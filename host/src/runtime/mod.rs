@@ -53,6 +53,7 @@ pub use manifest::{
     AzdGrants, DEFAULT_MANIFEST_NAME, ENV_MANIFEST, EnvironmentAccess, FsAccess, FsGrant,
     GrantLocation, Manifest, Policy, RESERVED_ENV, locate_manifest,
 };
+pub use sandbox::remove_unused_dirs;
 pub use services::{AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion};
 use template::{Compiling, WasmProviderFactory};
 
@@ -301,6 +302,25 @@ fn first_start(
             optimised()
         }
     }
+}
+
+/// Whether the compile cache already holds this machine's code for the
+/// provider at `path` (a manifest or a component): a quick look that compiles
+/// nothing, so that a caller can say a first start will compile. A start may
+/// still find the entry stale and compile anyway.
+pub fn is_compiled(path: &Path) -> bool {
+    let Ok(manifest) = Manifest::resolve(path, None) else {
+        return false;
+    };
+    let (Some(dir), Ok(sha)) = (default_cache_dir(), cache::sha256_file(&manifest.component))
+    else {
+        return false;
+    };
+    engine::shared_engine()
+        .ok()
+        .into_iter()
+        .chain(engine::quick_engine())
+        .any(|engine| cache::has_entry(&engine, &sha, &dir))
 }
 
 /// Validates a component (or the component of a manifest) and describes it:

@@ -17,10 +17,18 @@
 //!
 //! The guest sees each grant at the path azd used for the project joined with
 //! the grant's path, so the `project-path` it is given in `initialize` works.
+//!
+//! A read-write grant's missing folder is made for the provider (it is the
+//! place it is meant to create things in). What the host made and the
+//! provider left empty is removed again when the process ends
+//! ([`remove_unused_dirs`]), so that a command that changes nothing (a
+//! preview, a state refresh) leaves no trace in the project. Not earlier: a
+//! later instance may hold the same folder open.
 
 use std::fs::File;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
 
 use cap_primitives::ambient_authority;
 use cap_primitives::fs::{DirOptions, FollowSymlinks};
@@ -30,6 +38,41 @@ use wasmtime_wasi::{FsPerms, OpenMode};
 use crate::env_name::EnvironmentName;
 use crate::error::ProviderError;
 use crate::runtime::manifest::{FsAccess, FsGrant, GrantLocation};
+
+/// Folders made for read-write grants in this process: (the canonical
+/// project, the folder relative to it), in the order they were made.
+static MADE: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+
+/// Removes the folders made for read-write grants that are still empty,
+/// deepest first, each beneath its project (a link cannot point the removal
+/// elsewhere). A folder with anything in it stays. Called when `listen` ends.
+pub fn remove_unused_dirs() {
+    let made = std::mem::take(
+        &mut *MADE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    remove_empty(&made);
+}
+
+/// Adds folders made beneath `project` to [`MADE`].
+fn remember_made(project: &Path, made: Vec<PathBuf>) {
+    MADE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .extend(made.into_iter().map(|m| (project.to_path_buf(), m)));
+}
+
+/// Removes each folder of `made` (project, relative path) that is empty,
+/// last first.
+fn remove_empty(made: &[(PathBuf, PathBuf)]) {
+    for (project, rel) in made.iter().rev() {
+        let removed = cap_primitives::fs::open_ambient_dir(project, ambient_authority())
+            .and_then(|root| cap_primitives::fs::remove_dir(&root, rel));
+        if removed.is_ok() {
+            tracing::debug!(dir = %project.join(rel).display(), "removed an unused granted folder the host made");
+        }
+    }
+}
 
 /// One granted directory: the open handle and the path the guest sees it at.
 #[derive(Clone)]
@@ -62,21 +105,7 @@ pub(crate) fn open_grants(
         return Ok(Vec::new());
     }
     let project = Path::new(project_path);
-    if !project.is_absolute() {
-        return Err(ProviderError::validation(
-            "invalid_project_path",
-            format!("the project path {project_path:?} azd sent is not absolute"),
-        ));
-    }
-    let bad_project = |e: io::Error| {
-        ProviderError::validation(
-            "invalid_project_path",
-            format!("cannot open the project directory {project_path:?}: {e}"),
-        )
-    };
-    let canonical = std::fs::canonicalize(project).map_err(bad_project)?;
-    let root = cap_primitives::fs::open_ambient_dir(&canonical, ambient_authority())
-        .map_err(bad_project)?;
+    let (canonical, root) = open_project(project)?;
     let guest_base = lexical(project);
 
     let mut granted = Vec::with_capacity(grants.len());
@@ -86,7 +115,10 @@ pub(crate) fn open_grants(
             .map_err(|why| refused(grant, why))?;
         let opened = match &location {
             GrantLocation::Inside(rel) => {
-                open_inside(&root, rel, grant)?.map(|dir| (dir, guest_base.join(rel)))
+                let mut made = Vec::new();
+                let dir = open_inside(&root, rel, grant, &mut made);
+                remember_made(&canonical, made);
+                dir?.map(|dir| (dir, guest_base.join(rel)))
             }
             GrantLocation::Outside(path) => open_outside(project, path, grant)?,
         };
@@ -113,11 +145,35 @@ pub(crate) fn open_grants(
     Ok(granted)
 }
 
+/// The project folder azd named (it must be absolute): its canonical path and
+/// an open handle to it.
+fn open_project(project: &Path) -> Result<(PathBuf, File), ProviderError> {
+    let bad_project = |why: String| {
+        ProviderError::validation(
+            "invalid_project_path",
+            format!("the project directory {project:?}: {why}"),
+        )
+    };
+    if !project.is_absolute() {
+        return Err(bad_project("the path azd sent is not absolute".into()));
+    }
+    let canonical = std::fs::canonicalize(project).map_err(|e| bad_project(e.to_string()))?;
+    let root = cap_primitives::fs::open_ambient_dir(&canonical, ambient_authority())
+        .map_err(|e| bad_project(format!("cannot open it: {e}")))?;
+    Ok((canonical, root))
+}
+
 /// Opens `rel` beneath `root` one component at a time without following a
 /// link. A missing directory is created for a read-write grant (a place the
 /// provider is meant to create things in, as azd creates `.azure/<env>`); for a
-/// read-only grant there is nothing to show and `None` is returned.
-fn open_inside(root: &File, rel: &Path, grant: &FsGrant) -> Result<Option<File>, ProviderError> {
+/// read-only grant there is nothing to show and `None` is returned. Folders it
+/// made are added to `made`.
+fn open_inside(
+    root: &File,
+    rel: &Path,
+    grant: &FsGrant,
+    made: &mut Vec<PathBuf>,
+) -> Result<Option<File>, ProviderError> {
     use cap_primitives::fs::{create_dir, open_dir_nofollow};
     let mut dir = root
         .try_clone()
@@ -136,6 +192,7 @@ fn open_inside(root: &File, rel: &Path, grant: &FsGrant) -> Result<Option<File>,
                     return Ok(None);
                 }
                 create_dir(&dir, name, &DirOptions::new())
+                    .inspect(|()| made.push(walked.clone()))
                     .and_then(|()| open_dir_nofollow(&dir, name))
                     .map_err(|e| {
                         refused(grant, format!("cannot create {}: {e}", walked.display()))
@@ -296,5 +353,41 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.code(), Some("invalid_project_path"));
+    }
+
+    #[test]
+    fn folders_made_for_a_grant_go_again_only_when_left_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = cap_primitives::fs::open_ambient_dir(&project, ambient_authority()).unwrap();
+        std::fs::create_dir(project.join("existing")).unwrap();
+        let mut made = Vec::new();
+        for path in ["state/deep", "used", "existing/inner"] {
+            let g = grant(path, FsAccess::ReadWrite);
+            open_inside(&root, Path::new(path), &g, &mut made)
+                .unwrap()
+                .unwrap();
+        }
+        let rels: Vec<_> = made.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(rels, ["state", "state/deep", "used", "existing/inner"]);
+        std::fs::write(project.join("used/file"), "kept").unwrap();
+        // A link planted where a made folder was is not followed.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(outside.path().join("inner")).unwrap();
+        std::fs::remove_dir(project.join("existing/inner")).unwrap();
+        std::fs::remove_dir(project.join("existing")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), project.join("existing")).unwrap();
+        remove_empty(
+            &made
+                .into_iter()
+                .map(|m| (project.clone(), m))
+                .collect::<Vec<_>>(),
+        );
+        assert!(!project.join("state").exists(), "empty folders made go");
+        assert!(project.join("used/file").exists(), "a folder in use stays");
+        assert!(
+            outside.path().join("inner").exists(),
+            "a link redirected the removal"
+        );
     }
 }

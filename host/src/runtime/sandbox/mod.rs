@@ -27,6 +27,7 @@ use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
 pub(crate) use fs::GrantedDir;
+pub use fs::remove_unused_dirs;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 
 use super::host::{LogStream, OutputTail};
