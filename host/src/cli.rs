@@ -4,6 +4,7 @@
 //! - `listen`: what azd runs (see [`crate::listen`]). Writes nothing to stdout.
 //! - `check`: validates a component (or manifest) and prints what it asks for.
 //! - `run`: plays azd itself to drive a provider without azd (see [`crate::run`]).
+//! - `new`, `build`, `package`: the provider author's toolchain (see [`crate::author`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +38,12 @@ pub enum Command {
     },
     /// Drive a provider without azd: provision, preview, down, state or parameters.
     Run(crate::run::RunArgs),
+    /// Start a provider project: `new <rust|js|python|c> NAME`.
+    New(crate::author::new::NewArgs),
+    /// Build the provider's component from the manifest's `[build]` section.
+    Build(crate::author::build::BuildArgs),
+    /// Make an azd extension source for the provider (registry JSON + archive).
+    Package(crate::author::package::PackageArgs),
 }
 
 /// Arguments of `listen`.
@@ -68,7 +75,11 @@ const STACK_SIZE: usize = 16 << 20;
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     let mut builder = match command {
         Command::Listen(_) => tokio::runtime::Builder::new_current_thread(),
-        Command::Check { .. } | Command::Run(_) => tokio::runtime::Builder::new_multi_thread(),
+        Command::Check { .. }
+        | Command::Run(_)
+        | Command::New(_)
+        | Command::Build(_)
+        | Command::Package(_) => tokio::runtime::Builder::new_multi_thread(),
     };
     builder.enable_all().thread_stack_size(STACK_SIZE).build()
 }
@@ -108,6 +119,14 @@ fn run_command(cli: Cli) -> ExitCode {
                 .map(|()| ExitCode::SUCCESS),
             Command::Check { path } => check(path).await.map(|()| ExitCode::SUCCESS),
             Command::Run(args) => Ok(crate::run::run(args, debug).await),
+            Command::New(args) => blocking(move || crate::author::new::new(&args).map(drop)).await,
+            Command::Build(args) => {
+                blocking(move || crate::author::build::build(&args).map(drop)).await
+            }
+            Command::Package(args) => {
+                blocking(move || crate::author::package::package(&args).map(|p| print_packaged(&p)))
+                    .await
+            }
         }
     });
     // Every task of ours has ended; a blocking thread still finishing a file
@@ -123,6 +142,29 @@ fn run_command(cli: Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs an author command (files and child processes) off the async threads.
+async fn blocking(
+    work: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+) -> anyhow::Result<ExitCode> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .context("the command stopped unexpectedly")??;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `package` made, and the azd commands that install it, on stdout.
+fn print_packaged(p: &crate::author::package::Packaged) {
+    let source = p.id.rsplit('.').next().unwrap_or(&p.id);
+    println!("registry: {}", p.registry.display());
+    println!("archive:  {}", p.archive.display());
+    println!("install with:");
+    println!(
+        "  azd extension source add -n {source} -t file -l {}",
+        p.registry.display()
+    );
+    println!("  azd extension install {} --source {source}", p.id);
 }
 
 /// `check`: validate and describe a component.

@@ -1,10 +1,12 @@
 //! The `azd-wasm-host` binary: the command line over the library.
 //!
-//! Its rooms: `cli` (arguments, runtime, exit codes, `check`), `logs` (stderr
+//! Its rooms: `cli` (arguments, runtime, exit codes, `check`), `author`
+//! (`new`, `build`, `package`), `logs` (stderr
 //! when debugging, and the log file), `listen` (what azd runs) and `run` (azd
 //! played without azd, against the simulated azd of the `azd-wasm-host-sim`
 //! crate).
 
+mod author;
 mod cli;
 mod listen;
 mod logs;

@@ -1,5 +1,6 @@
-//! The example providers in Python, JavaScript and C, as built by
-//! `scripts/build-examples.sh`, run by the real binary under the simulated azd.
+//! The example providers in Python, JavaScript, C and Rust, as built by
+//! `scripts/build-examples.sh` and `scripts/build-rust-example.sh`, run by the
+//! real binary under the simulated azd.
 //!
 //! For each example: `azd-wasm-host check` accepts its manifest, then `azd-wasm-host
 //! listen` (a child process of [`SimAzd`]) serves Initialize → Parameters → PlannedOutputs
@@ -286,6 +287,15 @@ async fn hello_lifecycle(example: &str, outputs: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn js_hello_serves_the_whole_lifecycle() {
     hello_lifecycle("js-hello", &["GREETING", "GREETING_LENGTH"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_hello_serves_the_whole_lifecycle() {
+    hello_lifecycle(
+        "rust-hello",
+        &["GREETING", "GREETING_DETAILS", "GREETING_LENGTH"],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -52,7 +52,7 @@ pub struct RunArgs {
     #[arg(value_enum)]
     pub action: Action,
     /// The provider: a manifest (`provider.toml`) or a bare component (`.wasm`).
-    #[arg(long, short = 'p')]
+    #[arg(long, short = 'p', default_value = "provider.toml")]
     pub provider: PathBuf,
     /// The azd project directory (holds `azure.yaml`).
     #[arg(long, default_value = ".")]
@@ -133,8 +133,12 @@ impl Setup {
     /// failure here is a usage error and nothing has run.
     fn new(args: &RunArgs) -> anyhow::Result<Self> {
         let project = project::Project::open(&args.project)?;
-        let provider_path = std::fs::canonicalize(&args.provider)
-            .with_context(|| format!("provider {}", args.provider.display()))?;
+        let provider_path = std::fs::canonicalize(&args.provider).with_context(|| {
+            format!(
+                "provider {} (name a provider.toml or .wasm with --provider)",
+                args.provider.display()
+            )
+        })?;
         let name = project.provider_name(&provider_path, args.provider_name.as_deref())?;
         let creates = args.action == Action::Provision;
         let env = Environment::open(&project.dir, args.env.as_deref(), creates)?;

@@ -225,6 +225,15 @@ pub(crate) fn has_entry(engine: &Engine, component_sha: &[u8; 32], dir: &Path) -
     dir.join(format!("{key}.cwasm")).is_file() && dir.join(format!("{key}.sha256")).is_file()
 }
 
+/// The two files of the entry for `component_sha` compiled by `engine` in `dir`.
+pub(crate) fn entry_files(engine: &Engine, component_sha: &[u8; 32], dir: &Path) -> Vec<PathBuf> {
+    let key = key(engine, component_sha);
+    vec![
+        dir.join(format!("{key}.cwasm")),
+        dir.join(format!("{key}.sha256")),
+    ]
+}
+
 /// Checks an entry against its recorded checksum, then loads it. `Ok(None)`
 /// when there is no entry; `Err` says why an entry cannot be trusted.
 fn load_entry(

@@ -251,7 +251,7 @@ fn top_level_names(
 pub(crate) struct ComponentFile<'a> {
     pub(crate) path: &'a Path,
     pub(crate) len: u64,
-    sha: [u8; 32],
+    pub(crate) sha: [u8; 32],
 }
 
 impl<'a> ComponentFile<'a> {

@@ -22,6 +22,11 @@
 //!
 //! Everything in `[policy]` is optional; the default is deny-all.
 //!
+//! An optional `[build]` section says how `azd-wasm-host build` makes the
+//! component: `language` picks a built-in recipe (`rust`, `js`, `python`,
+//! `c`), or `command` runs a shell command of the author's (in the manifest's
+//! folder) that must write the component. The runtime never reads it.
+//!
 //! Grants stay inside the project: a path that is absolute or climbs out with
 //! `..` is refused unless the grant says `outside_project = true` in so many
 //! words. Variables that carry azd's own credentials ([`RESERVED_ENV`]) can
@@ -82,6 +87,54 @@ pub struct Manifest {
     pub policy: Policy,
     /// The manifest file, when the provider came from one (not a bare `.wasm`).
     pub source: Option<PathBuf>,
+    /// How `azd-wasm-host build` makes the component (`None`: the manifest
+    /// does not say).
+    pub build: Option<BuildSettings>,
+}
+
+/// The `[build]` section: how `azd-wasm-host build` makes the component.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildSettings {
+    /// A built-in recipe: the language the provider is written in.
+    #[serde(default)]
+    pub language: Option<BuildLanguage>,
+    /// A shell command of the author's, run in the manifest's folder, that
+    /// writes the component (overrides `language`'s recipe).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The provider's source (a file or folder, relative to the manifest):
+    /// for `js` the module that exports `provider` (default `provider.js`),
+    /// for `python` the module name's file (default `provider.py`), for `c`
+    /// the C files' folder (default `.`), for `rust` the crate (default `.`).
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// The languages `azd-wasm-host build` knows how to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildLanguage {
+    /// cargo, for `wasm32-wasip2` (or `wasm32-wasip1`, made a component by the host).
+    Rust,
+    /// componentize-qjs (npm), pinned in the project's `package.json`.
+    Js,
+    /// componentize-py (PyPI).
+    Python,
+    /// wit-bindgen's C bindings, a wasm32-wasi C compiler, made a component by the host.
+    C,
+}
+
+impl BuildLanguage {
+    /// The name `new` and the manifest use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rust => "rust",
+            Self::Js => "js",
+            Self::Python => "python",
+            Self::C => "c",
+        }
+    }
 }
 
 /// What the guest may reach. The default grants nothing.
@@ -286,6 +339,8 @@ struct RawManifest {
     component: PathBuf,
     #[serde(default)]
     policy: Policy,
+    #[serde(default)]
+    build: Option<BuildSettings>,
 }
 
 impl Manifest {
@@ -317,6 +372,7 @@ impl Manifest {
             component: base.join(&raw.component),
             policy: raw.policy,
             source: Some(path.to_path_buf()),
+            build: raw.build,
         })
     }
 
@@ -360,6 +416,7 @@ impl Manifest {
             component: component.to_path_buf(),
             policy: Policy::default(),
             source: None,
+            build: None,
         })
     }
 }

@@ -50,8 +50,9 @@ use engine::ComponentFile;
 pub use engine::{PROVIDER_EXPORT, WORLD};
 pub use instance::MAX_GUEST_TRANSFER;
 pub use manifest::{
-    AzdGrants, DEFAULT_MANIFEST_NAME, ENV_MANIFEST, EnvironmentAccess, FsAccess, FsGrant,
-    GrantLocation, Manifest, Policy, RESERVED_ENV, locate_manifest,
+    AzdGrants, BuildLanguage, BuildSettings, DEFAULT_MANIFEST_NAME, ENV_MANIFEST,
+    EnvironmentAccess, FsAccess, FsGrant, GrantLocation, Manifest, Policy, RESERVED_ENV,
+    locate_manifest,
 };
 pub use sandbox::remove_unused_dirs;
 pub use services::{AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion};
@@ -273,6 +274,9 @@ fn first_start(
 ) -> anyhow::Result<(engine::Loaded, Code)> {
     let file = ComponentFile::open(&manifest.component)?;
     let optimised = || compile_file(manifest, &file, opts).map(|loaded| (loaded, Code::Optimised));
+    if let Some(shipped) = shipped_code(manifest, &file)? {
+        return Ok((shipped, Code::Optimised));
+    }
     let cache_dir = opts.cache_dir.clone().or_else(default_cache_dir);
     let big = file.len >= BASELINE_FROM_BYTES;
     let (Some(dir), Some(quick), true) = (cache_dir, engine::quick_engine(), big) else {
@@ -302,6 +306,68 @@ fn first_start(
             optimised()
         }
     }
+}
+
+/// Checks that the file at `path` is a provider component this host can run
+/// (its exports and imports), without compiling it: what `listen` checks
+/// before it registers, and `build` before it puts a component in place.
+pub fn inspect_component(path: &Path) -> anyhow::Result<()> {
+    engine::inspect_component(path)
+}
+
+/// The folder beside a packaged manifest that holds the component's code,
+/// compiled by `azd-wasm-host package` for the archive's platform.
+pub const PRECOMPILED_DIR: &str = "precompiled";
+
+/// The code `package` shipped beside the manifest (`precompiled/`), when it
+/// is there, trusted like a cache (the user's alone) and made by this very
+/// host for this component; `None` otherwise (the caller compiles).
+fn shipped_code(
+    manifest: &Manifest,
+    file: &ComponentFile<'_>,
+) -> anyhow::Result<Option<engine::Loaded>> {
+    let Some(dir) = manifest
+        .source
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|base| base.join(PRECOMPILED_DIR))
+        .filter(|dir| dir.is_dir())
+    else {
+        return Ok(None);
+    };
+    let engine = engine::shared_engine()?;
+    let linker = engine::linker(&engine)?;
+    let found = engine::load_cached_component(&engine, &linker, file, &dir)?;
+    match &found {
+        Some(hit) => {
+            tracing::debug!(provider = %manifest.name, ms = hit.load_time.as_secs_f64() * 1e3, "provider component loaded from its package's precompiled code")
+        }
+        None => {
+            tracing::debug!(provider = %manifest.name, dir = %dir.display(), "the package's precompiled code does not fit this host; compiling")
+        }
+    }
+    Ok(found)
+}
+
+/// Compiles the component of `manifest` with the engine `listen` uses and
+/// stores the code in `dir` (made private), where [`shipped_code`] finds it
+/// when `dir` is `precompiled/` beside the manifest. Returns the files written.
+pub fn precompile_into(manifest: &Manifest, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    create_private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let file = ComponentFile::open(&manifest.component)?;
+    let engine = engine::shared_engine()?;
+    let linker = engine::linker(&engine)?;
+    let loaded = engine::load_component(&engine, &linker, &file, Some(dir))?;
+    if !matches!(
+        loaded.outcome,
+        CacheOutcome::Stored | CacheOutcome::Rebuilt | CacheOutcome::Hit
+    ) {
+        anyhow::bail!(
+            "the compiled code could not be written to {}",
+            dir.display()
+        );
+    }
+    Ok(cache::entry_files(&engine, &file.sha, dir))
 }
 
 /// Whether the compile cache already holds this machine's code for the
@@ -365,7 +431,11 @@ pub fn check_report(component_or_manifest: &Path) -> anyhow::Result<String> {
     }
     let _ = writeln!(out, "\nimports (capabilities the component asks for):");
     for name in imports {
-        let _ = writeln!(out, "  {name:<44} {}", describe_import(name));
+        let _ = writeln!(
+            out,
+            "  {name:<44} {}",
+            describe_import(name, &manifest.policy)
+        );
     }
     write_policy(&mut out, &manifest.policy);
     Ok(out)
@@ -417,16 +487,25 @@ fn write_policy(out: &mut String, policy: &Policy) {
     }
 }
 
-/// What an import lets the guest do, in a few words.
-fn describe_import(name: &str) -> &'static str {
+/// What an import lets the guest do under `policy`, in a few words. An
+/// import is only what the component *could* call: a toolchain's runtime
+/// (QuickJS's libc, CPython's) imports files even when the provider's code
+/// has no way to open one, and the policy decides what any call reaches.
+fn describe_import(name: &str, policy: &Policy) -> &'static str {
     let iface = name.split('@').next().unwrap_or(name);
     match iface {
+        "wasi:filesystem/types" | "wasi:filesystem/preopens" if policy.fs.is_empty() => {
+            "files: none granted (no [policy] fs), every open fails"
+        }
+        "wasi:cli/environment" if policy.env.is_empty() => {
+            "environment variables: none granted (empty)"
+        }
         "azd:provisioning/progress" => "progress on azd's spinner",
         "azd:provisioning/log" => "host debug log",
         "azd:provisioning/types" => "types only",
         "azd:provisioning/environment" => "azd environment values (only as [policy.azd] grants)",
         "azd:provisioning/prompt" => "questions to the user (only with [policy.azd] prompt)",
-        "wasi:filesystem/types" | "wasi:filesystem/preopens" => "files (only granted directories)",
+        "wasi:filesystem/types" | "wasi:filesystem/preopens" => "files (only the fs grants below)",
         "wasi:cli/environment" => "environment variables (only allowlisted)",
         "wasi:cli/stdout" | "wasi:cli/stderr" => "output (goes to the host's debug log)",
         "wasi:cli/stdin" => "input (always empty)",

@@ -1,0 +1,326 @@
+//! `azd-wasm-host build`: the provider's component, from its manifest.
+//!
+//! The manifest's `[build]` section picks the way: `command` (the author's
+//! shell command, run in the manifest's folder, like `spin build`), else the
+//! built-in recipe of `language`:
+//!
+//! | language | tools it finds | what it runs |
+//! |---|---|---|
+//! | `rust` | a cargo whose rustc has the `wasm32-wasip2` or `wasm32-wasip1` std, or the std's source (build-std) with `wasm-ld` and wasi-libc | `cargo build --release --target …`; a wasip1 module is made a component here |
+//! | `js` | `npm`, `node` | `npm install` (first build), `componentize-qjs --sync` |
+//! | `python` | `componentize-py` (PATH, or `AZD_WASM_HOST_COMPONENTIZE_PY`) | `componentize-py componentize` |
+//! | `c` | `wit-bindgen` (PATH or `AZD_WASM_HOST_WIT_BINDGEN`), a wasm32-wasi C compiler (`AZD_WASM_HOST_CC`, `zig`, or clang with wasi-libc) | bindings, compile, made a component here |
+//!
+//! Every step is printed before it runs; a missing tool is an error that says
+//! how to install it. The component is written to a temporary file and
+//! renamed into place only once it has been checked to be a provider (its
+//! exports and imports, without compiling it), so a failed build never leaves
+//! a half-written or foreign component where `run` and `package` look.
+
+mod lang;
+mod rust;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context as _, bail};
+use azd_wasm_host::runtime::{self, BuildLanguage, Manifest};
+
+/// Arguments of `build`.
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    /// The provider manifest (default: `provider.toml` in the current folder).
+    pub manifest: Option<PathBuf>,
+}
+
+/// One program the build runs.
+struct Step {
+    /// What it is for, in a few words (printed with the command).
+    what: String,
+    program: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    cwd: PathBuf,
+}
+
+impl Step {
+    fn new(what: impl Into<String>, program: impl Into<OsString>, cwd: &Path) -> Self {
+        Self {
+            what: what.into(),
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: cwd.to_path_buf(),
+        }
+    }
+
+    fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    fn args<I: IntoIterator<Item = A>, A: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Runs it with the terminal's stdout/stderr (the tools' own progress).
+    fn run(&self) -> anyhow::Result<()> {
+        let line: Vec<String> = std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        eprintln!("==> {}: {}", self.what, line.join(" "));
+        // The tools' output is for the author, and stdout stays ours.
+        let status = Command::new(&self.program)
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.cwd)
+            .stdout(std::process::Stdio::from(std::io::stderr()))
+            .status()
+            .with_context(|| {
+                format!(
+                    "cannot run {} ({})",
+                    self.program.to_string_lossy(),
+                    self.what
+                )
+            })?;
+        if !status.success() {
+            bail!("{} failed ({status})", self.what);
+        }
+        Ok(())
+    }
+}
+
+/// `build`: makes the component; returns its path.
+pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
+    let path = super::manifest_path(args.manifest.as_deref())?;
+    let manifest = Manifest::load(&path)?;
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let Some(settings) = manifest.build.clone() else {
+        bail!(
+            "{} has no [build] section: add `[build]` with `language = \"rust\"` (or js, python, c), \
+             or `command = \"...\"` that writes {}",
+            super::shown(&path),
+            super::shown(&manifest.component)
+        );
+    };
+    let started = Instant::now();
+    let out = &manifest.component;
+    let parent = out.parent().unwrap_or(&dir);
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    let staged = staging_path(out);
+    let _ = std::fs::remove_file(&staged);
+    let result = make(&manifest, &settings, &dir, &staged);
+    let done = result.and_then(|()| finish(&staged, out));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&staged);
+    }
+    done?;
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "Built {} ({:.1} KB) in {:.1} s: a provider component for {}",
+        super::shown(out),
+        size as f64 / 1024.0,
+        started.elapsed().as_secs_f64(),
+        runtime::WORLD
+    );
+    Ok(out.clone())
+}
+
+/// The temporary file a build writes before the component is checked.
+fn staging_path(out: &Path) -> PathBuf {
+    let mut name = out.file_name().map(OsString::from).unwrap_or_default();
+    name.push(".building");
+    out.with_file_name(name)
+}
+
+/// Runs the recipe or the command; the component ends up at `staged`.
+fn make(
+    manifest: &Manifest,
+    settings: &runtime::BuildSettings,
+    dir: &Path,
+    staged: &Path,
+) -> anyhow::Result<()> {
+    if let Some(command) = &settings.command {
+        return custom(command, dir, &manifest.component, staged);
+    }
+    let Some(language) = settings.language else {
+        bail!("[build] needs `language` (rust, js, python or c) or `command`");
+    };
+    let source = settings.source.as_deref();
+    match language {
+        BuildLanguage::Rust => rust::build(dir, source, staged),
+        BuildLanguage::Js => lang::js(dir, source, staged),
+        BuildLanguage::Python => lang::python(dir, source, staged),
+        BuildLanguage::C => lang::c(dir, source, staged),
+    }
+}
+
+/// The author's command: it writes the manifest's component, which is then
+/// moved aside to be checked like any recipe's output.
+fn custom(command: &str, dir: &Path, out: &Path, staged: &Path) -> anyhow::Result<()> {
+    let shell = if cfg!(windows) {
+        Step::new("[build] command", "cmd", dir)
+            .arg("/C")
+            .arg(command)
+    } else {
+        Step::new("[build] command", "sh", dir)
+            .arg("-c")
+            .arg(command)
+    };
+    let before = std::fs::metadata(out).and_then(|m| m.modified()).ok();
+    shell.run()?;
+    let after = std::fs::metadata(out).and_then(|m| m.modified()).ok();
+    if after.is_none() || after == before {
+        bail!(
+            "the [build] command succeeded but did not write {} (the manifest's `component`)",
+            out.display()
+        );
+    }
+    std::fs::rename(out, staged).with_context(|| format!("cannot move {}", out.display()))
+}
+
+/// Writes `bytes` (a component, or a core module made one here) to `staged`.
+fn write_component(bytes: &[u8], staged: &Path) -> anyhow::Result<()> {
+    let component = if super::componentize::is_core_module(bytes) {
+        eprintln!("==> make the core module a component (WASI preview1 adapter, reactor)");
+        super::componentize::componentize(bytes)?
+    } else {
+        bytes.to_vec()
+    };
+    std::fs::write(staged, component).with_context(|| format!("cannot write {}", staged.display()))
+}
+
+/// Checks the staged component is a provider this host can run, then moves
+/// it into place.
+fn finish(staged: &Path, out: &Path) -> anyhow::Result<()> {
+    let bytes =
+        std::fs::read(staged).with_context(|| format!("cannot read {}", staged.display()))?;
+    if super::componentize::is_core_module(&bytes) {
+        write_component(&bytes, staged)?;
+    }
+    runtime::inspect_component(staged).context("the build's output is not a provider component")?;
+    std::fs::rename(staged, out).with_context(|| format!("cannot write {}", out.display()))
+}
+
+/// The first of `names` found on PATH (or as a path, when it holds a separator).
+fn find_program(names: &[&str]) -> Option<PathBuf> {
+    names.iter().find_map(|name| {
+        let path = Path::new(name);
+        if path.components().count() > 1 {
+            return path.is_file().then(|| path.to_path_buf());
+        }
+        on_path(name).into_iter().next()
+    })
+}
+
+/// The system's `strip` (or LLVM's), for `package`.
+pub(crate) fn find_strip() -> Option<PathBuf> {
+    find_program(&["strip", "llvm-strip"])
+}
+
+/// Every executable called `name` in PATH's folders, in PATH's order.
+fn on_path(name: &str) -> Vec<PathBuf> {
+    let Some(paths) = std::env::var_os("PATH") else {
+        return Vec::new();
+    };
+    let exe = |dir: PathBuf| {
+        let file = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+        is_executable(&file).then_some(file)
+    };
+    std::env::split_paths(&paths).filter_map(exe).collect()
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// A tool named by an environment variable (split on whitespace, so it may
+/// carry arguments), else the first of `names` on PATH.
+fn tool(var: &str, names: &[&str]) -> Option<(OsString, Vec<OsString>)> {
+    if let Some(value) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        let text = value.to_string_lossy().into_owned();
+        let mut words = text.split_whitespace().map(OsString::from);
+        let program = words.next()?;
+        return Some((program, words.collect()));
+    }
+    find_program(names).map(|p| (p.into_os_string(), Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_without_build_says_what_to_add() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("provider.toml");
+        std::fs::write(&path, "name = \"x\"\ncomponent = \"build/x.wasm\"\n").unwrap();
+        let err = build(&BuildArgs {
+            manifest: Some(path),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("no [build] section") && err.contains("language"),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_command_that_writes_nothing_or_garbage_leaves_no_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("provider.toml");
+        let write = |command: &str| {
+            std::fs::write(
+                &path,
+                format!(
+                    "name = \"x\"\ncomponent = \"build/x.wasm\"\n[build]\ncommand = '{command}'\n"
+                ),
+            )
+            .unwrap();
+        };
+        write("true");
+        let err = build(&BuildArgs {
+            manifest: Some(path.clone()),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("did not write"), "{err}");
+        write("echo not-wasm > build/x.wasm");
+        let err = format!(
+            "{:#}",
+            build(&BuildArgs {
+                manifest: Some(path.clone())
+            })
+            .unwrap_err()
+        );
+        assert!(err.contains("not a provider component"), "{err}");
+        assert!(!dir.path().join("build/x.wasm").exists());
+        assert!(!dir.path().join("build/x.wasm.building").exists());
+        write("exit 3");
+        let err = build(&BuildArgs {
+            manifest: Some(path),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("[build] command failed"), "{err}");
+    }
+}

@@ -1,0 +1,308 @@
+//! The author's toolchain end to end, as a new provider author runs it:
+//! `new` in a folder outside the repository (with a space and non-ASCII
+//! letters in its path), `build`, `run provision`, `package`, and then the
+//! packaged extension itself, unpacked the way azd unpacks it, serving the
+//! provider from its precompiled code under the simulated azd.
+//!
+//! Each language needs its build tools: JavaScript needs npm (componentize-qjs
+//! comes from the npm registry), Python `componentize-py`, C `wit-bindgen`
+//! and a wasm32-wasi C compiler, Rust a toolchain with a wasm32 std or its
+//! source. `scripts/test.sh` installs them all (`scripts/build-examples.sh`,
+//! `scripts/build-rust-example.sh`) and puts `.tools/` on PATH for this test;
+//! a missing tool fails the test, unless `AZD_WASM_HOST_SKIP_EXAMPLES=1`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "test code: a failed unwrap is a failed test; timings are printed for the note"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use azd_wasm_host::runtime::object_to_struct;
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{SimAzd, SimOptions, SpawnOptions};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// PATH and tool variables with the repository's pinned tools (`.tools/`).
+fn with_tools(cmd: &mut Command) -> &mut Command {
+    let tools = repo_root().join(".tools");
+    let mut path = vec![tools.join("venv/bin"), tools.join("cargo/bin")];
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    cmd.env("PATH", std::env::join_paths(path).unwrap());
+    let python = tools.join("venv/bin/python");
+    if python.is_file() && std::env::var_os("AZD_WASM_HOST_CC").is_none() {
+        cmd.env(
+            "AZD_WASM_HOST_CC",
+            format!("{} -m ziglang cc", python.display()),
+        )
+        .env("ZIG_GLOBAL_CACHE_DIR", tools.join("zig-cache"))
+        .env("ZIG_LOCAL_CACHE_DIR", tools.join("zig-cache"));
+    }
+    cmd
+}
+
+fn host(dir: &Path, args: &[&str], cache: &Path) -> Output {
+    let mut cmd = Command::new(BIN);
+    with_tools(&mut cmd)
+        .args(args)
+        .current_dir(dir)
+        .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        .env_remove("AZURE_ENV_NAME");
+    cmd.output().unwrap()
+}
+
+fn ok(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Whether `build` of this language may be skipped here: it failed for a
+/// missing tool and the caller allowed skipping.
+fn skip_missing_tool(out: &Output, language: &str) -> bool {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let missing = stderr.contains("is not on PATH")
+        || stderr.contains("no Rust toolchain")
+        || stderr.contains("no C compiler");
+    if !out.status.success()
+        && missing
+        && std::env::var("AZD_WASM_HOST_SKIP_EXAMPLES").is_ok_and(|v| v == "1")
+    {
+        println!(
+            "skipped: {language} (a build tool is missing; AZD_WASM_HOST_SKIP_EXAMPLES=1)\n{stderr}"
+        );
+        return true;
+    }
+    false
+}
+
+/// new → build → run provision → package → the packaged extension serving it.
+async fn author_flow(language: &str, name: &str) {
+    let root = tempfile::tempdir().unwrap();
+    let parent = root.path().join("my providers (ü)");
+    std::fs::create_dir_all(&parent).unwrap();
+    let dir = parent.join(name);
+    let cache = root.path().join("cache");
+
+    let out = host(&parent, &["new", language, name], &cache);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out, "new");
+    assert!(
+        said.contains(&format!("Created the {language} provider `{name}`")),
+        "{said}"
+    );
+    assert!(dir.join("provider.toml").is_file() && dir.join("wit/provisioning.wit").is_file());
+    // A second `new` into the same folder is refused and changes nothing.
+    let again = host(&parent, &["new", language, name], &cache);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
+
+    let started = Instant::now();
+    let out = host(&dir, &["build"], &cache);
+    if skip_missing_tool(&out, language) {
+        return;
+    }
+    ok(&out, "build");
+    let component = dir.join("build").join(format!("{name}.wasm"));
+    assert!(component.is_file());
+    println!(
+        "{language}: build took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // The sample project is the provider's folder: `run` finds provider.toml and azure.yaml there.
+    let out = host(&dir, &["run", "provision", "--output", "json"], &cache);
+    let report: Value = serde_json::from_str(&ok(&out, "run provision")).unwrap();
+    assert_eq!(
+        report["outputs"]["GREETING"]["value"], "Hello, world!",
+        "{report}"
+    );
+    let env = std::fs::read_to_string(dir.join(".azure/dev/.env")).unwrap();
+    // As azd writes it: double-quoted, `!` escaped.
+    assert!(env.contains(r#"GREETING="Hello, world\!""#), "{env}");
+
+    let out = host(&dir, &["package"], &cache);
+    let printed = ok(&out, "package");
+    let id = format!("local.{name}");
+    assert!(
+        printed.contains(&format!("azd extension install {id}")),
+        "{printed}"
+    );
+    let registry: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("dist/registry.json")).unwrap())
+            .unwrap();
+    let ext = &registry["extensions"][0];
+    assert_eq!(ext["id"], id.as_str());
+    let version = &ext["versions"][0];
+    assert_eq!(version["providers"][0]["name"], name);
+    assert_eq!(version["providers"][0]["type"], "provisioning-provider");
+    assert_eq!(version["capabilities"], json!(["provisioning-provider"]));
+    let artifacts = version["artifacts"].as_object().unwrap();
+    let (platform, artifact) = artifacts.iter().next().unwrap();
+    assert!(
+        ["linux/amd64", "linux/arm64", "darwin/arm64", "darwin/amd64"].contains(&platform.as_str())
+    );
+    let archive = PathBuf::from(artifact["url"].as_str().unwrap());
+    let bytes = std::fs::read(&archive).unwrap();
+    use sha2::Digest as _;
+    assert_eq!(
+        artifact["checksum"]["value"],
+        hex::encode(sha2::Sha256::digest(&bytes))
+    );
+
+    // Unpacked as azd unpacks it: the extension's folder holds exactly what it needs.
+    let installed = root.path().join("installed");
+    tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]))
+        .unpack(&installed)
+        .unwrap();
+    let mut members: Vec<String> = walk(&installed)
+        .into_iter()
+        .map(|p| {
+            p.strip_prefix(&installed)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    members.sort();
+    assert_eq!(members.len(), 5, "{members:?}");
+    assert_eq!(members[0], "azd-wasm-host");
+    assert_eq!(members[1], format!("build/{name}.wasm"));
+    assert!(
+        members[2].starts_with("precompiled/") && members[2].ends_with(".cwasm"),
+        "{members:?}"
+    );
+    assert!(
+        members[3].starts_with("precompiled/") && members[3].ends_with(".sha256"),
+        "{members:?}"
+    );
+    assert_eq!(members[4], "provider.toml");
+    served_from_package(&installed, name).await;
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The unpacked extension, started as azd starts it (no manifest named: the
+/// one beside the binary), serves the provider without compiling it: its
+/// compile cache stays empty.
+async fn served_from_package(installed: &Path, name: &str) {
+    let cache = installed.with_file_name("listen-cache");
+    let project = tempfile::tempdir().unwrap();
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
+    cmd.env("AZD_WASM_HOST_CACHE_DIR", &cache)
+        .env(
+            "AZD_WASM_HOST_LOG_FILE",
+            installed.with_file_name("listen.log"),
+        )
+        .env_remove("AZD_WASM_HOST_MANIFEST");
+    let opts = SpawnOptions {
+        capture_stderr: true,
+        cwd: Some(project.path().to_path_buf()),
+        environment: Some("dev".into()),
+        ..SpawnOptions::default()
+    };
+    let mut ext = sim.spawn_extension_with(cmd, opts).await.unwrap();
+    let p = sim.provider(name, Duration::from_secs(30)).await.unwrap();
+    let config = json!({ "name": "package" });
+    let options = pb::ProvisioningOptions {
+        provider: name.to_owned(),
+        config: Some(object_to_struct(config.as_object().unwrap())),
+        ..Default::default()
+    };
+    p.initialize(project.path().to_str().unwrap(), options)
+        .await
+        .unwrap();
+    let deployed = p.deploy(|_| {}).await.unwrap().deployment.unwrap().outputs;
+    assert_eq!(deployed["GREETING"].value, "Hello, package!");
+    let compiled: Vec<_> = std::fs::read_dir(&cache)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        compiled
+            .iter()
+            .all(|f| !f.to_string_lossy().ends_with(".cwasm")),
+        "the packaged extension compiled the component instead of using its precompiled code: {compiled:?}"
+    );
+    sim.shutdown().await;
+    let status = ext.wait(Duration::from_secs(10)).await.unwrap();
+    assert!(status.success(), "{status}\n{}", ext.stderr_text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_js_provider_goes_from_new_to_a_packaged_extension() {
+    author_flow("js", "todo").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_rust_provider_goes_from_new_to_a_packaged_extension() {
+    author_flow("rust", "todo-rs").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_python_provider_goes_from_new_to_a_packaged_extension() {
+    author_flow("python", "todo-py").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_c_provider_goes_from_new_to_a_packaged_extension() {
+    author_flow("c", "todo-c").await;
+}
+
+#[test]
+fn package_refuses_a_provider_name_the_extension_does_not_list() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("p");
+    let cache = root.path().join("cache");
+    ok(
+        &host(root.path(), &["new", "js", "todo", "--dir", "p"], &cache),
+        "new",
+    );
+    let ext = dir.join("extension.yaml");
+    let text = std::fs::read_to_string(&ext)
+        .unwrap()
+        .replace("  - name: todo", "  - name: tudo");
+    std::fs::write(&ext, text).unwrap();
+    let out = host(&dir, &["package"], &cache);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no concrete found") && stderr.contains("tudo"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.join("dist").exists(),
+        "package wrote something before its checks passed"
+    );
+}
