@@ -187,10 +187,10 @@ fn check(ext: &ExtensionYaml, manifest: &Manifest, ext_path: &Path) -> anyhow::R
             manifest.name
         );
     }
-    if let Some(ns) = &ext.namespace {
-        if ns.is_empty() || ns.contains(char::is_whitespace) {
-            bail!("{} must be one word", at("namespace"));
-        }
+    if let Some(ns) = &ext.namespace
+        && (ns.is_empty() || ns.contains(char::is_whitespace))
+    {
+        bail!("{} must be one word", at("namespace"));
     }
     Ok(())
 }
