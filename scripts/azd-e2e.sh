@@ -17,7 +17,10 @@
 # 4. serves scripts/e2e/steps-provider.js (JavaScript) through the same extension
 #    (AZD_WASM_HOST_MANIFEST) in a project whose config nests 64 levels deep: 20 provisions must
 #    each show the 6 deploy steps in order; then the provider throws, and azd's error must carry
-#    the exception's message and name the log file, which must hold the guest's log lines.
+#    the exception's message and name the log file, which must hold the guest's log lines;
+# 5. as a provider author, in a folder outside the repository, with the README's commands:
+#    azd-wasm-host new → build → run provision → package, then azd extension source add and
+#    install of what package wrote, and azd provision with it, for a new JS and a new Rust provider.
 # Prints a transcript with the time of every step; exits non-zero on the first failed check.
 #
 # `azd provision` and `azd down` need a sign-in token; a small credential server on 127.0.0.1
@@ -156,7 +159,7 @@ azd="$("$repo_root/scripts/build-azd.sh" | tail -n1)" || fail "building azd (scr
 say "== build azd: $azd ($("$azd" version --no-prompt | head -n1)) in $(elapsed "$t") s"
 
 t="$(now)"
-OFFLINE_SOURCES=1 PREWARM=0 AZD="$azd" "$repo_root/scripts/install-azd-extension.sh" "${install_args[@]}" 2>&1 |
+OFFLINE_SOURCES=1 PREWARM=0 PRECOMPILE=0 AZD="$azd" "$repo_root/scripts/install-azd-extension.sh" "${install_args[@]}" 2>&1 |
   tee -a "$transcript" >&2 || fail "installing the extension (scripts/install-azd-extension.sh)"
 say "== build + install extension in $(elapsed "$t") s"
 # componentize-qjs for the JavaScript provider below (installed with examples/js-hello).
@@ -177,7 +180,8 @@ fi
 
 # From here on azd and the extension run as a new user would: a fresh HOME, so the extension's
 # compile cache (~/.cache/azd-wasm-host) and log file start empty, and nothing was pre-compiled
-# (the install used PREWARM=0, like an install from a registry).
+# (the install used PREWARM=0 and PRECOMPILE=0: no code in the cache or in the package, so the
+# first start compiles; the new providers below are installed with their precompiled code).
 export HOME="$work/home"
 mkdir -p "$HOME"
 unset AZD_WASM_HOST_CACHE_DIR XDG_CACHE_HOME AZD_WASM_HOST_LOG_FILE
@@ -437,6 +441,57 @@ grep -q "the e2e config is refused on purpose" "$work/step.out" ||
   fail "azd provision --output json does not show the provider's Initialize error"
 pass "azd provision --output json shows the provider's Initialize error (exit $rc)"
 unset AZD_WASM_HOST_MANIFEST
+
+# --- new providers, made as an author makes them, with the README's commands only ---------------
+# In a folder outside the repository: azd-wasm-host new → build → run provision → package →
+# azd extension source add / install → azd provision, for a JavaScript and a Rust provider.
+# azd-wasm-host is on PATH as it would be after an install (the build the extension bundles).
+if [[ "${CARGO_PROFILE:-release}" == dev ]]; then host_sub=debug; else host_sub="${CARGO_PROFILE:-release}"; fi
+mkdir -p "$work/bin"
+ln -sf "${HOST_BINARY:-$repo_root/target/$host_sub/azd-wasm-host}" "$work/bin/azd-wasm-host"
+export PATH="$work/bin:$PATH"
+
+host_step() { # ARGS...: one azd-wasm-host command, echoed and timed like azd_step
+  local t rc=0
+  say ""
+  say "\$ azd-wasm-host $*"
+  t="$(now)"
+  timeout "${AZD_E2E_STEP_TIMEOUT:-300}" azd-wasm-host "$@" >"$work/step.out" 2>&1 || rc=$?
+  sed 's/^/  | /' "$work/step.out" | tee -a "$transcript"
+  say "  ($(elapsed "$t") s, exit $rc)"
+  ((rc == 0)) && passed=$((passed + 1))
+  return "$rc"
+}
+
+author_flow() { # LANGUAGE NAME
+  local language=$1 name=$2
+  mkdir -p "$work/authors/$language"
+  cd "$work/authors/$language"
+  say ""
+  say "== a new $language provider '$name', from nothing to azd provision (in $PWD)"
+  host_step new "$language" "$name" || fail "azd-wasm-host new $language $name"
+  cd "$name"
+  host_step build || fail "azd-wasm-host build ($language)"
+  host_step run provision || fail "azd-wasm-host run provision ($language)"
+  grep -q "Hello, world!" "$work/step.out" || fail "run provision of the new $language provider shows no greeting"
+  rm -rf .azure # azd makes its own environment below
+  host_step package || fail "azd-wasm-host package ($language)"
+  azd_step extension source add -n "$name" -t file -l "$PWD/dist/registry.json" --no-prompt ||
+    fail "azd extension source add ($language)"
+  azd_step extension install "local.$name" --source "$name" --no-prompt || fail "azd extension install local.$name"
+  [[ -d "$AZD_CONFIG_DIR/extensions/local.$name/precompiled" ]] ||
+    fail "the installed extension local.$name has no precompiled code"
+  project="$PWD"
+  env_name=e2e
+  env_file="$project/.azure/$env_name/.env"
+  azd_step env new "$env_name" --no-prompt || fail "azd env new ($language)"
+  azd_step provision --no-prompt || fail "azd provision with the new $language provider"
+  expect_env GREETING "Hello, world!"
+  expect_env GREETING_LENGTH 13
+  pass "a new $language provider went from azd-wasm-host new to azd provision"
+}
+author_flow js todo
+author_flow rust todo-rs
 
 say ""
 say "azd-e2e: all checks passed in $(elapsed "$total_start") s"

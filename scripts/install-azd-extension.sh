@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds azd-wasm-host and an example provider component, lays them out as a local azd
-# extension source, and installs the extension with azd's own commands.
+# Builds azd-wasm-host and an example provider component, makes them a local azd extension
+# source with `azd-wasm-host package` (extension.yaml + the example's provider.toml), and
+# installs the extension with azd's own commands.
 #
 #   scripts/install-azd-extension.sh [--no-build]
 #
@@ -17,6 +18,8 @@
 #   HOST_BINARY      an azd-wasm-host binary to bundle instead of building one.
 #   DIST_DIR         where the source (registry.json + artifact) is written. Default: <repo>/target/azd-extension
 #   CARGO_PROFILE    release (default) or dev.
+#   PRECOMPILE       1 (default) ships the component's precompiled code in the archive; 0 leaves
+#                    the first start to compile it (the real-azd e2e tests that path).
 #   PREWARM          1 (default) compiles the component into the extension's cache after installing.
 #
 # What azd does with it (facts and source paths in scripts/AZD.md):
@@ -72,18 +75,6 @@ if [[ -z "$azd" ]]; then
 fi
 [[ -x "$azd" ]] || die "azd not found at '$azd'"
 
-# ---- the extension manifest -------------------------------------------------------------------
-python3 -c 'import yaml' 2>/dev/null || {
-  log "installing PyYAML (reads extension.yaml)"
-  python3 -m pip install --quiet --disable-pip-version-check pyyaml
-}
-read -r ext_id ext_version entry_point < <(python3 - "$repo_root/extension.yaml" <<'PY'
-import sys, yaml
-m = yaml.safe_load(open(sys.argv[1]))
-print(m["id"], m["version"], m.get("entryPoint") or m["id"])
-PY
-)
-
 # ---- build ------------------------------------------------------------------------------------
 if [[ "$profile" == dev ]]; then target_sub=debug; else target_sub="$profile"; fi
 binary="${HOST_BINARY:-$repo_root/target/$target_sub/azd-wasm-host}"
@@ -100,84 +91,22 @@ if ((build)) && [[ -z "${EXAMPLE_DIR:-}" ]]; then
 fi
 [[ -x "$binary" ]] || die "binary not built: $binary"
 
-# The component path inside provider.toml is relative to provider.toml; keep that layout.
-component_rel="$(python3 - "$example_dir/provider.toml" <<'PY'
-import sys, tomllib
-print(tomllib.load(open(sys.argv[1], "rb"))["component"])
-PY
-)"
-[[ "$component_rel" != /* && "$component_rel" != *..* ]] ||
-  die "component path in provider.toml must be relative and inside the example: $component_rel"
-[[ -f "$example_dir/$component_rel" ]] || die "component not built: $example_dir/$component_rel"
-
-# ---- lay out the local source -----------------------------------------------------------------
-case "$(uname -s)" in
-  Linux) os=linux ;;
-  Darwin) os=darwin ;;
-  *) die "unsupported OS $(uname -s) (this script packages Linux and macOS)" ;;
-esac
-case "$(uname -m)" in
-  x86_64 | amd64) arch=amd64 ;;
-  aarch64 | arm64) arch=arm64 ;;
-  *) die "unsupported architecture $(uname -m)" ;;
-esac
-platform="$os/$arch"
-
-stage="$dist_dir/stage"
-rm -rf "$stage"
-mkdir -p "$stage/$(dirname "$component_rel")"
-cp "$binary" "$stage/$entry_point"
-# Shipped stripped: symbols and line tables are for the build machine (152 MB → 25 MB).
-if command -v strip >/dev/null 2>&1; then
-  strip "$stage/$entry_point" || die "strip failed on $stage/$entry_point"
-else
-  log "warning: no 'strip' on PATH; the binary is packaged with its symbols"
-fi
-cp "$example_dir/provider.toml" "$stage/provider.toml"
-cp "$example_dir/$component_rel" "$stage/$component_rel"
-
-archive="$dist_dir/${ext_id//./-}-$os-$arch.tar.gz"
-# List the members by name: azd refuses an archive entry "./" (it resolves to the target
-# directory itself, which fails its path-containment check in pkg/rzip/rzip.go).
-(cd "$stage" && tar -czf "$archive" -- *)
-sha="$(sha256sum "$archive" | cut -d' ' -f1)"
-log "packaged $(basename "$archive"): $(wc -c <"$archive" | tr -d " ") bytes (binary $(wc -c <"$stage/$entry_point" | tr -d " ") bytes, stripped)"
-
+# ---- the extension source: azd-wasm-host package ----------------------------------------------
+# It checks every name azd matches (extension.yaml's id, version, capabilities, and a providers
+# entry naming provider.toml's provider), and writes registry.json and this platform's archive
+# (the binary stripped, provider.toml, the component and, unless PRECOMPILE=0, its precompiled
+# code) into DIST_DIR.
+package_args=(package "$example_dir/provider.toml" --extension "$repo_root/extension.yaml" --out "$dist_dir")
+[[ "${PRECOMPILE:-1}" == 1 ]] || package_args+=(--no-precompile)
+"$binary" "${package_args[@]}" >&2 || die "azd-wasm-host package refused the extension (see above)"
 registry="$dist_dir/registry.json"
-python3 - "$repo_root/extension.yaml" "$platform" "$archive" "$sha" "$entry_point" >"$registry" <<'PY'
-import json, sys, yaml
-manifest_path, platform, archive, sha, entry_point = sys.argv[1:]
-m = yaml.safe_load(open(manifest_path))
-version = {
-    "version": m["version"],
-    "requiredAzdVersion": m.get("requiredAzdVersion", ""),
-    "capabilities": m.get("capabilities", []),
-    "providers": m.get("providers", []),
-    "usage": m.get("usage", ""),
-    "examples": m.get("examples", []),
-    "entryPoint": entry_point,
-    "artifacts": {
-        platform: {
-            "url": archive,
-            "checksum": {"algorithm": "sha256", "value": sha},
-            "entryPoint": entry_point,
-        }
-    },
-}
-version = {k: v for k, v in version.items() if v not in ("", None)}
-extension = {
-    "id": m["id"],
-    "displayName": m["displayName"],
-    "description": m["description"],
-    "versions": [version],
-}
-for key in ("namespace", "tags"):
-    if m.get(key):
-        extension[key] = m[key]
-json.dump({"schemaVersion": "1.0", "extensions": [extension]}, sys.stdout, indent=2)
-print()
+read -r ext_id ext_version entry_point component_rel < <(python3 - "$registry" "$example_dir/provider.toml" <<'PY'
+import json, sys, tomllib
+ext = json.load(open(sys.argv[1]))["extensions"][0]
+version = ext["versions"][0]
+print(ext["id"], version["version"], version["entryPoint"], tomllib.load(open(sys.argv[2], "rb"))["component"])
 PY
-log "wrote $registry ($platform artifact $(du -h "$archive" | cut -f1), sha256 $sha)"
+)
 
 # ---- install with azd -------------------------------------------------------------------------
 mkdir -p "$AZD_CONFIG_DIR"

@@ -4,12 +4,14 @@
 #   scripts/test.sh
 #
 # 1. builds every example component (scripts/build-examples.sh installs its own
-#    pinned tools into .tools/; the Rust example is built only where the
-#    wasm32-wasip2 target exists, and says so when it skips);
+#    pinned tools into .tools/; scripts/build-rust-example.sh builds the Rust one
+#    with `azd-wasm-host build`, installing Debian's Rust 1.96 with its std source
+#    where no toolchain has a wasm32 std);
 # 2. checks formatting and lints (cargo fmt --check, clippy -D warnings);
 # 3. runs every Rust test in the workspace: unit tests, WAT-fixture runtime
 #    tests, the manager against the simulated azd, and the real binary as a
-#    child process driving every example component.
+#    child process driving every example component, and the author's toolchain
+#    (new → build → run → package) for a new provider in each language.
 # 4. with AZD_WASM_HOST_E2E=1 (CI sets it), builds the real azd CLI 1.31.2 from the
 #    Go module proxy and runs it end to end against the extension
 #    (scripts/azd-e2e.sh, reusing the debug build of step 3).

@@ -194,4 +194,81 @@ mod tests {
         assert!(matches!(cli.command, Command::Check { .. }));
         assert!(Cli::try_parse_from(["azd-wasm-host", "bogus"]).is_err());
     }
+
+    /// The words of a README command line as the shell would pass them,
+    /// with the doc's notation taken out: `# comments`, `[optional]` parts,
+    /// `...`, and `a|b|c` alternatives (the first is kept).
+    fn readme_words(line: &str) -> Vec<String> {
+        let line = line.split(" #").next().unwrap_or(line);
+        let mut words = Vec::new();
+        let mut optional = 0usize;
+        for word in line.split_whitespace() {
+            let opens = word.starts_with('[');
+            optional += usize::from(opens);
+            let closes = word.ends_with(']');
+            if optional == 0 && word != "..." {
+                let word = word.trim_matches('"');
+                let first = word.split('|').next().unwrap_or(word);
+                words.push(first.to_owned());
+            }
+            if closes {
+                optional = optional.saturating_sub(1);
+            }
+        }
+        words
+    }
+
+    #[test]
+    fn every_command_the_readmes_show_parses() {
+        let readmes = [
+            ("README.md", include_str!("../../README.md")),
+            (
+                "templates/common/README.md",
+                include_str!("../templates/common/README.md"),
+            ),
+            (
+                "guest-sdk/README.md",
+                include_str!("../../guest-sdk/README.md"),
+            ),
+            (
+                "examples/rust-hello/README.md",
+                include_str!("../../examples/rust-hello/README.md"),
+            ),
+        ];
+        for (name, text) in readmes {
+            let mut in_shell = false;
+            let mut commands = 0;
+            for (n, line) in text.lines().enumerate() {
+                let trimmed = line.trim();
+                if let Some(fence) = trimmed.strip_prefix("```") {
+                    in_shell = !in_shell && matches!(fence, "sh" | "bash" | "shell");
+                    continue;
+                }
+                let Some(rest) = trimmed.strip_prefix("azd-wasm-host ") else {
+                    continue;
+                };
+                if !in_shell {
+                    continue;
+                }
+                let words: Vec<String> = std::iter::once("azd-wasm-host".to_owned())
+                    .chain(readme_words(rest))
+                    .collect();
+                if let Err(e) = Cli::try_parse_from(&words) {
+                    panic!(
+                        "{name}:{}: `{trimmed}` does not parse as {words:?}:\n{e}",
+                        n + 1
+                    );
+                }
+                commands += 1;
+            }
+            assert!(
+                commands > 0 || name.starts_with("guest-sdk") || name.starts_with("examples"),
+                "{name}: no azd-wasm-host command found"
+            );
+        }
+        assert_eq!(
+            readme_words("run preview|down [-e ENV] [--output json] ... # note"),
+            ["run", "preview"]
+        );
+    }
 }
