@@ -20,10 +20,11 @@ cd "$ROOT"
 RUST_WEB_VERSION='1.96.*' # Debian 12 (bookworm-security) rustc-web, cargo-web, rust-web-src
 APT_PACKAGES=("rustc-web=$RUST_WEB_VERSION" "cargo-web=$RUST_WEB_VERSION" "rust-web-src=$RUST_WEB_VERSION" wasi-libc lld-19)
 
+# As azd-wasm-host build looks: the rustc beside each cargo on PATH.
 has_wasm_std() {
   local sysroot
-  for rustc in $(type -ap rustc); do
-    sysroot=$("$rustc" --print sysroot 2>/dev/null) || continue
+  for cargo in $(type -ap cargo); do
+    sysroot=$("$(dirname "$cargo")/rustc" --print sysroot 2>/dev/null) || continue
     for t in wasm32-wasip2 wasm32-wasip1; do
       [[ -d "$sysroot/lib/rustlib/$t/lib" ]] && return 0
     done

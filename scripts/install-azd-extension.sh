@@ -20,7 +20,8 @@
 #   CARGO_PROFILE    release (default) or dev.
 #   PRECOMPILE       1 (default) ships the component's precompiled code in the archive; 0 leaves
 #                    the first start to compile it (the real-azd e2e tests that path).
-#   PREWARM          1 (default) compiles the component into the extension's cache after installing.
+#   PREWARM          1 compiles the component into the user's compile cache after installing;
+#                    default 0 (1 when PRECOMPILE=0), since the package's own code is used first.
 #
 # What azd does with it (facts and source paths in scripts/AZD.md):
 #   - `azd extension source add -t file -l registry.json` registers the local source;
@@ -100,13 +101,14 @@ package_args=(package "$example_dir/provider.toml" --extension "$repo_root/exten
 [[ "${PRECOMPILE:-1}" == 1 ]] || package_args+=(--no-precompile)
 "$binary" "${package_args[@]}" >&2 || die "azd-wasm-host package refused the extension (see above)"
 registry="$dist_dir/registry.json"
-read -r ext_id ext_version entry_point component_rel < <(python3 - "$registry" "$example_dir/provider.toml" <<'PY'
+fields="$(python3 - "$registry" "$example_dir/provider.toml" <<'PY'
 import json, sys, tomllib
 ext = json.load(open(sys.argv[1]))["extensions"][0]
 version = ext["versions"][0]
 print(ext["id"], version["version"], version["entryPoint"], tomllib.load(open(sys.argv[2], "rb"))["component"])
 PY
-)
+)" || die "cannot read $registry or $example_dir/provider.toml"
+read -r ext_id ext_version entry_point component_rel <<<"$fields"
 
 # ---- install with azd -------------------------------------------------------------------------
 mkdir -p "$AZD_CONFIG_DIR"
@@ -141,11 +143,11 @@ done
 "$azd" extension list --installed --no-prompt >&2
 
 # Compile the component once now, into the cache the extension will read
-# (AZD_WASM_HOST_CACHE_DIR, else ~/.cache/azd-wasm-host): a cold compile of the Python
-# component takes longer than azd's 15 s wait for an extension to become ready, so without this
-# the first `azd provision` after an install reports "Extension azd.wasm-host didn't start due
-# to timeout". `check` loads the component through the same cache as `listen`.
-if [[ "${PREWARM:-1}" == 1 ]]; then
+# (AZD_WASM_HOST_CACHE_DIR, else ~/.cache/azd-wasm-host). Only an optimisation: the host is
+# Ready before it compiles, and a package with precompiled code compiles nothing at all.
+# `check` loads the component through the same cache as `listen`.
+if [[ "${PRECOMPILE:-1}" == 1 ]]; then prewarm_default=0; else prewarm_default=1; fi
+if [[ "${PREWARM:-$prewarm_default}" == 1 ]]; then
   start=$(date +%s.%N)
   "$installed_dir/$entry_point" check "$installed_dir/provider.toml" >/dev/null ||
     die "the installed extension cannot load its provider: $installed_dir/$entry_point check $installed_dir/provider.toml"

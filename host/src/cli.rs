@@ -160,10 +160,8 @@ fn print_packaged(p: &crate::author::package::Packaged) {
     println!("registry: {}", p.registry.display());
     println!("archive:  {}", p.archive.display());
     println!("install with:");
-    println!(
-        "  azd extension source add -n {source} -t file -l {}",
-        p.registry.display()
-    );
+    let registry = crate::author::new::shell_word(&p.registry.display().to_string());
+    println!("  azd extension source add -n {source} -t file -l {registry}");
     println!("  azd extension install {} --source {source}", p.id);
 }
 

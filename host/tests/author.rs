@@ -213,20 +213,60 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The cache entries (`.cwasm`) a `listen` wrote into `cache`.
+fn compiled_into(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|f| f.ends_with(".cwasm"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The unpacked extension, started as azd starts it (no manifest named: the
 /// one beside the binary), serves the provider without compiling it: its
-/// compile cache stays empty.
+/// compile cache stays empty. Another host binary pointed at the same
+/// folder must not trust that native code (it was not shipped beside it),
+/// and compiles the component instead.
 async fn served_from_package(installed: &Path, name: &str) {
-    let cache = installed.with_file_name("listen-cache");
+    let own = installed.with_file_name("listen-cache");
+    serve_once(
+        installed,
+        name,
+        &installed.join("azd-wasm-host"),
+        &own,
+        false,
+    )
+    .await;
+    let compiled = compiled_into(&own);
+    assert!(
+        compiled.is_empty(),
+        "the packaged extension compiled the component instead of using its precompiled code: {compiled:?}"
+    );
+    let other = installed.with_file_name("other-host-cache");
+    serve_once(installed, name, Path::new(BIN), &other, true).await;
+    assert!(
+        !compiled_into(&other).is_empty(),
+        "a host binary from elsewhere ran the package's precompiled code instead of compiling"
+    );
+}
+
+/// One Initialize + Deploy through `binary` serving the unpacked extension.
+async fn serve_once(installed: &Path, name: &str, binary: &Path, cache: &Path, by_manifest: bool) {
     let project = tempfile::tempdir().unwrap();
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
-    cmd.env("AZD_WASM_HOST_CACHE_DIR", &cache)
+    let mut cmd = tokio::process::Command::new(binary);
+    cmd.env("AZD_WASM_HOST_CACHE_DIR", cache)
         .env(
             "AZD_WASM_HOST_LOG_FILE",
             installed.with_file_name("listen.log"),
         )
         .env_remove("AZD_WASM_HOST_MANIFEST");
+    if by_manifest {
+        cmd.env("AZD_WASM_HOST_MANIFEST", installed.join("provider.toml"));
+    }
     let opts = SpawnOptions {
         capture_stderr: true,
         cwd: Some(project.path().to_path_buf()),
@@ -246,15 +286,6 @@ async fn served_from_package(installed: &Path, name: &str) {
         .unwrap();
     let deployed = p.deploy(|_| {}).await.unwrap().deployment.unwrap().outputs;
     assert_eq!(deployed["GREETING"].value, "Hello, package!");
-    let compiled: Vec<_> = std::fs::read_dir(&cache)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
-        .unwrap_or_default();
-    assert!(
-        compiled
-            .iter()
-            .all(|f| !f.to_string_lossy().ends_with(".cwasm")),
-        "the packaged extension compiled the component instead of using its precompiled code: {compiled:?}"
-    );
     sim.shutdown().await;
     let status = ext.wait(Duration::from_secs(10)).await.unwrap();
     assert!(status.success(), "{status}\n{}", ext.stderr_text());

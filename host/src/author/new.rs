@@ -60,6 +60,39 @@ impl Language {
 /// registered one would never be asked.
 pub(crate) const RESERVED_PROVIDER_NAMES: &[&str] =
     &["bicep", "arm", "terraform", "pulumi", "test"];
+/// Names a new project cannot take: Windows device names (no file or folder
+/// may be called that there) and the crate names cargo keeps for itself.
+const UNUSABLE_NAMES: &[&str] = &[
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    "com1",
+    "com2",
+    "com3",
+    "com4",
+    "com5",
+    "com6",
+    "com7",
+    "com8",
+    "com9",
+    "lpt1",
+    "lpt2",
+    "lpt3",
+    "lpt4",
+    "lpt5",
+    "lpt6",
+    "lpt7",
+    "lpt8",
+    "lpt9",
+    "core",
+    "std",
+    "alloc",
+    "proc-macro",
+    "self",
+    "crate",
+    "super",
+];
 /// The longest provider name `new` accepts.
 const MAX_NAME_LEN: usize = 64;
 
@@ -88,6 +121,12 @@ pub fn check_name(name: &str) -> anyhow::Result<()> {
     }
     if RESERVED_PROVIDER_NAMES.contains(&name) {
         bail!("`{name}` is one of azd's own provider names; azd would never ask the extension");
+    }
+    if UNUSABLE_NAMES.contains(&name) {
+        bail!(
+            "`{name}` cannot name a provider project: it is a Windows device name or a name cargo \
+             keeps for itself"
+        );
     }
     Ok(())
 }
@@ -126,7 +165,7 @@ pub fn new(args: &NewArgs) -> anyhow::Result<PathBuf> {
 }
 
 /// A path as one shell word, quoted when it needs to be.
-fn shell_word(text: &str) -> String {
+pub(crate) fn shell_word(text: &str) -> String {
     if text
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
@@ -229,13 +268,12 @@ pub fn project_files(language: Language, name: &str, extension_id: &str) -> Vec<
         .chain(templates::COMMON)
         .chain(own)
         .map(|File { path, text }| {
-            let text = templates::fill(text, &values);
             // The helpers, the SDK and the WIT go as the repository ships them.
             let shipped = ["lib/", "include/", "azd-provider-sdk/src/", "wit/"];
             if shipped.iter().any(|dir| path.starts_with(dir)) {
-                return ((*path).to_owned(), text);
+                return ((*path).to_owned(), (*text).to_owned());
             }
-            let text = text
+            let text = templates::fill(text, &values)
                 .replace("../../guest-sdk/js/azd-provider.js", "./lib/azd-provider.js")
                 .replace(
                     "Build: scripts/build-examples.sh (see guest-sdk/js/azd-provider.js for the command).",

@@ -88,6 +88,9 @@ struct ExtensionYaml {
     tags: Vec<String>,
     #[serde(default)]
     examples: Vec<serde_json::Value>,
+    /// Must be the host binary's name when given: the archive's executable is it.
+    #[serde(default)]
+    entry_point: Option<String>,
 }
 
 /// One entry of `providers`.
@@ -187,6 +190,15 @@ fn check(ext: &ExtensionYaml, manifest: &Manifest, ext_path: &Path) -> anyhow::R
             manifest.name
         );
     }
+    if let Some(entry) = ext.entry_point.as_deref()
+        && entry.trim_end_matches(".exe") != "azd-wasm-host"
+    {
+        bail!(
+            "{} is `{entry}`, but the archive's executable is the host, `azd-wasm-host` \
+             (`.exe` on Windows): remove the line or name the host",
+            at("entryPoint")
+        );
+    }
     if let Some(ns) = &ext.namespace
         && (ns.is_empty() || ns.contains(char::is_whitespace))
     {
@@ -281,6 +293,25 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
                 dir.display()
             )
         })?;
+    let top = component_rel
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    if let Some(top) = top.filter(|t| {
+        [
+            "azd-wasm-host",
+            "azd-wasm-host.exe",
+            "provider.toml",
+            runtime::PRECOMPILED_DIR,
+        ]
+        .contains(&t.as_str())
+    }) {
+        bail!(
+            "the component's path {} starts with `{top}`, which the archive keeps for the host; \
+             put the component elsewhere (e.g. build/)",
+            component_rel.display()
+        );
+    }
     if !manifest.component.is_file() {
         bail!(
             "{} is not built: run azd-wasm-host build first",
@@ -355,7 +386,7 @@ fn stage_files(
     let exe = std::env::current_exe().context("cannot find this host's own binary")?;
     let bin = stage.join(entry_point);
     std::fs::copy(&exe, &bin).with_context(|| format!("cannot copy {}", exe.display()))?;
-    strip(&bin);
+    strip(&bin)?;
     std::fs::copy(manifest_path, stage.join("provider.toml"))?;
     let dest = stage.join(component_rel);
     if let Some(parent) = dest.parent() {
@@ -374,13 +405,25 @@ fn stage_files(
 /// Strips the binary's symbols and debug lines with the system's `strip`,
 /// when there is one (a symbol-laden binary still works, at several times
 /// the size).
-fn strip(bin: &Path) {
+fn strip(bin: &Path) -> anyhow::Result<()> {
     let before = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
     let Some(strip) = super::build::find_strip() else {
         eprintln!("warning: no `strip` on PATH; the host binary is packaged with its symbols");
-        return;
+        return Ok(());
+    };
+    let stripped_runs = |bin: &Path| {
+        std::process::Command::new(bin)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
     };
     match std::process::Command::new(&strip).arg(bin).status() {
+        Ok(status) if status.success() && !stripped_runs(bin) => {
+            bail!(
+                "{} made a host binary that does not start; package with a binary stripped by your platform's own tools",
+                strip.display()
+            );
+        }
         Ok(status) if status.success() => {
             let after = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
             eprintln!(
@@ -394,6 +437,7 @@ fn strip(bin: &Path) {
             strip.display()
         ),
     }
+    Ok(())
 }
 
 /// A `.tar.gz` of `members` (paths relative to `stage`), listed by name:

@@ -326,13 +326,7 @@ fn shipped_code(
     manifest: &Manifest,
     file: &ComponentFile<'_>,
 ) -> anyhow::Result<Option<engine::Loaded>> {
-    let Some(dir) = manifest
-        .source
-        .as_deref()
-        .and_then(Path::parent)
-        .map(|base| base.join(PRECOMPILED_DIR))
-        .filter(|dir| dir.is_dir())
-    else {
+    let Some(dir) = shipped_dir(manifest) else {
         return Ok(None);
     };
     let engine = engine::shared_engine()?;
@@ -347,6 +341,32 @@ fn shipped_code(
         }
     }
     Ok(found)
+}
+
+/// `precompiled/` beside the manifest, when there is one and the manifest
+/// sits beside the running binary (the layout of an installed extension).
+///
+/// Precompiled code is native code that runs outside the sandbox, so it is
+/// trusted exactly as far as the binary itself: only from the binary's own
+/// folder, never from a project or download that merely ships a
+/// `precompiled/` beside its manifest (there the component is compiled, and
+/// the debug log says why).
+fn shipped_dir(manifest: &Manifest) -> Option<PathBuf> {
+    let base = manifest.source.as_deref().and_then(Path::parent)?;
+    let dir = base.join(PRECOMPILED_DIR);
+    if !dir.is_dir() {
+        return None;
+    }
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| std::fs::canonicalize(exe).ok())
+        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let base = std::fs::canonicalize(base).ok();
+    if exe_dir.is_none() || exe_dir != base {
+        tracing::debug!(dir = %dir.display(), "precompiled code ignored: it is used only beside the host binary that runs it");
+        return None;
+    }
+    Some(dir)
 }
 
 /// Compiles the component of `manifest` with the engine `listen` uses and
@@ -378,15 +398,16 @@ pub fn is_compiled(path: &Path) -> bool {
     let Ok(manifest) = Manifest::resolve(path, None) else {
         return false;
     };
-    let (Some(dir), Ok(sha)) = (default_cache_dir(), cache::sha256_file(&manifest.component))
-    else {
+    let Ok(sha) = cache::sha256_file(&manifest.component) else {
         return false;
     };
+    let shipped = shipped_dir(&manifest);
+    let dirs: Vec<PathBuf> = default_cache_dir().into_iter().chain(shipped).collect();
     engine::shared_engine()
         .ok()
         .into_iter()
         .chain(engine::quick_engine())
-        .any(|engine| cache::has_entry(&engine, &sha, &dir))
+        .any(|engine| dirs.iter().any(|dir| cache::has_entry(&engine, &sha, dir)))
 }
 
 /// Validates a component (or the component of a manifest) and describes it:

@@ -49,7 +49,7 @@ pub(super) fn js(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
                 dir.display()
             );
         }
-        let npm = super::find_program(&["npm"])
+        let npm = super::find_program(&["npm", "npm.cmd"])
             .context("`npm` is not on PATH: install Node.js 18 or newer")?;
         let install = if dir.join("package-lock.json").is_file() {
             "ci"
@@ -110,11 +110,15 @@ pub(super) fn python(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow:
 pub(super) fn c(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
     let wit = wit_dir(dir)?;
     let src = source.map_or_else(|| dir.to_path_buf(), |s| dir.join(s));
-    let gen_dir = dir.join("build").join("gen");
     let (bindgen, bindgen_pre) = super::tool("AZD_WASM_HOST_WIT_BINDGEN", &["wit-bindgen"])
         .context("`wit-bindgen` is not on PATH: cargo install --locked wit-bindgen-cli --version 0.46.0 (or set AZD_WASM_HOST_WIT_BINDGEN)")?;
     let (cc, cc_pre) = c_compiler()?;
-    let _ = std::fs::remove_dir_all(&gen_dir);
+    // Scratch files beside the staged component, gone however the build ends.
+    let scratch = tempfile::Builder::new()
+        .prefix(".c-build-")
+        .tempdir_in(staged.parent().unwrap_or(dir))
+        .context("cannot make a scratch folder for the C build")?;
+    let gen_dir = scratch.path().join("gen");
     Step::new("wit-bindgen c", bindgen, dir)
         .args(bindgen_pre)
         .arg("c")
@@ -131,9 +135,9 @@ pub(super) fn c(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Resu
         .find(|p| p.to_string_lossy().ends_with("_component_type.o"))
         .context("wit-bindgen wrote no *_component_type.o")?;
     inputs.push(object.into_os_string());
-    let core = dir.join("build").join("core.wasm");
-    let mut step = Step::new("compile the C provider for wasm32-wasi", cc, dir).args(cc_pre);
-    step = step
+    let core = scratch.path().join("core.wasm");
+    Step::new("compile the C provider for wasm32-wasi", cc, dir)
+        .args(cc_pre)
         .args([
             "-mexec-model=reactor",
             "-O2",
@@ -147,13 +151,10 @@ pub(super) fn c(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Resu
         .arg(dir.join("include"))
         .args(inputs)
         .arg("-o")
-        .arg(&core);
-    step.run()?;
+        .arg(&core)
+        .run()?;
     let bytes = std::fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
-    super::write_component(&bytes, staged)?;
-    let _ = std::fs::remove_file(&core);
-    let _ = std::fs::remove_dir_all(&gen_dir);
-    Ok(())
+    super::write_component(&bytes, staged)
 }
 
 /// The `.c` files directly in `dir`, sorted.

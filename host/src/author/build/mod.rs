@@ -117,12 +117,34 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
     let parent = out.parent().unwrap_or(&dir);
     std::fs::create_dir_all(parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
-    let staged = staging_path(out);
+    let staged = sibling(out, ".building");
+    let previous = sibling(out, ".previous");
     let _ = std::fs::remove_file(&staged);
-    let result = make(&manifest, &settings, &dir, &staged);
-    let done = result.and_then(|()| finish(&staged, out));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&staged);
+    // The last good component is set aside while the build runs (an author's
+    // command writes straight to `component`), and put back if it fails.
+    let had_previous = out.is_file();
+    if had_previous {
+        std::fs::rename(out, &previous)
+            .with_context(|| format!("cannot set {} aside", out.display()))?;
+    }
+    let done = make(&manifest, &settings, &dir, &staged).and_then(|()| finish(&staged, out));
+    let _ = std::fs::remove_file(&staged);
+    match (&done, had_previous) {
+        (Ok(()), true) => {
+            let _ = std::fs::remove_file(&previous);
+        }
+        (Err(_), true) => {
+            std::fs::rename(&previous, out).with_context(|| {
+                format!(
+                    "the build failed and the previous component is left at {}",
+                    previous.display()
+                )
+            })?;
+        }
+        (Err(_), false) => {
+            let _ = std::fs::remove_file(out);
+        }
+        (Ok(()), false) => {}
     }
     done?;
     let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
@@ -136,10 +158,10 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
     Ok(out.clone())
 }
 
-/// The temporary file a build writes before the component is checked.
-fn staging_path(out: &Path) -> PathBuf {
+/// `out` with `suffix` added to its file name (a file beside it).
+fn sibling(out: &Path, suffix: &str) -> PathBuf {
     let mut name = out.file_name().map(OsString::from).unwrap_or_default();
-    name.push(".building");
+    name.push(suffix);
     out.with_file_name(name)
 }
 
@@ -165,8 +187,9 @@ fn make(
     }
 }
 
-/// The author's command: it writes the manifest's component, which is then
-/// moved aside to be checked like any recipe's output.
+/// The author's command: it writes the manifest's component (set aside
+/// before it runs), which is then moved to `staged` to be checked like any
+/// recipe's output.
 fn custom(command: &str, dir: &Path, out: &Path, staged: &Path) -> anyhow::Result<()> {
     let shell = if cfg!(windows) {
         Step::new("[build] command", "cmd", dir)
@@ -177,10 +200,8 @@ fn custom(command: &str, dir: &Path, out: &Path, staged: &Path) -> anyhow::Resul
             .arg("-c")
             .arg(command)
     };
-    let before = std::fs::metadata(out).and_then(|m| m.modified()).ok();
     shell.run()?;
-    let after = std::fs::metadata(out).and_then(|m| m.modified()).ok();
-    if after.is_none() || after == before {
+    if !out.is_file() {
         bail!(
             "the [build] command succeeded but did not write {} (the manifest's `component`)",
             out.display()
@@ -233,8 +254,14 @@ fn on_path(name: &str) -> Vec<PathBuf> {
     let Some(paths) = std::env::var_os("PATH") else {
         return Vec::new();
     };
+    // A name with an extension (`npm.cmd`) is looked for as it is.
+    let file_name = if Path::new(name).extension().is_some() {
+        name.to_owned()
+    } else {
+        format!("{name}{}", std::env::consts::EXE_SUFFIX)
+    };
     let exe = |dir: PathBuf| {
-        let file = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+        let file = dir.join(&file_name);
         is_executable(&file).then_some(file)
     };
     std::env::split_paths(&paths).filter_map(exe).collect()

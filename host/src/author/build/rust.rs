@@ -75,13 +75,11 @@ pub(super) fn build(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::
         .arg(&cargo_toml)
         .env("RUSTC", &chosen.rustc);
     if let Route::BuildStd { linker, libc_dir } = route {
-        let mut flags = OsString::from("-C link-self-contained=no -L ");
-        flags.push(libc_dir);
         step = step
             .arg("-Zbuild-std=std,panic_abort")
             .env("RUSTC_BOOTSTRAP", "1")
             .env("CARGO_TARGET_WASM32_WASIP1_LINKER", linker)
-            .env("CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS", flags);
+            .env("CARGO_ENCODED_RUSTFLAGS", build_std_flags(libc_dir));
     }
     step.run()?;
     let built = target_dir
@@ -91,6 +89,39 @@ pub(super) fn build(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but wrote no {}", built.display()))?;
     super::write_component(&bytes, staged)
+}
+
+/// The rustflags of the build-std route, after the user's own: cargo takes
+/// `CARGO_ENCODED_RUSTFLAGS` over `RUSTFLAGS` and the per-target setting, so
+/// the user's flags are carried over rather than lost (or, the other way
+/// round, ours dropped because `RUSTFLAGS` is set, as in many CI setups).
+/// Encoded flags are separated by `\x1f`, so a path with spaces stays whole.
+fn build_std_flags(libc_dir: &Path) -> OsString {
+    let mut flags: Vec<OsString> = match std::env::var_os("CARGO_ENCODED_RUSTFLAGS") {
+        Some(encoded) if !encoded.is_empty() => encoded
+            .to_string_lossy()
+            .split('\x1f')
+            .map(OsString::from)
+            .collect(),
+        _ => std::env::var_os("RUSTFLAGS")
+            .map(|f| {
+                f.to_string_lossy()
+                    .split_whitespace()
+                    .map(OsString::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    flags.extend(["-C", "link-self-contained=no", "-L"].map(OsString::from));
+    flags.push(libc_dir.as_os_str().to_owned());
+    let mut joined = OsString::new();
+    for (i, flag) in flags.iter().enumerate() {
+        if i > 0 {
+            joined.push("\x1f");
+        }
+        joined.push(flag);
+    }
+    joined
 }
 
 /// Every cargo to consider, with its route.
@@ -251,4 +282,28 @@ fn no_toolchain_message(toolchains: &[Toolchain]) -> String {
          `apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19`",
     );
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_std_flags_keep_a_path_with_spaces_whole() {
+        let flags = build_std_flags(Path::new("/opt/wasi libc/lib"));
+        let words: Vec<String> = flags
+            .to_string_lossy()
+            .split('\x1f')
+            .map(str::to_owned)
+            .collect();
+        assert!(
+            words.ends_with(&[
+                "-C".to_owned(),
+                "link-self-contained=no".to_owned(),
+                "-L".to_owned(),
+                "/opt/wasi libc/lib".to_owned()
+            ]),
+            "{words:?}"
+        );
+    }
 }
