@@ -195,11 +195,32 @@ fn ensure_empty_dir(dir: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// The files of a new project: relative path and contents.
-pub fn project_files(language: Language, name: &str, extension_id: &str) -> Vec<(String, String)> {
-    let component = format!("build/{name}.wasm");
-    let qjs = templates::componentize_qjs_version();
-    let (own, title, memory_mb, build_extra, gitignore_extra, notes) = match language {
+/// What a language adds to a new project: its own files, and the values of
+/// the common templates' placeholders that differ by language.
+struct LanguageParts {
+    files: &'static [File],
+    title: &'static str,
+    memory_mb: &'static str,
+    build_extra: &'static str,
+    gitignore_extra: &'static str,
+    notes: &'static str,
+    /// The repository example the provider source comes from (its name is replaced).
+    example: &'static str,
+}
+
+/// The repository example a language's provider source comes from.
+fn example_of(language: Language) -> &'static str {
+    match language {
+        Language::Rust => "rust-hello",
+        Language::Js => "js-hello",
+        Language::Python => "python-hello",
+        Language::C => "c-hello",
+    }
+}
+
+/// The parts of `language`.
+fn language_parts(language: Language) -> LanguageParts {
+    let (files, title, memory_mb, build_extra, gitignore_extra, notes) = match language {
         Language::Rust => (
             templates::RUST,
             "Rust",
@@ -244,29 +265,40 @@ pub fn project_files(language: Language, name: &str, extension_id: &str) -> Vec<
              `include/azd_provider.h`.",
         ),
     };
+    let example = example_of(language);
+    LanguageParts {
+        files,
+        title,
+        memory_mb,
+        build_extra,
+        gitignore_extra,
+        notes,
+        example,
+    }
+}
+
+/// The files of a new project: relative path and contents.
+pub fn project_files(language: Language, name: &str, extension_id: &str) -> Vec<(String, String)> {
+    let component = format!("build/{name}.wasm");
+    let qjs = templates::componentize_qjs_version();
+    let parts = language_parts(language);
     let values = [
         ("name", name),
         ("language", language.build_language().name()),
-        ("language_title", title),
+        ("language_title", parts.title),
         ("component", component.as_str()),
-        ("memory_mb", memory_mb),
-        ("build_extra", build_extra),
+        ("memory_mb", parts.memory_mb),
+        ("build_extra", parts.build_extra),
         ("extension_id", extension_id),
-        ("gitignore_extra", gitignore_extra),
-        ("language_notes", notes),
+        ("gitignore_extra", parts.gitignore_extra),
+        ("language_notes", parts.notes),
         ("host_version", env!("CARGO_PKG_VERSION")),
         ("componentize_qjs_version", qjs.as_str()),
     ];
-    let example = match language {
-        Language::Rust => "rust-hello",
-        Language::Js => "js-hello",
-        Language::Python => "python-hello",
-        Language::C => "c-hello",
-    };
     templates::WIT
         .iter()
         .chain(templates::COMMON)
-        .chain(own)
+        .chain(parts.files)
         .map(|File { path, text }| {
             // The helpers, the SDK and the WIT go as the repository ships them.
             let shipped = ["lib/", "include/", "azd-provider-sdk/src/", "wit/"];
@@ -283,7 +315,7 @@ pub fn project_files(language: Language, name: &str, extension_id: &str) -> Vec<
                     "Build: scripts/build-examples.sh c-hello (see guest-sdk/c/azd_provider.h).",
                     "Build: azd-wasm-host build ([build] in provider.toml).",
                 )
-                .replace(example, name);
+                .replace(parts.example, name);
             ((*path).to_owned(), text)
         })
         .collect()

@@ -155,41 +155,7 @@ fn check(ext: &ExtensionYaml, manifest: &Manifest, ext_path: &Path) -> anyhow::R
             at("capabilities")
         );
     }
-    if super::new::RESERVED_PROVIDER_NAMES.contains(&manifest.name.as_str()) {
-        bail!(
-            "`{}` is one of azd's own provider names; azd would never ask the extension",
-            manifest.name
-        );
-    }
-    let provisioning: Vec<&ProviderEntry> = ext
-        .providers
-        .iter()
-        .filter(|p| p.kind == PROVISIONING)
-        .collect();
-    if !provisioning.iter().any(|p| p.name == manifest.name) {
-        let listed: Vec<&str> = provisioning.iter().map(|p| p.name.as_str()).collect();
-        bail!(
-            "{} has no `{{ name: {}, type: {PROVISIONING} }}` entry (it lists {}): provider.toml names \
-             `{}`, and azd picks the extension by this list; with a mismatch azd fails inside with \
-             `no concrete found`",
-            at("providers"),
-            manifest.name,
-            if listed.is_empty() {
-                "none".to_owned()
-            } else {
-                listed.join(", ")
-            },
-            manifest.name
-        );
-    }
-    if let Some(other) = provisioning.iter().find(|p| p.name != manifest.name) {
-        bail!(
-            "{} also names the provisioning provider `{}`, but this extension serves only `{}`",
-            at("providers"),
-            other.name,
-            manifest.name
-        );
-    }
+    check_providers(ext, &manifest.name, &at("providers"))?;
     if let Some(entry) = ext.entry_point.as_deref()
         && entry.trim_end_matches(".exe") != "azd-wasm-host"
     {
@@ -203,6 +169,47 @@ fn check(ext: &ExtensionYaml, manifest: &Manifest, ext_path: &Path) -> anyhow::R
         && (ns.is_empty() || ns.contains(char::is_whitespace))
     {
         bail!("{} must be one word", at("namespace"));
+    }
+    Ok(())
+}
+
+/// The `providers` list must name `name` as this extension's one
+/// provisioning provider (`at` names the field in errors).
+fn check_providers(ext: &ExtensionYaml, name: &str, at: &str) -> anyhow::Result<()> {
+    if super::new::RESERVED_PROVIDER_NAMES.contains(&name) {
+        bail!(
+            "`{}` is one of azd's own provider names; azd would never ask the extension",
+            name
+        );
+    }
+    let provisioning: Vec<&ProviderEntry> = ext
+        .providers
+        .iter()
+        .filter(|p| p.kind == PROVISIONING)
+        .collect();
+    if !provisioning.iter().any(|p| p.name == name) {
+        let listed: Vec<&str> = provisioning.iter().map(|p| p.name.as_str()).collect();
+        bail!(
+            "{} has no `{{ name: {}, type: {PROVISIONING} }}` entry (it lists {}): provider.toml names \
+             `{}`, and azd picks the extension by this list; with a mismatch azd fails inside with \
+             `no concrete found`",
+            at,
+            name,
+            if listed.is_empty() {
+                "none".to_owned()
+            } else {
+                listed.join(", ")
+            },
+            name
+        );
+    }
+    if let Some(other) = provisioning.iter().find(|p| p.name != name) {
+        bail!(
+            "{} also names the provisioning provider `{}`, but this extension serves only `{}`",
+            at,
+            other.name,
+            name
+        );
     }
     Ok(())
 }
@@ -255,8 +262,18 @@ pub struct Packaged {
     pub id: String,
 }
 
-/// `package`: checks, stages and writes the extension source.
-pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
+/// What `package` reads and checks before it writes anything.
+struct Inputs {
+    manifest_path: PathBuf,
+    dir: PathBuf,
+    manifest: Manifest,
+    ext: ExtensionYaml,
+    /// The component's path inside the provider's folder (and the archive).
+    component_rel: PathBuf,
+}
+
+/// Reads the manifests and checks everything azd and the archive depend on.
+fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
     let manifest_path = super::manifest_path(args.manifest.as_deref())?;
     let dir = manifest_path
         .parent()
@@ -277,9 +294,28 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
         .with_context(|| format!("{} is not an extension manifest", ext_path.display()))?;
     check(&ext, &manifest, &ext_path)?;
     check_sample_project(&dir, &manifest.name)?;
-    let component_rel = manifest
-        .component
-        .strip_prefix(&dir)
+    let component_rel = archive_path(&manifest.component, &dir)?;
+    if !manifest.component.is_file() {
+        bail!(
+            "{} is not built: run azd-wasm-host build first",
+            super::shown(&manifest.component)
+        );
+    }
+    runtime::inspect_component(&manifest.component)?;
+    Ok(Inputs {
+        manifest_path,
+        dir,
+        manifest,
+        ext,
+        component_rel,
+    })
+}
+
+/// The component's path inside the archive: inside the provider's folder,
+/// and clear of the names the archive keeps for the host.
+fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    let rel = component
+        .strip_prefix(dir)
         .ok()
         .filter(|rel| {
             !rel.components()
@@ -289,39 +325,37 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
         .with_context(|| {
             format!(
                 "the component {} must be inside the provider's folder {}",
-                manifest.component.display(),
+                component.display(),
                 dir.display()
             )
         })?;
-    let top = component_rel
+    let top = rel
         .components()
         .next()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned());
-    if let Some(top) = top.filter(|t| {
-        [
-            "azd-wasm-host",
-            "azd-wasm-host.exe",
-            "provider.toml",
-            runtime::PRECOMPILED_DIR,
-        ]
-        .contains(&t.as_str())
-    }) {
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let kept = [
+        "azd-wasm-host",
+        "azd-wasm-host.exe",
+        "provider.toml",
+        runtime::PRECOMPILED_DIR,
+    ];
+    if kept.contains(&top.as_str()) {
         bail!(
             "the component's path {} starts with `{top}`, which the archive keeps for the host; \
              put the component elsewhere (e.g. build/)",
-            component_rel.display()
+            rel.display()
         );
     }
-    if !manifest.component.is_file() {
-        bail!(
-            "{} is not built: run azd-wasm-host build first",
-            super::shown(&manifest.component)
-        );
-    }
-    runtime::inspect_component(&manifest.component)?;
+    Ok(rel)
+}
+
+/// `package`: checks, stages and writes the extension source.
+pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
+    let inputs = read_inputs(args)?;
     let platform = platform()?;
     let entry_point = format!("azd-wasm-host{}", std::env::consts::EXE_SUFFIX);
-    let out = args.out.clone().unwrap_or_else(|| dir.join("dist"));
+    let out = args.out.clone().unwrap_or_else(|| inputs.dir.join("dist"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let out = std::fs::canonicalize(&out)?;
     let stage = tempfile::Builder::new()
@@ -329,9 +363,9 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
         .tempdir_in(&out)?;
     let mut members = stage_files(
         stage.path(),
-        &manifest_path,
-        &manifest,
-        &component_rel,
+        &inputs.manifest_path,
+        &inputs.manifest,
+        &inputs.component_rel,
         &entry_point,
     )?;
     if !args.no_precompile {
@@ -343,6 +377,7 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
         )?;
         members.push(PathBuf::from(runtime::PRECOMPILED_DIR));
     }
+    let ext = &inputs.ext;
     let (os, arch) = platform.split_once('/').unwrap_or((platform, ""));
     let archive = out.join(format!("{}-{os}-{arch}.tar.gz", ext.id.replace('.', "-")));
     write_archive(stage.path(), &members, &archive)?;
@@ -352,7 +387,7 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
         None => archive.display().to_string(),
     };
     let registry = out.join("registry.json");
-    let json = registry_json(&ext, platform, &url, &sha, &entry_point);
+    let json = registry_json(ext, platform, &url, &sha, &entry_point);
     std::fs::write(&registry, serde_json::to_string_pretty(&json)? + "\n")?;
     eprintln!(
         "Packaged {} {} for {platform}: {} ({:.1} MB)",
@@ -364,7 +399,7 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     Ok(Packaged {
         registry,
         archive,
-        id: ext.id,
+        id: ext.id.clone(),
     })
 }
 

@@ -203,8 +203,8 @@ fn wasi_libc_dir() -> Option<PathBuf> {
     })
 }
 
-/// The crate's cdylib file stem and cargo's target folder, from `cargo metadata`.
-fn cdylib(cargo: &Path, cargo_toml: &Path) -> anyhow::Result<(String, PathBuf)> {
+/// `cargo metadata --no-deps` of the crate, as JSON.
+fn cargo_metadata(cargo: &Path, cargo_toml: &Path) -> anyhow::Result<serde_json::Value> {
     let out = Command::new(cargo)
         .args([
             "metadata",
@@ -223,8 +223,12 @@ fn cdylib(cargo: &Path, cargo_toml: &Path) -> anyhow::Result<(String, PathBuf)> 
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    let meta: serde_json::Value =
-        serde_json::from_slice(&out.stdout).context("cargo metadata printed no JSON")?;
+    serde_json::from_slice(&out.stdout).context("cargo metadata printed no JSON")
+}
+
+/// The crate's cdylib file stem and cargo's target folder, from `cargo metadata`.
+fn cdylib(cargo: &Path, cargo_toml: &Path) -> anyhow::Result<(String, PathBuf)> {
+    let meta = cargo_metadata(cargo, cargo_toml)?;
     let wanted = std::fs::canonicalize(cargo_toml).unwrap_or_else(|_| cargo_toml.to_path_buf());
     let package = meta["packages"]
         .as_array()
