@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds the host binary for the platforms azd ships on, stripped, into target/release-dist/.
+#
+#   scripts/release.sh [PLATFORM...]     PLATFORM: linux-amd64 linux-arm64 windows-amd64
+#                                        (default: this machine's own platform)
+#
+# This machine's platform is built with cargo as usual. The others are built with Debian's
+# Rust 1.96 (rustc-web, cargo-web, rust-web-src: rustup cannot add targets here), which builds
+# their standard library from source (-Zbuild-std), and a cross linker from Debian; the script
+# installs what a platform needs with apt-get the first time (as root). A cold cross build takes
+# 15-20 minutes on 2 cores, so CI runs it only when asked (AZD_WASM_HOST_CROSS=1 in scripts/test.sh).
+#
+# Prints one line per platform: its binary, size, and build time.
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+OUT="$ROOT/target/release-dist"
+mkdir -p "$OUT"
+
+die() { echo "release: $*" >&2; exit 1; }
+
+native_platform() {
+  case "$(uname -s)/$(uname -m)" in
+    Linux/x86_64) echo linux-amd64 ;;
+    Linux/aarch64) echo linux-arm64 ;;
+    *) die "unsupported build machine $(uname -s)/$(uname -m)" ;;
+  esac
+}
+
+triple_of() {
+  case $1 in
+    linux-amd64) echo x86_64-unknown-linux-gnu ;;
+    linux-arm64) echo aarch64-unknown-linux-gnu ;;
+    windows-amd64) echo x86_64-pc-windows-gnu ;;
+    *) die "unknown platform '$1' (known: linux-amd64 linux-arm64 windows-amd64)" ;;
+  esac
+}
+
+# apt packages, linker and C compiler of a cross platform
+cross_packages() {
+  case $1 in
+    linux-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross ;;
+    windows-amd64) echo gcc-mingw-w64-x86-64 ;;
+  esac
+}
+cross_cc() {
+  case $1 in
+    linux-arm64) echo aarch64-linux-gnu-gcc ;;
+    windows-amd64) echo x86_64-w64-mingw32-gcc ;;
+  esac
+}
+cross_strip() {
+  case $1 in
+    linux-arm64) echo aarch64-linux-gnu-strip ;;
+    windows-amd64) echo x86_64-w64-mingw32-strip ;;
+  esac
+}
+
+RUST_WEB=("rustc-web=1.96.*" "cargo-web=1.96.*" "rust-web-src=1.96.*")
+
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg -s "${p%%=*}" >/dev/null 2>&1 || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return
+  [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || die "needs Debian packages: ${missing[*]}"
+  echo "release: installing ${missing[*]}" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+  local platform=$1 triple exe="" start bin
+  triple=$(triple_of "$platform")
+  [[ $platform == windows-* ]] && exe=.exe
+  start=$(date +%s)
+  if [[ $platform == "$(native_platform)" ]]; then
+    cargo build --locked --release -p azd-wasm-host --bin azd-wasm-host >&2
+    bin="$ROOT/target/release/azd-wasm-host"
+    strip_tool=strip
+  else
+    # shellcheck disable=SC2046 # one package per word
+    ensure_packages "${RUST_WEB[@]}" $(cross_packages "$platform")
+    local cc var
+    cc=$(cross_cc "$platform")
+    var=$(echo "$triple" | tr 'a-z-' 'A-Z_')
+    env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
+      "CARGO_TARGET_${var}_LINKER=$cc" "CC_${triple//-/_}=$cc" \
+      /usr/bin/cargo build --release -p azd-wasm-host --bin azd-wasm-host \
+      --target "$triple" -Zbuild-std=std,panic_unwind >&2
+    bin="$ROOT/target/$triple/release/azd-wasm-host$exe"
+    strip_tool=$(cross_strip "$platform")
+  fi
+  mkdir -p "$OUT/$platform"
+  cp "$bin" "$OUT/$platform/azd-wasm-host$exe"
+  "$strip_tool" "$OUT/$platform/azd-wasm-host$exe"
+  awk -v p="$platform" -v f="$OUT/$platform/azd-wasm-host$exe" -v b="$(stat -c %s "$OUT/$platform/azd-wasm-host$exe")" \
+    -v s=$(($(date +%s) - start)) 'BEGIN { printf "%-14s %s  %.1f MB  built in %d s\n", p, f, b / 1e6, s }'
+}
+
+platforms=("$@")
+((${#platforms[@]} > 0)) || platforms=("$(native_platform)")
+for p in "${platforms[@]}"; do
+  build "$p"
+done
