@@ -270,23 +270,37 @@ fn load_entry(
     if got != want.trim() {
         return Err("checksum mismatch (corrupt or truncated)".to_owned());
     }
-    deserialize_file(engine, artifact)
+    deserialize_file(engine, artifact, want.trim())
         .map(Some)
-        .map_err(|e| format!("wasmtime refused it: {e}"))
+        .map_err(|e| format!("wasmtime refused it: {e:#}"))
 }
 
-/// Maps a precompiled artifact into memory.
+/// Maps a precompiled artifact into memory; where the platform cannot map
+/// it executable (Wine's file mappings refuse, for one), loads a copy read
+/// into memory instead, after checking that copy against `sha256`.
 #[allow(
     unsafe_code,
-    reason = "Component::deserialize_file trusts the file to be wasmtime's own output and to stay \
-              unchanged while mapped: we pass only a file in the user's own cache directory whose \
-              sha256 just matched the checksum written with it, named by the engine's \
-              compatibility hash; entries are replaced only by atomic rename, never rewritten"
+    reason = "Component::deserialize_file and ::deserialize trust their input to be wasmtime's own \
+              output (and a mapped file to stay unchanged): we pass only a file in the user's own \
+              cache directory whose sha256 just matched the checksum written with it (the copy is \
+              checked again), named by the engine's compatibility hash; entries are replaced only \
+              by atomic rename, never rewritten"
 )]
-fn deserialize_file(engine: &Engine, artifact: &Path) -> wasmtime::Result<Component> {
+fn deserialize_file(engine: &Engine, artifact: &Path, sha256: &str) -> wasmtime::Result<Component> {
     // SAFETY: see the reason above; wasmtime also checks the artifact's header
     // and engine settings.
-    unsafe { Component::deserialize_file(engine, artifact) }
+    let mapped = match unsafe { Component::deserialize_file(engine, artifact) } {
+        Ok(component) => return Ok(component),
+        Err(e) => e,
+    };
+    let bytes = std::fs::read(artifact)?;
+    if hex::encode(Sha256::digest(&bytes)) != sha256 {
+        return Err(mapped.context("and the file changed since its checksum was checked"));
+    }
+    tracing::debug!(entry = %artifact.display(), error = %format!("{mapped:#}"), "cannot map the cached code; loading a copy");
+    // SAFETY: as above, for bytes whose checksum matched just now.
+    unsafe { Component::deserialize(engine, &bytes) }
+        .map_err(|e| e.context(format!("mapping it failed too: {mapped:#}")))
 }
 
 /// Writes an entry: the artifact, then its checksum, each to a temp file in
