@@ -46,7 +46,7 @@ if ! has_wasm_std && ! debian_route_installed; then
   fi
   echo "build-rust-example: installing Debian's Rust ${RUST_WEB_VERSION%.*} with its std source, wasi-libc and lld (once)" >&2
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_PACKAGES[@]}" >/dev/null
   debian_route_installed || { echo "build-rust-example: the Debian packages did not install a usable toolchain" >&2; exit 1; }
 fi
 

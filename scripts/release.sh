@@ -68,7 +68,7 @@ ensure_packages() {
   [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || die "needs Debian packages: ${missing[*]}"
   echo "release: installing ${missing[*]}" >&2
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
 build() {
