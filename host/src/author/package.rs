@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use azd_wasm_host::runtime::{self, Manifest};
 use serde::Deserialize;
-use sha2::{Digest as _, Sha256};
 
 /// Arguments of `package`.
 #[derive(Debug, clap::Args)]
@@ -381,7 +380,7 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     let (os, arch) = platform.split_once('/').unwrap_or((platform, ""));
     let archive = out.join(format!("{}-{os}-{arch}.tar.gz", ext.id.replace('.', "-")));
     write_archive(stage.path(), &members, &archive)?;
-    let sha = hex::encode(Sha256::digest(std::fs::read(&archive)?));
+    let sha = hex::encode(runtime::sha256_file(&archive)?);
     let url = match &args.base_url {
         Some(base) => format!("{}/{}", base.trim_end_matches('/'), file_name(&archive)),
         None => archive.display().to_string(),

@@ -145,7 +145,7 @@ fn key(engine: &Engine, component_sha: &[u8]) -> String {
 }
 
 /// The sha256 of a file, streamed (no copy of a big file in memory).
-pub(crate) fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
+pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
     let mut hasher = Sha256::new();
     std::io::copy(&mut File::open(path)?, &mut hasher)?;
     Ok(hasher.finalize().into())

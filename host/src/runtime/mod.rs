@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-pub use cache::{CacheOutcome, ENV_CACHE_DIR, create_private_dir, default_cache_dir};
+pub use cache::{CacheOutcome, ENV_CACHE_DIR, create_private_dir, default_cache_dir, sha256_file};
 pub use convert::{object_to_struct, struct_to_json};
 use engine::ComponentFile;
 pub use engine::{PROVIDER_EXPORT, WORLD};

@@ -188,8 +188,8 @@ fn make(
 }
 
 /// The author's command: it writes the manifest's component (set aside
-/// before it runs), which is then moved to `staged` to be checked like any
-/// recipe's output.
+/// before it runs), which then goes to `staged` (made a component if it is
+/// a core module) to be checked like any recipe's output.
 fn custom(command: &str, dir: &Path, out: &Path, staged: &Path) -> anyhow::Result<()> {
     let shell = if cfg!(windows) {
         Step::new("[build] command", "cmd", dir)
@@ -207,7 +207,9 @@ fn custom(command: &str, dir: &Path, out: &Path, staged: &Path) -> anyhow::Resul
             out.display()
         );
     }
-    std::fs::rename(out, staged).with_context(|| format!("cannot move {}", out.display()))
+    let bytes = std::fs::read(out).with_context(|| format!("cannot read {}", out.display()))?;
+    std::fs::remove_file(out).with_context(|| format!("cannot move {}", out.display()))?;
+    write_component(&bytes, staged)
 }
 
 /// Writes `bytes` (a component, or a core module made one here) to `staged`.
@@ -224,11 +226,6 @@ fn write_component(bytes: &[u8], staged: &Path) -> anyhow::Result<()> {
 /// Checks the staged component is a provider this host can run, then moves
 /// it into place.
 fn finish(staged: &Path, out: &Path) -> anyhow::Result<()> {
-    let bytes =
-        std::fs::read(staged).with_context(|| format!("cannot read {}", staged.display()))?;
-    if super::componentize::is_core_module(&bytes) {
-        write_component(&bytes, staged)?;
-    }
     runtime::inspect_component(staged).context("the build's output is not a provider component")?;
     std::fs::rename(staged, out).with_context(|| format!("cannot write {}", out.display()))
 }
