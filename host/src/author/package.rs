@@ -432,7 +432,8 @@ fn stage_files(
         .next()
         .map(|c| PathBuf::from(c.as_os_str()));
     let mut members = vec![PathBuf::from(entry_point), PathBuf::from("provider.toml")];
-    members.extend(top.filter(|t| t != Path::new("provider.toml")));
+    // archive_path already refused a component under a name the host keeps.
+    members.extend(top);
     Ok(members)
 }
 
