@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Builds the host binary for the platforms azd ships on, stripped, into target/release-dist/.
 #
-#   scripts/release.sh [PLATFORM...]     PLATFORM: linux-amd64 linux-arm64 windows-amd64
+#   scripts/release.sh [PLATFORM...|all] PLATFORM: linux-amd64 linux-arm64 windows-amd64
+#                                        darwin-arm64 darwin-amd64
 #                                        (default: this machine's own platform)
 #
 # This machine's platform is built with cargo as usual. The others are built with Debian's
 # Rust 1.96 (rustc-web, cargo-web, rust-web-src: rustup cannot add targets here), which builds
 # their standard library from source (-Zbuild-std), and a cross linker from Debian; the script
-# installs what a platform needs with apt-get the first time (as root). A cold cross build takes
-# 15-20 minutes on 2 cores, so CI runs it only when asked (AZD_WASM_HOST_CROSS=1 in scripts/test.sh).
+# installs what a platform needs with apt-get the first time (as root). macOS has no Apple linker
+# or SDK here: zig (PyPI ziglang, the version scripts/build-examples.sh pins) links for it through
+# scripts/zig/cc, and llvm-strip strips the Mach-O. A cold cross build takes 15-20 minutes on 2
+# cores, so CI runs them only when asked (AZD_WASM_HOST_CROSS=1 scripts/test.sh, which then runs
+# scripts/cross-test.sh on what this builds).
 #
 # Prints one line per platform: its binary, size, and build time.
 set -euo pipefail
@@ -33,7 +37,9 @@ triple_of() {
     linux-amd64) echo x86_64-unknown-linux-gnu ;;
     linux-arm64) echo aarch64-unknown-linux-gnu ;;
     windows-amd64) echo x86_64-pc-windows-gnu ;;
-    *) die "unknown platform '$1' (known: linux-amd64 linux-arm64 windows-amd64)" ;;
+    darwin-arm64) echo aarch64-apple-darwin ;;
+    darwin-amd64) echo x86_64-apple-darwin ;;
+    *) die "unknown platform '$1' (known: ${ALL_PLATFORMS[*]})" ;;
   esac
 }
 
@@ -42,21 +48,39 @@ cross_packages() {
   case $1 in
     linux-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross ;;
     windows-amd64) echo gcc-mingw-w64-x86-64 ;;
+    darwin-*) echo llvm ;;
   esac
 }
 cross_cc() {
   case $1 in
     linux-arm64) echo aarch64-linux-gnu-gcc ;;
     windows-amd64) echo x86_64-w64-mingw32-gcc ;;
+    darwin-*) echo "$ROOT/scripts/zig/cc" ;;
   esac
 }
 cross_strip() {
   case $1 in
     linux-arm64) echo aarch64-linux-gnu-strip ;;
     windows-amd64) echo x86_64-w64-mingw32-strip ;;
+    darwin-*) echo llvm-strip ;;
   esac
 }
 
+# zig, for the macOS targets: the pin of scripts/build-examples.sh, in its own venv.
+ensure_zig() {
+  local pin venv="$ROOT/.tools/zig-venv"
+  pin=$(sed -n 's/^ZIGLANG_VERSION=\([^ ]*\).*/\1/p' "$ROOT/scripts/build-examples.sh")
+  [[ -n $pin ]] || die "no ZIGLANG_VERSION in scripts/build-examples.sh"
+  if [[ "$(cat "$venv/.pins" 2>/dev/null)" != "ziglang==$pin" ]]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "ziglang==$pin" >&2
+    echo "ziglang==$pin" >"$venv/.pins"
+  fi
+  export ZIG_PYTHON="$venv/bin/python"
+}
+
+ALL_PLATFORMS=(linux-amd64 linux-arm64 windows-amd64 darwin-arm64 darwin-amd64)
 RUST_WEB=("rustc-web=1.96.*" "cargo-web=1.96.*" "rust-web-src=1.96.*")
 
 ensure_packages() {
@@ -86,6 +110,15 @@ build() {
     local cc var
     cc=$(cross_cc "$platform")
     var=$(echo "$triple" | tr 'a-z-' 'A-Z_')
+    if [[ $platform == darwin-* ]]; then
+      ensure_zig
+      # zig's target; 11.0 is the oldest macOS both architectures are built for.
+      export ZIG_CC_TARGET="${triple%%-*}-macos.11.0" MACOSX_DEPLOYMENT_TARGET=11.0
+      # llvm-ar writes the archive index Apple's format needs (GNU ar's is not read).
+      export "AR_${triple//-/_}=llvm-ar"
+      # No dsymutil here to pack debug info into a .dSYM; the binary is stripped anyway.
+      export CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_SPLIT_DEBUGINFO=off
+    fi
     env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
       "CARGO_TARGET_${var}_LINKER=$cc" "CC_${triple//-/_}=$cc" \
       /usr/bin/cargo build --release -p azd-wasm-host --bin azd-wasm-host \
@@ -102,6 +135,7 @@ build() {
 
 platforms=("$@")
 ((${#platforms[@]} > 0)) || platforms=("$(native_platform)")
+[[ ${platforms[*]} == all ]] && platforms=("${ALL_PLATFORMS[@]}")
 for p in "${platforms[@]}"; do
   build "$p"
 done

@@ -15,6 +15,10 @@
 # 4. with AZD_WASM_HOST_E2E=1 (CI sets it), builds the real azd CLI 1.31.2 from the
 #    Go module proxy and runs it end to end against the extension
 #    (scripts/azd-e2e.sh, reusing the debug build of step 3).
+# 5. with AZD_WASM_HOST_CROSS=1 (or a list of platforms, e.g. "windows-amd64 linux-arm64"),
+#    builds the release host for them (scripts/release.sh; 12-20 minutes each, cold, on 2 cores,
+#    so CI does this only when asked) and runs each build as far as this machine allows
+#    (scripts/cross-test.sh: Wine, qemu-user, Mach-O inspection), printing the matrix.
 set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -38,3 +42,16 @@ if [ "${AZD_WASM_HOST_E2E:-0}" = 1 ]; then
   step "real azd end to end"
   CARGO_PROFILE=dev scripts/azd-e2e.sh
 fi
+
+case "${AZD_WASM_HOST_CROSS:-0}" in
+  0 | "") ;;
+  *)
+    step "release builds for other platforms, run as far as this machine allows"
+    platforms=${AZD_WASM_HOST_CROSS}
+    [ "$platforms" = 1 ] && platforms="windows-amd64 linux-arm64 darwin-arm64 darwin-amd64"
+    # shellcheck disable=SC2086 # one platform per word
+    scripts/release.sh linux-amd64 $platforms
+    # shellcheck disable=SC2086
+    scripts/cross-test.sh linux-amd64 $platforms
+    ;;
+esac

@@ -158,7 +158,9 @@ async fn blocking(
 fn print_packaged(p: &crate::author::package::Packaged) {
     let source = p.id.rsplit('.').next().unwrap_or(&p.id);
     println!("registry: {}", p.registry.display());
-    println!("archive:  {}", p.archive.display());
+    for (platform, archive) in &p.archives {
+        println!("archive:  {} ({platform})", archive.display());
+    }
     println!("install with:");
     let registry = crate::author::new::shell_word(&p.registry.display().to_string());
     println!("  azd extension source add -n {source} -t file -l {registry}");

@@ -337,3 +337,121 @@ fn package_refuses_a_provider_name_the_extension_does_not_list() {
         "package wrote something before its checks passed"
     );
 }
+
+/// The member names of a `.tar.gz`, sorted.
+fn archive_members(archive: &Path) -> Vec<String> {
+    let bytes = std::fs::read(archive).unwrap();
+    let mut names: Vec<String> = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]))
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with('/'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A file that starts as an executable of another platform does (what
+/// `package` reads of a host binary it cannot run).
+fn foreign_binary(path: &Path, head: &[u8]) {
+    let mut bytes = head.to_vec();
+    bytes.resize(4096, 0);
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn package_ships_an_archive_per_platform_each_with_its_entry_point() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("p");
+    let cache = root.path().join("cache");
+    ok(
+        &host(root.path(), &["new", "js", "todo", "--dir", "p"], &cache),
+        "new",
+    );
+    let out = host(&dir, &["build"], &cache);
+    if skip_missing_tool(&out, "js") {
+        return;
+    }
+    ok(&out, "build");
+    // A PE (amd64) and a thin Mach-O (arm64): their headers are all `package` reads.
+    let windows = root.path().join("win.exe");
+    let mut pe = b"MZ".to_vec();
+    pe.resize(0x3c, 0);
+    pe.extend_from_slice(&0x80u32.to_le_bytes());
+    pe.resize(0x80, 0);
+    pe.extend_from_slice(b"PE\0\0\x64\x86");
+    foreign_binary(&windows, &pe);
+    let mac = root.path().join("mac");
+    foreign_binary(&mac, &[0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 0x01]);
+
+    // A binary for another platform than the one it is given for is refused, and nothing is written.
+    let wrong = format!("linux/arm64={}", mac.display());
+    let out = host(&dir, &["package", "--host", &wrong], &cache);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is a darwin/arm64 executable, not one for linux/arm64"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.join("dist").exists(),
+        "package wrote something before its checks passed"
+    );
+
+    // This machine's platform, as azd names it; the tests run on Linux.
+    let arch = if cfg!(target_arch = "aarch64") {
+        "arm64"
+    } else {
+        "amd64"
+    };
+    let native = format!("linux/{arch}");
+    let hosts = [
+        format!("windows/amd64={}", windows.display()),
+        format!("darwin-arm64={}", mac.display()),
+        format!("{native}={BIN}"),
+    ];
+    let mut args = vec!["package"];
+    for h in &hosts {
+        args.extend(["--host", h.as_str()]);
+    }
+    let printed = ok(&host(&dir, &args, &cache), "package");
+    let registry: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("dist/registry.json")).unwrap())
+            .unwrap();
+    let artifacts = registry["extensions"][0]["versions"][0]["artifacts"]
+        .as_object()
+        .unwrap();
+    let mut keys: Vec<&str> = artifacts.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["darwin/arm64", native.as_str(), "windows/amd64"]);
+    for (platform, exe, precompiled) in [
+        ("windows/amd64", "azd-wasm-host.exe", false),
+        ("darwin/arm64", "azd-wasm-host", false),
+        (native.as_str(), "azd-wasm-host", true),
+    ] {
+        let artifact = &artifacts[platform];
+        assert_eq!(artifact["entryPoint"], exe, "{platform}");
+        let archive = PathBuf::from(artifact["url"].as_str().unwrap());
+        assert!(
+            printed.contains(&format!("{} ({platform})", archive.display())),
+            "{printed}"
+        );
+        let members = archive_members(&archive);
+        assert!(members.contains(&exe.to_owned()), "{platform}: {members:?}");
+        assert!(
+            members.contains(&"build/todo.wasm".to_owned()),
+            "{platform}: {members:?}"
+        );
+        assert_eq!(
+            members.iter().any(|m| m.starts_with("precompiled/")),
+            precompiled,
+            "{platform}: code is precompiled only for this machine: {members:?}"
+        );
+        use sha2::Digest as _;
+        assert_eq!(
+            artifact["checksum"]["value"],
+            hex::encode(sha2::Sha256::digest(std::fs::read(&archive).unwrap())),
+            "{platform}"
+        );
+    }
+}

@@ -257,6 +257,30 @@ fn save_service_changes(
     env.save(set, removed)
 }
 
+/// Names the command `run` starts as the extension instead of this binary:
+/// its words as a shell splits them. For a build of another platform under
+/// its emulator, e.g. `qemu-aarch64 -L /usr/aarch64-linux-gnu
+/// target/aarch64-unknown-linux-gnu/release/azd-wasm-host`, where that build
+/// cannot start itself.
+pub const EXTENSION_COMMAND_VAR: &str = "AZD_WASM_HOST_EXTENSION_COMMAND";
+
+/// This binary, or the command [`EXTENSION_COMMAND_VAR`] names.
+fn extension_command() -> anyhow::Result<tokio::process::Command> {
+    let line = std::env::var(EXTENSION_COMMAND_VAR).unwrap_or_default();
+    if line.trim().is_empty() {
+        let exe = std::env::current_exe().context("finding this executable")?;
+        return Ok(tokio::process::Command::new(exe));
+    }
+    let words = shell_words::split(&line)
+        .with_context(|| format!("{EXTENSION_COMMAND_VAR} is not a command line: {line:?}"))?;
+    let (program, args) = words
+        .split_first()
+        .with_context(|| format!("{EXTENSION_COMMAND_VAR} names no program"))?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args);
+    Ok(cmd)
+}
+
 /// Spawns this very binary as `listen`, the way azd starts an extension, and
 /// waits for its provider to register.
 async fn start_extension(
@@ -265,8 +289,7 @@ async fn start_extension(
     setup: &Setup,
     debug: bool,
 ) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
-    let exe = std::env::current_exe().context("finding this executable")?;
-    let mut cmd = tokio::process::Command::new(exe);
+    let mut cmd = extension_command()?;
     cmd.env("AZD_WASM_HOST_MANIFEST", &setup.provider_path)
         .env("AZD_ENVIRONMENT", setup.env.name.as_str())
         .env("AZD_CWD", &setup.project.dir)

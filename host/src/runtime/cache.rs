@@ -70,7 +70,37 @@ pub(crate) fn trusted_dir(dir: &Path) -> Result<(), String> {
     if !meta.is_dir() {
         return Err("it is not a directory".to_owned());
     }
-    owned_by_user_alone(&meta)
+    owned_by_user_alone(&meta)?;
+    trusted_place(dir)
+}
+
+/// On Windows the trust check is by place: only a folder beneath the user's
+/// own profile is trusted (`%LOCALAPPDATA%`, the default, and azd's
+/// `.azd\extensions` lie there, and the profile's ACL admits only the user,
+/// administrators and the system). A cache set elsewhere, such as
+/// `C:\ProgramData` or a share, is refused and every start compiles. Owners and
+/// ACLs themselves are read only through the Win32 security API, which this
+/// crate does not call (it has no unsafe code).
+#[cfg(windows)]
+fn trusted_place(dir: &Path) -> Result<(), String> {
+    let profile = dirs::home_dir()
+        .and_then(|home| std::fs::canonicalize(home).ok())
+        .ok_or("the user's profile folder is unknown")?;
+    let dir = std::fs::canonicalize(dir).map_err(|e| format!("cannot resolve it: {e}"))?;
+    if dir.starts_with(&profile) {
+        Ok(())
+    } else {
+        Err(format!(
+            "it is outside the user's profile {} (on Windows the compiled code is kept only \
+             beneath it)",
+            profile.display()
+        ))
+    }
+}
+
+#[cfg(not(windows))]
+fn trusted_place(_dir: &Path) -> Result<(), String> {
+    Ok(())
 }
 
 /// Creates `dir` and its missing parents, readable and writable by the user
@@ -110,9 +140,7 @@ fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
 }
 
-/// On Windows the per-user cache directory is private by default (its ACL
-/// admits only the user, administrators and the system); there is no owner
-/// check here.
+/// On Windows the place is checked instead ([`trusted_place`]).
 #[cfg(not(unix))]
 fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
     Ok(())

@@ -221,7 +221,7 @@ impl WasmProvider {
                     let bindings = compiled.pre.instantiate_async(&mut *store).await?;
                     let guest = bindings
                         .azd_provisioning0_1_0_provider()
-                        .call_initialize(&mut *store, &project_path, &options)
+                        .call_initialize(&mut *store, &sandbox::guest_form(&project_path), &options)
                         .await?;
                     wasmtime::Result::Ok((bindings, guest))
                 },

@@ -268,7 +268,8 @@ impl FsGrant {
                 ));
             }
         };
-        let path = PathBuf::from(path);
+        let path =
+            portable_path(&path).map_err(|why| format!("the grant {:?} {why}", self.path))?;
         match inside_path(&path) {
             Some(rel) if !self.outside_project => Ok(GrantLocation::Inside(rel)),
             Some(_) => Err(format!(
@@ -284,6 +285,31 @@ impl FsGrant {
             )),
         }
     }
+}
+
+/// A path as a manifest writes it, for this platform. A manifest travels
+/// between Windows and the rest, so `\` separates names on every platform,
+/// like `/`. A Windows absolute path (`C:\dir`, `\\server\share`) is absolute
+/// only on Windows; elsewhere it is refused rather than read as a folder named
+/// `C:`. A drive-relative path (`C:dir`) means a different folder per drive's
+/// working directory, and is refused everywhere.
+pub(crate) fn portable_path(text: &str) -> Result<PathBuf, String> {
+    let slashed = text.replace('\\', "/");
+    let bytes = slashed.as_bytes();
+    let has_drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    if has_drive && bytes.get(2) != Some(&b'/') {
+        return Err(
+            "names a drive without a folder on it (write C:\\dir, or a project path)".into(),
+        );
+    }
+    let windows_absolute = has_drive || slashed.starts_with("//");
+    if windows_absolute && !cfg!(windows) {
+        return Err(format!(
+            "is a Windows path, and this host runs on {}",
+            std::env::consts::OS
+        ));
+    }
+    Ok(PathBuf::from(slashed))
 }
 
 /// `path` as a clean path beneath the project, if it stays beneath it: not
@@ -367,9 +393,14 @@ impl Manifest {
             .check()
             .map_err(|msg| anyhow::anyhow!("{} {msg}", at("policy")))?;
         let base = path.parent().unwrap_or(Path::new("."));
+        let component = raw
+            .component
+            .to_str()
+            .map_or(Ok(raw.component.clone()), portable_path)
+            .map_err(|why| anyhow::anyhow!("{} {why}", at("component")))?;
         Ok(Self {
             name: raw.name,
-            component: base.join(&raw.component),
+            component: base.join(component),
             policy: raw.policy,
             source: Some(path.to_path_buf()),
             build: raw.build,
@@ -671,6 +702,53 @@ call_timeout_secs = 5
                 .unwrap_err()
         );
         assert!(e.contains("outside the project"), "{e}");
+    }
+
+    #[test]
+    fn manifest_paths_read_the_same_on_every_platform() {
+        let grant = |path: &str, outside: bool| FsGrant {
+            path: path.into(),
+            access: FsAccess::Read,
+            outside_project: outside,
+        };
+        let inside = |p: &str| GrantLocation::Inside(PathBuf::from(p));
+        // Backslashes separate names, as on Windows, and still cannot climb out.
+        assert_eq!(
+            grant(".azure\\{env}", false).locate(Some("dev")).unwrap(),
+            inside(".azure/dev")
+        );
+        assert_eq!(
+            grant("a\\.\\b\\..\\c", false).locate(None).unwrap(),
+            inside("a/c")
+        );
+        for climbs in ["..\\x", "a\\..\\..\\x", "\\etc"] {
+            let e = grant(climbs, false).locate(None).unwrap_err();
+            assert!(e.contains("outside_project = true"), "{climbs}: {e}");
+        }
+        // A drive with no folder on it is refused everywhere.
+        let e = grant("C:data", true).locate(None).unwrap_err();
+        assert!(e.contains("names a drive without a folder"), "{e}");
+        for windows in [
+            "C:\\Users\\me",
+            "c:/data",
+            "\\\\server\\share\\x",
+            "//server/share",
+        ] {
+            let got = grant(windows, true).locate(None);
+            if cfg!(windows) {
+                assert!(
+                    matches!(got, Ok(GrantLocation::Outside(_))),
+                    "{windows}: {got:?}"
+                );
+            } else {
+                let e = got.unwrap_err();
+                assert!(e.contains("is a Windows path"), "{windows}: {e}");
+            }
+            // Never inside the project, on any platform.
+            assert!(grant(windows, false).locate(None).is_err(), "{windows}");
+        }
+        let m = parse("name = \"x\"\ncomponent = \"build\\\\x.wasm\"\n").unwrap();
+        assert_eq!(m.component, Path::new("/p/build/x.wasm"));
     }
 
     #[test]

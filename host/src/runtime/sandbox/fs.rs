@@ -126,7 +126,7 @@ pub(crate) fn open_grants(
             tracing::warn!(provider, grant = %grant.path, "granted directory does not exist; not granted");
             continue;
         };
-        let Some(guest_path) = guest.to_str().map(str::to_owned) else {
+        let Some(guest_path) = guest.to_str().map(guest_form) else {
             return Err(refused(
                 grant,
                 format!("{} is not valid UTF-8", guest.display()),
@@ -247,6 +247,36 @@ fn open_outside(
     Ok(Some((dir, canonical)))
 }
 
+/// How the guest names a host path: as it is, except on Windows, where the
+/// guest's WASI paths are `/`-separated and absolute from `/`
+/// ([`windows_guest_form`]). The project path the guest is given goes through
+/// here too, so it lies beneath its granted folders on every platform.
+pub(crate) fn guest_form(host: &str) -> String {
+    #[cfg(windows)]
+    return windows_guest_form(host);
+    #[cfg(not(windows))]
+    host.to_owned()
+}
+
+/// `C:\proj\.azure/dev` → `/C:/proj/.azure/dev`; the verbatim prefixes
+/// canonical paths carry (`\\?\C:\x`, `\\?\UNC\server\share`) are dropped,
+/// and a share is `//server/share`.
+#[cfg(any(windows, test))]
+fn windows_guest_form(host: &str) -> String {
+    let plain = if let Some(unc) = host.strip_prefix(r"\\?\UNC\") {
+        format!(r"\\{unc}")
+    } else {
+        host.strip_prefix(r"\\?\").unwrap_or(host).to_owned()
+    };
+    let slashed = plain.replace('\\', "/");
+    let bytes = slashed.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        format!("/{slashed}")
+    } else {
+        slashed
+    }
+}
+
 /// `p` with `.` and `..` removed lexically (the guest-visible name only; the
 /// host never opens a path made this way).
 fn lexical(p: &Path) -> PathBuf {
@@ -272,6 +302,26 @@ mod tests {
             path: path.into(),
             access,
             outside_project: false,
+        }
+    }
+
+    #[test]
+    fn windows_paths_reach_the_guest_in_wasi_form() {
+        for (host, guest) in [
+            (r"C:\Users\me\proj", "/C:/Users/me/proj"),
+            (
+                r"C:\Users\me\proj\.azure/dev",
+                "/C:/Users/me/proj/.azure/dev",
+            ),
+            (r"\\?\D:\data", "/D:/data"),
+            (r"\\?\UNC\server\share\x", "//server/share/x"),
+            (r"\\server\share", "//server/share"),
+        ] {
+            assert_eq!(windows_guest_form(host), guest, "{host}");
+        }
+        // Elsewhere a path reaches the guest as it is.
+        if !cfg!(windows) {
+            assert_eq!(guest_form("/home/me/a b"), "/home/me/a b");
         }
     }
 

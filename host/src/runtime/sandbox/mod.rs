@@ -26,8 +26,8 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
-pub(crate) use fs::GrantedDir;
 pub use fs::remove_unused_dirs;
+pub(crate) use fs::{GrantedDir, guest_form};
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 
 use super::host::{LogStream, OutputTail};

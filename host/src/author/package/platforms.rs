@@ -1,0 +1,329 @@
+//! The platforms an extension source ships, and the host binary of each.
+//!
+//! `package` makes one archive per platform. By default that is this
+//! machine's platform with this very binary; `--host PLATFORM=BINARY` and
+//! `--hosts DIR` (the layout `scripts/release.sh` writes) add builds for
+//! other platforms. A binary's own headers must say it runs on the platform
+//! it is packaged for, so a Linux binary never ships as a Windows artifact.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+
+/// A platform as azd names it: `<GOOS>/<GOARCH>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Platform {
+    pub(super) os: &'static str,
+    pub(super) arch: &'static str,
+}
+
+/// The platforms azd has artifacts for (`ValidPlatforms`, pkg/extensions).
+pub(super) const AZD_PLATFORMS: [Platform; 6] = [
+    Platform::new("windows", "amd64"),
+    Platform::new("windows", "arm64"),
+    Platform::new("darwin", "amd64"),
+    Platform::new("darwin", "arm64"),
+    Platform::new("linux", "amd64"),
+    Platform::new("linux", "arm64"),
+];
+
+impl Platform {
+    const fn new(os: &'static str, arch: &'static str) -> Self {
+        Self { os, arch }
+    }
+
+    /// The key of the registry's `artifacts` map: `linux/amd64`.
+    pub(super) fn key(self) -> String {
+        format!("{}/{}", self.os, self.arch)
+    }
+
+    /// The form used in file and folder names: `linux-amd64`.
+    pub(super) fn slug(self) -> String {
+        format!("{}-{}", self.os, self.arch)
+    }
+
+    /// The host's file name on this platform (the artifact's entry point).
+    pub(super) fn exe_name(self) -> &'static str {
+        if self.os == "windows" {
+            "azd-wasm-host.exe"
+        } else {
+            "azd-wasm-host"
+        }
+    }
+
+    /// This machine's platform.
+    pub(super) fn this_machine() -> anyhow::Result<Self> {
+        let (os, arch) = match (std::env::consts::OS, std::env::consts::ARCH) {
+            ("macos", arch) => ("darwin", arch),
+            other => other,
+        };
+        let arch = match arch {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
+        };
+        AZD_PLATFORMS
+            .into_iter()
+            .find(|p| p.os == os && p.arch == arch)
+            .with_context(|| format!("azd has no extension artifacts for {os}/{arch}"))
+    }
+
+    /// `linux/amd64` or `linux-amd64`.
+    pub(super) fn parse(text: &str) -> anyhow::Result<Self> {
+        AZD_PLATFORMS
+            .into_iter()
+            .find(|p| text == p.key() || text == p.slug())
+            .with_context(|| {
+                let known: Vec<String> = AZD_PLATFORMS.iter().map(|p| p.key()).collect();
+                format!(
+                    "`{text}` is not a platform azd installs extensions on ({})",
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for Platform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.os, self.arch)
+    }
+}
+
+/// The platform an executable's headers name (ELF, PE or a thin Mach-O),
+/// when it is one of azd's.
+pub(super) fn binary_platform(head: &[u8]) -> Option<Platform> {
+    let u16_at = |at: usize| Some(u16::from_le_bytes(head.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_le_bytes(head.get(at..at + 4)?.try_into().ok()?));
+    let (os, arch) = if head.starts_with(b"\x7fELF") {
+        // e_machine, little-endian on both of azd's Linux architectures.
+        let arch = match u16_at(18)? {
+            0x3e => "amd64",
+            0xb7 => "arm64",
+            _ => return None,
+        };
+        ("linux", arch)
+    } else if head.starts_with(b"MZ") {
+        let pe = usize::try_from(u32_at(0x3c)?).ok()?;
+        if head.get(pe..pe + 4)? != b"PE\0\0" {
+            return None;
+        }
+        let arch = match u16_at(pe + 4)? {
+            0x8664 => "amd64",
+            0xaa64 => "arm64",
+            _ => return None,
+        };
+        ("windows", arch)
+    } else if u32_at(0)? == 0xfeed_facf {
+        let arch = match u32_at(4)? {
+            0x0100_0007 => "amd64",
+            0x0100_000c => "arm64",
+            _ => return None,
+        };
+        ("darwin", arch)
+    } else {
+        return None;
+    };
+    AZD_PLATFORMS
+        .into_iter()
+        .find(|p| p.os == os && p.arch == arch)
+}
+
+/// One archive to make: a platform and the host binary it ships.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct HostBinary {
+    pub(super) platform: Platform,
+    pub(super) path: PathBuf,
+    /// Built for this machine, so it can be stripped, started to prove it
+    /// works, and shipped with code precompiled here.
+    pub(super) native: bool,
+}
+
+/// The host binaries to package: those of `--host PLATFORM=BINARY` and of
+/// `--hosts DIR` (`DIR/<os>-<arch>/azd-wasm-host[.exe]`), or else this very
+/// binary for this machine.
+pub(super) fn host_binaries(
+    hosts: &[String],
+    hosts_dir: Option<&Path>,
+) -> anyhow::Result<Vec<HostBinary>> {
+    let here = Platform::this_machine()?;
+    let mut found: Vec<(Platform, PathBuf)> = Vec::new();
+    for spec in hosts {
+        let (platform, path) = spec.split_once('=').with_context(|| {
+            format!("--host `{spec}` is not PLATFORM=BINARY (e.g. windows/amd64=azd-wasm-host.exe)")
+        })?;
+        found.push((Platform::parse(platform)?, PathBuf::from(path)));
+    }
+    if let Some(dir) = hosts_dir {
+        let before = found.len();
+        for platform in AZD_PLATFORMS {
+            let path = dir.join(platform.slug()).join(platform.exe_name());
+            if path.is_file() {
+                found.push((platform, path));
+            }
+        }
+        if found.len() == before {
+            bail!(
+                "{} holds no host builds: it should hold <os>-<arch>/azd-wasm-host[.exe], as \
+                 scripts/release.sh writes them (e.g. {}/linux-arm64/azd-wasm-host)",
+                dir.display(),
+                dir.display()
+            );
+        }
+    }
+    if found.is_empty() {
+        let exe = std::env::current_exe().context("cannot find this host's own binary")?;
+        found.push((here, exe));
+    }
+    let mut binaries: Vec<HostBinary> = Vec::with_capacity(found.len());
+    for (platform, path) in found {
+        if binaries.iter().any(|b| b.platform == platform) {
+            bail!("two host binaries for {platform}: give one per platform");
+        }
+        check_binary(&path, platform)?;
+        binaries.push(HostBinary {
+            platform,
+            path,
+            native: platform == here,
+        });
+    }
+    Ok(binaries)
+}
+
+/// `path` must be an executable for `platform`.
+fn check_binary(path: &Path, platform: Platform) -> anyhow::Result<()> {
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .with_context(|| format!("cannot read the host binary {}", path.display()))?;
+    match binary_platform(&head) {
+        Some(p) if p == platform => Ok(()),
+        Some(p) => bail!(
+            "{} is a {p} executable, not one for {platform}",
+            path.display()
+        ),
+        None => bail!(
+            "{} is not an executable for any platform azd installs extensions on",
+            path.display()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platforms_parse_in_both_forms_and_unknown_ones_are_refused() {
+        let p = Platform::parse("windows/amd64").unwrap();
+        assert_eq!(p, Platform::parse("windows-amd64").unwrap());
+        assert_eq!(
+            (p.key(), p.slug()),
+            ("windows/amd64".into(), "windows-amd64".into())
+        );
+        assert_eq!(p.exe_name(), "azd-wasm-host.exe");
+        assert_eq!(
+            Platform::parse("darwin/arm64").unwrap().exe_name(),
+            "azd-wasm-host"
+        );
+        let e = Platform::parse("plan9/amd64").unwrap_err().to_string();
+        assert!(e.contains("linux/arm64"), "{e}");
+        assert!(AZD_PLATFORMS.contains(&Platform::this_machine().unwrap()));
+    }
+
+    /// The smallest headers each format needs, built by hand.
+    fn elf(machine: u16) -> Vec<u8> {
+        let mut b = b"\x7fELF\x02\x01\x01".to_vec();
+        b.resize(18, 0);
+        b.extend_from_slice(&machine.to_le_bytes());
+        b
+    }
+    fn pe(machine: u16) -> Vec<u8> {
+        let mut b = b"MZ".to_vec();
+        b.resize(0x3c, 0);
+        b.extend_from_slice(&0x80u32.to_le_bytes());
+        b.resize(0x80, 0);
+        b.extend_from_slice(b"PE\0\0");
+        b.extend_from_slice(&machine.to_le_bytes());
+        b
+    }
+    fn macho(cpu: u32) -> Vec<u8> {
+        let mut b = 0xfeed_facfu32.to_le_bytes().to_vec();
+        b.extend_from_slice(&cpu.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn a_binary_says_its_platform_by_its_headers() {
+        let named = |head: Vec<u8>| binary_platform(&head).map(|p| p.key());
+        assert_eq!(named(elf(0x3e)).as_deref(), Some("linux/amd64"));
+        assert_eq!(named(elf(0xb7)).as_deref(), Some("linux/arm64"));
+        assert_eq!(named(pe(0x8664)).as_deref(), Some("windows/amd64"));
+        assert_eq!(named(pe(0xaa64)).as_deref(), Some("windows/arm64"));
+        assert_eq!(named(macho(0x0100_000c)).as_deref(), Some("darwin/arm64"));
+        assert_eq!(named(macho(0x0100_0007)).as_deref(), Some("darwin/amd64"));
+        // Other machines, truncated headers, a PE offset past the end, a script.
+        for bad in [
+            elf(0x28),
+            pe(0x14c),
+            elf(0x3e)[..19].to_vec(),
+            pe(0x8664)[..0x82].to_vec(),
+        ] {
+            assert_eq!(binary_platform(&bad), None);
+        }
+        let mut far = pe(0x8664);
+        far[0x3c..0x40].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(binary_platform(&far), None);
+        assert_eq!(binary_platform(b"#!/bin/sh\n"), None);
+        // This test's own executable is one of this machine's.
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(binary_platform(&me), Platform::this_machine().ok());
+    }
+
+    #[test]
+    fn host_binaries_come_from_flags_or_a_release_folder_and_must_fit() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |rel: &str, bytes: Vec<u8>| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        put("windows-amd64/azd-wasm-host.exe", pe(0x8664));
+        put("linux-arm64/azd-wasm-host", elf(0xb7));
+        let found = host_binaries(&[], Some(dir.path())).unwrap();
+        let keys: Vec<String> = found.iter().map(|b| b.platform.key()).collect();
+        assert_eq!(keys, ["windows/amd64", "linux/arm64"]);
+
+        let linux = put("linux.bin", elf(0x3e));
+        let e = host_binaries(&[format!("windows/amd64={}", linux.display())], None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is a linux/amd64 executable, not one for windows/amd64"),
+            "{e}"
+        );
+        let e = host_binaries(&[format!("linux/arm64={}", linux.display())], None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not one for linux/arm64"), "{e}");
+        let twice = format!(
+            "windows-amd64={}",
+            dir.path().join("windows-amd64/azd-wasm-host.exe").display()
+        );
+        let e = host_binaries(&[twice], Some(dir.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("two host binaries for windows/amd64"), "{e}");
+        assert!(host_binaries(&["linux/amd64".into()], None).is_err());
+        let empty = tempfile::tempdir().unwrap();
+        let e = host_binaries(&[], Some(empty.path()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holds no host builds"), "{e}");
+
+        let me = host_binaries(&[], None).unwrap();
+        assert_eq!(me.len(), 1);
+        assert!(me[0].native);
+    }
+}
