@@ -122,9 +122,17 @@ test_linux_arm64() {
     [[ $(id -u) == 0 ]] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
   fi
   local qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu "$bin")
+  # The extension command counts its starts, so the matrix shows the arm64 build served each step.
+  local ext="$WORK/arm64-extension" starts="$WORK/arm64-starts"
+  printf '#!/bin/sh\necho started >>%q\nexec qemu-aarch64 -L /usr/aarch64-linux-gnu %q "$@"\n' \
+    "$starts" "$bin" >"$ext"
+  chmod +x "$ext"
   check_run "${qemu[@]}" &&
-    AZD_WASM_HOST_EXTENSION_COMMAND="qemu-aarch64 -L /usr/aarch64-linux-gnu $(printf %q "$bin")" \
-      lifecycle c-hello "$NATIVE_HOST" || result=FAIL
+    AZD_WASM_HOST_EXTENSION_COMMAND="$ext" lifecycle c-hello "$NATIVE_HOST" || result=FAIL
+  if [[ $result == pass && $(wc -l <"$starts" 2>/dev/null || echo 0) -ne 3 ]]; then
+    note "the arm64 build was not started for each of provision, state and down"
+    result=FAIL
+  fi
   row linux-arm64 "$(size_of "$bin")" "--version, check; lifecycle (C) served by the arm64 build as listen" \
     "qemu-user $(qemu-aarch64 --version | head -1 | awk '{print $3}')" "$result"
 }

@@ -160,7 +160,8 @@ fn azd_went_away(status: &tonic::Status) -> bool {
     )
 }
 
-/// Cancels `shutdown` on SIGINT or SIGTERM (Ctrl-C or Ctrl-Break on Windows);
+/// Cancels `shutdown` on SIGINT or SIGTERM (on Windows: Ctrl-C, Ctrl-Break, or
+/// the console closing or the system shutting down);
 /// returns when either happens or `shutdown` is cancelled by someone else.
 async fn shut_down_on_signal(shutdown: CancellationToken) {
     tokio::select! {
@@ -189,8 +190,32 @@ async fn signal() -> &'static str {
     }
 }
 
+/// Resolves with the name of the first console event that ends a program on
+/// Windows: Ctrl-C, Ctrl-Break, the console window closing, or the system
+/// shutting down. (azd itself stops an extension by ending its stream, or by
+/// terminating the process, which no handler sees.)
+#[cfg(windows)]
+async fn signal() -> &'static str {
+    use tokio::signal::windows;
+    let (Ok(mut c), Ok(mut brk), Ok(mut close), Ok(mut shutdown)) = (
+        windows::ctrl_c(),
+        windows::ctrl_break(),
+        windows::ctrl_close(),
+        windows::ctrl_shutdown(),
+    ) else {
+        tracing::debug!("cannot watch for console events; only the stream's end stops listen");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = c.recv() => "Ctrl-C",
+        _ = brk.recv() => "Ctrl-Break",
+        _ = close.recv() => "console closed",
+        _ = shutdown.recv() => "system shutdown",
+    }
+}
+
 /// Resolves with the name of the first termination signal.
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 async fn signal() -> &'static str {
     match tokio::signal::ctrl_c().await {
         Ok(()) => "Ctrl-C",
