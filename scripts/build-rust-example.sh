@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Rust example provider as a WebAssembly component:
+# Builds the Rust example provider and the Rust test guest as WebAssembly components:
 #   examples/rust-hello/build/rust-hello.wasm
+#   host/tests/guests/http-probe/build/http-probe.wasm
 #
 # Usage: scripts/build-rust-example.sh
 #
@@ -51,4 +52,7 @@ if ! has_wasm_std && ! debian_route_installed; then
 fi
 
 cargo build --quiet -p azd-wasm-host
-"${CARGO_TARGET_DIR:-$ROOT/target}/debug/azd-wasm-host" build examples/rust-hello/provider.toml
+host_bin="${CARGO_TARGET_DIR:-$ROOT/target}/debug/azd-wasm-host"
+"$host_bin" build examples/rust-hello/provider.toml
+# The test guest of [policy.http] (host/tests/http.rs), built the same way; it shares the std build.
+"$host_bin" build host/tests/guests/http-probe/provider.toml

@@ -160,6 +160,28 @@ impl ProviderError {
         self
     }
 
+    /// Says which HTTP origins the sandbox refused during the call, and the
+    /// grant that would allow them, ahead of any suggestion the guest made.
+    #[must_use]
+    pub fn with_http_denied(mut self, origins: &[String]) -> Self {
+        if origins.is_empty() {
+            return self;
+        }
+        let quoted: Vec<String> = origins.iter().map(|o| format!("{o:?}")).collect();
+        let hint = format!(
+            "The sandbox refused HTTP requests to {} (not granted): add {} to `allow` under              [policy.http] in provider.toml if the provider should reach {}.",
+            origins.join(", "),
+            quoted.join(", "),
+            if origins.len() == 1 { "it" } else { "them" }
+        );
+        self.suggestion = if self.suggestion.is_empty() {
+            hint
+        } else {
+            format!("{hint} {}", self.suggestion)
+        };
+        self
+    }
+
     /// Adds what a guest last wrote to stderr (a traceback, an exception) to
     /// the message, so its words reach the user.
     #[must_use]

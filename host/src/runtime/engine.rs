@@ -125,6 +125,8 @@ pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
         HostState::lookup,
     )?;
     linker.allow_shadowing(false);
+    // Outbound HTTP, behind `[policy.http]` (the hook is `sandbox::HttpGate`).
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     ProvisioningProvider::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
     Ok(linker)
 }

@@ -21,7 +21,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::azd::provisioning0_1_0::{log, progress, types};
 use super::limits::InstanceLimits;
-use super::sandbox::{GrantedDir, GrantedPreopens, GuestLookup, NetworkPolicy, Sandbox};
+use super::sandbox::{GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy, Sandbox};
 use super::services::ServiceAccess;
 use crate::provider::{CallContext, Progress};
 use crate::text;
@@ -41,6 +41,9 @@ pub(crate) struct HostState {
     table: ResourceTable,
     dirs: Vec<GrantedDir>,
     network: NetworkPolicy,
+    http_ctx: wasmtime_wasi_http::WasiHttpCtx,
+    /// The HTTP grants; what it refused names the grant in errors.
+    pub(crate) http: HttpGate,
     pub(crate) limits: InstanceLimits,
     /// azd's services and what the manifest grants of them.
     services: ServiceAccess,
@@ -63,6 +66,8 @@ impl HostState {
             table: ResourceTable::new(),
             dirs: sandbox.dirs,
             network: sandbox.network,
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http: sandbox.http,
             limits: InstanceLimits::new(memory_bytes),
             stderr_tail: sandbox.stderr_tail,
             services,
@@ -88,6 +93,7 @@ impl HostState {
             progress: ctx.progress.clone(),
         });
         self.limits.take_denied();
+        self.http.take_denied();
     }
 
     /// Unbinds the call.
@@ -113,6 +119,16 @@ impl WasiView for HostState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for HostState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
         }
     }
 }

@@ -171,13 +171,18 @@ impl WasmProvider {
         match outcome {
             Ok(Ok(guest)) => {
                 instance.store.data_mut().end_call();
+                let http_denied = instance.store.data_mut().http.take_denied();
                 *guard = InstanceState::Running(instance);
-                guest.map(convert).map_err(convert::error_from_wit)
+                guest
+                    .map(convert)
+                    .map_err(|e| convert::error_from_wit(e).with_http_denied(&http_denied))
             }
             Ok(Err(trap)) => {
                 let denied = instance.store.data_mut().limits.take_denied();
+                let http_denied = instance.store.data_mut().http.take_denied();
                 let err = self
                     .trap_error(what, &trap, denied)
+                    .with_http_denied(&http_denied)
                     .with_guest_stderr(&instance.store.data().stderr_tail());
                 *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
@@ -233,13 +238,16 @@ impl WasmProvider {
         match started {
             Ok(Ok((bindings, guest))) => {
                 store.data_mut().end_call();
+                let http_denied = store.data_mut().http.take_denied();
                 *guard = InstanceState::Running(Box::new(Instance { store, bindings }));
-                guest.map_err(convert::error_from_wit)
+                guest.map_err(|e| convert::error_from_wit(e).with_http_denied(&http_denied))
             }
             Ok(Err(trap)) => {
                 let denied = store.data_mut().limits.take_denied();
+                let http_denied = store.data_mut().http.take_denied();
                 let err = self
                     .trap_error("initialize", &trap, denied)
+                    .with_http_denied(&http_denied)
                     .with_guest_stderr(&store.data().stderr_tail());
                 *guard = InstanceState::Retired(err.message.clone());
                 Err(err)

@@ -156,9 +156,138 @@ pub struct Policy {
     /// Deadline per call, in seconds (fractions allowed).
     #[serde(default = "default_call_timeout_secs")]
     pub call_timeout_secs: f64,
+    /// Outbound HTTP the guest may make (`[policy.http]`).
+    #[serde(default)]
+    pub http: HttpGrants,
     /// azd's own services the guest may use (`[policy.azd]`).
     #[serde(default)]
     pub azd: AzdGrants,
+}
+
+/// Outbound HTTP through `wasi:http/outgoing-handler`: only to the origins
+/// listed, each request bounded in time and in the response bytes it reads.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpGrants {
+    /// `scheme://host[:port]` origins the guest may send requests to. `https`
+    /// anywhere (TLS is done by the host, against the Mozilla root store);
+    /// plaintext `http` only to a loopback host.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Deadline of one request (connect, first byte, and between bytes), in
+    /// seconds; never past the call's own deadline.
+    #[serde(default = "default_http_timeout_secs")]
+    pub timeout_secs: f64,
+    /// The most response-body bytes one request reads; a larger body fails
+    /// the read with `HTTP-response-body-size`.
+    #[serde(default = "default_http_max_response_bytes")]
+    pub max_response_bytes: u64,
+}
+
+impl Default for HttpGrants {
+    fn default() -> Self {
+        Self {
+            allow: Vec::new(),
+            timeout_secs: DEFAULT_HTTP_TIMEOUT_SECS,
+            max_response_bytes: DEFAULT_HTTP_MAX_RESPONSE_BYTES,
+        }
+    }
+}
+
+/// Default deadline of one guest HTTP request, in seconds.
+pub const DEFAULT_HTTP_TIMEOUT_SECS: f64 = 30.0;
+/// Default bound on one response body read by the guest (32 MiB).
+pub const DEFAULT_HTTP_MAX_RESPONSE_BYTES: u64 = 32 << 20;
+
+fn default_http_timeout_secs() -> f64 {
+    DEFAULT_HTTP_TIMEOUT_SECS
+}
+
+fn default_http_max_response_bytes() -> u64 {
+    DEFAULT_HTTP_MAX_RESPONSE_BYTES
+}
+
+/// An origin of `[policy.http] allow`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOrigin {
+    /// `https` or `http`.
+    pub https: bool,
+    /// Lower-case host name or IP address (without brackets).
+    pub host: String,
+    /// The port, explicit or the scheme's.
+    pub port: u16,
+}
+
+impl HttpOrigin {
+    /// Parses `scheme://host[:port]`: no user, path, query or fragment, and
+    /// plaintext only to loopback.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let uri: http::Uri = text
+            .parse()
+            .map_err(|_| "is not scheme://host[:port]".to_owned())?;
+        let https = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            Some(other) => {
+                return Err(format!(
+                    "has the scheme `{other}`; use https:// (or http:// to loopback)"
+                ));
+            }
+            None => return Err("has no scheme; write https://host".to_owned()),
+        };
+        let authority = uri.authority().ok_or("has no host")?;
+        if authority.as_str().contains('@') {
+            return Err("has user information; only scheme://host[:port] is allowed".to_owned());
+        }
+        if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+            return Err(
+                "has a path or query; grants are by origin, scheme://host[:port]".to_owned(),
+            );
+        }
+        let host = authority.host();
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host)
+            .to_ascii_lowercase();
+        if host.is_empty() {
+            return Err("has no host".to_owned());
+        }
+        let port = match authority.port_u16() {
+            Some(0) => return Err("has port 0".to_owned()),
+            Some(p) => p,
+            None if https => 443,
+            None => 80,
+        };
+        let origin = Self { https, host, port };
+        if !https && !origin.is_loopback() {
+            return Err(format!(
+                "is plaintext HTTP to a host that is not loopback; use https://{}",
+                authority
+            ));
+        }
+        Ok(origin)
+    }
+
+    /// Whether the host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+    pub fn is_loopback(&self) -> bool {
+        self.host == "localhost"
+            || self
+                .host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+impl std::fmt::Display for HttpOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.https { "https" } else { "http" };
+        if self.host.contains(':') {
+            write!(f, "{scheme}://[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{scheme}://{}:{}", self.host, self.port)
+        }
+    }
 }
 
 /// What of azd's own services a provider may use.
@@ -204,6 +333,7 @@ impl Default for Policy {
             network: Vec::new(),
             memory_mb: DEFAULT_MEMORY_MB,
             call_timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
+            http: HttpGrants::default(),
             azd: AzdGrants::default(),
         }
     }
@@ -215,7 +345,14 @@ impl Policy {
         self.fs.is_empty()
             && self.env.is_empty()
             && self.network.is_empty()
+            && self.http.allow.is_empty()
             && self.azd == AzdGrants::default()
+    }
+
+    /// The deadline of one guest HTTP request: `[policy.http] timeout_secs`,
+    /// but never longer than a call.
+    pub fn http_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.http.timeout_secs.min(self.call_timeout_secs))
     }
 
     /// The deadline of one call.
@@ -498,6 +635,23 @@ impl Policy {
         }
         for dest in &self.network {
             parse_host_port(dest).map_err(|why| format!("network: {dest:?} {why}"))?;
+        }
+        for origin in &self.http.allow {
+            HttpOrigin::parse(origin).map_err(|why| format!("http.allow: {origin:?} {why}"))?;
+        }
+        let http = &self.http;
+        if !(http.timeout_secs > 0.0 && http.timeout_secs <= MAX_CALL_TIMEOUT_SECS) {
+            return Err(format!(
+                "http.timeout_secs = {} is out of range (above 0, at most {MAX_CALL_TIMEOUT_SECS})",
+                http.timeout_secs
+            ));
+        }
+        if http.max_response_bytes == 0 || http.max_response_bytes > MAX_MEMORY_MB << 20 {
+            return Err(format!(
+                "http.max_response_bytes = {} is out of range (1..={})",
+                http.max_response_bytes,
+                MAX_MEMORY_MB << 20
+            ));
         }
         Ok(())
     }

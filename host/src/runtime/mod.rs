@@ -468,7 +468,7 @@ fn write_policy(out: &mut String, policy: &Policy) {
     if policy.is_deny_all() {
         let _ = writeln!(
             out,
-            "  deny-all: no files, no environment variables, no network"
+            "  deny-all: no files, no environment variables, no network, no HTTP"
         );
     }
     for g in &policy.fs {
@@ -486,6 +486,20 @@ fn write_policy(out: &mut String, policy: &Policy) {
         let _ = writeln!(
             out,
             "  network  {n} (TCP connect; name lookups only for listed names)"
+        );
+    }
+    for origin in &policy.http.allow {
+        let _ = writeln!(
+            out,
+            "  http     {origin} (TLS by the host; plaintext only to loopback)"
+        );
+    }
+    if !policy.http.allow.is_empty() {
+        let _ = writeln!(
+            out,
+            "  http     each request: {} s at most, {} bytes of response body at most",
+            policy.http_timeout().as_secs_f64(),
+            policy.http.max_response_bytes
         );
     }
     let _ = writeln!(
@@ -534,6 +548,10 @@ fn describe_import(name: &str, policy: &Policy) -> &'static str {
         "wasi:random/random" | "wasi:random/insecure" | "wasi:random/insecure-seed" => "randomness",
         "wasi:clocks/wall-clock" | "wasi:clocks/monotonic-clock" => "clocks",
         n if n.starts_with("wasi:sockets/") => "network (only allowlisted host:port)",
+        "wasi:http/outgoing-handler" | "wasi:http/types" if policy.http.allow.is_empty() => {
+            "HTTP: none granted (no [policy.http] allow), every request is refused"
+        }
+        n if n.starts_with("wasi:http/") => "HTTP requests (only the [policy.http] origins below)",
         n if n.starts_with("wasi:io/") => "streams and polling",
         n if n.starts_with("wasi:cli/terminal") => "terminal queries (never a terminal)",
         _ => "",

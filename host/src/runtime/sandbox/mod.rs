@@ -9,6 +9,8 @@
 //!   (azd's credentials can never be allowlisted, see the manifest);
 //! - TCP connects reach only allowlisted destinations, and name lookups only
 //!   allowlisted names ([`net`]); UDP never;
+//! - HTTP requests reach only the granted origins, each bounded in time and
+//!   in the bytes it reads ([`http`]);
 //! - guest stdout/stderr go to the host's log.
 //!
 //! Not bounded here: how much a guest writes into a read-write grant. The
@@ -16,6 +18,7 @@
 //! must write.
 
 mod fs;
+mod http;
 mod net;
 
 use std::sync::Arc;
@@ -28,6 +31,7 @@ use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
 pub use fs::remove_unused_dirs;
 pub(crate) use fs::{GrantedDir, guest_form};
+pub(crate) use http::HttpGate;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 
 use super::host::{LogStream, OutputTail};
@@ -45,6 +49,8 @@ pub(crate) struct Sandbox {
     pub(crate) network: NetworkPolicy,
     /// The guest's last stderr lines.
     pub(crate) stderr_tail: OutputTail,
+    /// The HTTP grants (the hook of `wasi:http/outgoing-handler`).
+    pub(crate) http: HttpGate,
 }
 
 /// Builds the sandbox of an instance serving `project_path` in the azd
@@ -76,6 +82,7 @@ pub(crate) fn build(
         dirs,
         network,
         stderr_tail,
+        http: HttpGate::new(policy, provider.clone()),
     })
 }
 

@@ -1,0 +1,321 @@
+//! Outbound HTTP under `[policy.http]`, end to end: the real binary runs the
+//! `http-probe` test guest (`host/tests/guests/http-probe`, built by
+//! `scripts/build-rust-example.sh`) with `run provision`, against loopback
+//! servers this test starts and watches.
+//!
+//! What the sandbox must hold: a request to an origin the manifest does not
+//! grant is refused without a connection (the listener counts them), a body
+//! past `max_response_bytes` fails whether or not it says its length, a
+//! server that stalls (before or during TLS) costs a request's timeout and
+//! not the call's, and the error azd shows names the grant to add.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpListener;
+
+const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
+
+fn probe_component() -> Option<PathBuf> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guests/http-probe/build/http-probe.wasm");
+    if path.is_file() {
+        return Some(path);
+    }
+    if std::env::var("AZD_WASM_HOST_SKIP_EXAMPLES").is_ok_and(|v| v == "1") {
+        println!("skipped: http-probe is not built (AZD_WASM_HOST_SKIP_EXAMPLES=1)");
+        return None;
+    }
+    panic!(
+        "{} is missing: run scripts/build-rust-example.sh (or set AZD_WASM_HOST_SKIP_EXAMPLES=1)",
+        path.display()
+    );
+}
+
+/// A loopback HTTP/1.1 server that answers by path and counts connections.
+struct Server {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+}
+
+async fn serve() -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&connections);
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                    if head.first() == Some(&0x16) {
+                        // A TLS ClientHello: stall, as a server that never finishes a handshake.
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        return;
+                    }
+                }
+                let text = String::from_utf8_lossy(&head).into_owned();
+                let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                let reply: Vec<u8> = match path.as_str() {
+                    "/ok" => {
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 19\r\n\r\nhello from loopback".to_vec()
+                    }
+                    "/big" => {
+                        let mut r = b"HTTP/1.1 200 OK\r\ncontent-length: 5000\r\n\r\n".to_vec();
+                        r.resize(r.len() + 5000, b'x');
+                        r
+                    }
+                    "/chunked" => {
+                        let mut r =
+                            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+                        for _ in 0..10 {
+                            r.extend_from_slice(b"200\r\n");
+                            r.resize(r.len() + 0x200, b'y');
+                            r.extend_from_slice(b"\r\n");
+                        }
+                        r.extend_from_slice(b"0\r\n\r\n");
+                        r
+                    }
+                    _ => {
+                        // "/slow" and anything else: never answer.
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        return;
+                    }
+                };
+                let _ = sock.write_all(&reply).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    Server { port, connections }
+}
+
+/// A project for the probe: its manifest (granting `allow`) and azure.yaml
+/// listing `urls`.
+fn project(
+    component: &Path,
+    allow: &[String],
+    urls: &[String],
+    fail_on_error: bool,
+) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let allow: Vec<String> = allow.iter().map(|a| format!("{a:?}")).collect();
+    std::fs::write(
+        dir.path().join("provider.toml"),
+        format!(
+            "name = \"http-probe\"\ncomponent = {:?}\n[policy]\ncall_timeout_secs = 30\n\
+             [policy.http]\nallow = [{}]\ntimeout_secs = 1\nmax_response_bytes = 1000\n",
+            component.display().to_string(),
+            allow.join(", ")
+        ),
+    )
+    .unwrap();
+    let requests: Vec<String> = urls.iter().map(|u| format!("      - url: {u}\n")).collect();
+    std::fs::write(
+        dir.path().join("azure.yaml"),
+        format!(
+            "name: probe\ninfra:\n  provider: http-probe\n  config:\n    fail_on_error: {fail_on_error}\n    requests:\n{}",
+            requests.concat()
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("AZD_WASM_HOST_CACHE_DIR", dir.join(".cache"))
+        .env_remove("AZURE_ENV_NAME")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_granted_origins_are_reached_and_every_request_is_bounded() {
+    let Some(component) = probe_component() else {
+        return;
+    };
+    let granted = serve().await;
+    let other = serve().await;
+    let g = granted.port;
+    let urls = [
+        format!("http://127.0.0.1:{g}/ok"),
+        format!("http://127.0.0.1:{g}/big"),
+        format!("http://127.0.0.1:{g}/chunked"),
+        format!("http://127.0.0.1:{}/ok", other.port),
+        format!("http://localhost:{g}/ok"),
+        format!("http://127.0.0.1:{g}/slow"),
+        format!("https://127.0.0.1:{g}/ok"),
+    ];
+    let allow = [
+        format!("http://127.0.0.1:{g}"),
+        format!("https://127.0.0.1:{g}"),
+    ];
+    let dir = project(&component, &allow, &urls, false);
+    let started = Instant::now();
+    let out = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || run(&dir, &["run", "provision", "--output", "json"])
+    })
+    .await
+    .unwrap();
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let results: Value = serde_json::from_str(
+        report["outputs"]["RESULTS"]["value"]
+            .as_str()
+            .unwrap_or("null"),
+    )
+    .unwrap_or_else(|_| report["outputs"]["RESULTS"]["value"].clone());
+    let r = |i: usize| &results[i];
+    println!("{results:#}");
+
+    assert_eq!(r(0)["status"], 200, "{results}");
+    assert_eq!(r(0)["body"], "hello from loopback");
+    // Past the budget: said up front (content-length), and found while reading (chunked).
+    assert!(
+        r(1)["error"]
+            .as_str()
+            .unwrap()
+            .contains("HttpResponseBodySize"),
+        "{results}"
+    );
+    // (wasmtime-wasi-http hands a body's read error to the guest as an `io/error` without
+    // its HTTP code; the text still says what happened.)
+    assert!(
+        r(2)["error"]
+            .as_str()
+            .unwrap()
+            .contains("body size exceeds limit"),
+        "{results}"
+    );
+    // Not granted: another port, and the same port under another host name.
+    assert!(
+        r(3)["error"]
+            .as_str()
+            .unwrap()
+            .contains("HttpRequestDenied"),
+        "{results}"
+    );
+    assert!(
+        r(4)["error"]
+            .as_str()
+            .unwrap()
+            .contains("HttpRequestDenied"),
+        "{results}"
+    );
+    assert_eq!(
+        other.connections.load(Ordering::SeqCst),
+        0,
+        "a refused request reached the listener"
+    );
+    // A stalled answer and a stalled TLS handshake each cost the request's 1 s, not the call's 30 s.
+    assert!(
+        r(5)["error"].as_str().unwrap().contains("Timeout"),
+        "{results}"
+    );
+    assert!(
+        r(6)["error"].as_str().unwrap().contains("Timeout"),
+        "{results}"
+    );
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+    // /ok, /big, /chunked, /slow, and the TLS attempt: localhost was refused before connecting.
+    assert_eq!(granted.connections.load(Ordering::SeqCst), 5);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_origin_is_named_with_the_grant_to_add() {
+    let Some(component) = probe_component() else {
+        return;
+    };
+    let other = serve().await;
+    let url = format!("http://127.0.0.1:{}/ok", other.port);
+    let dir = project(&component, &[], &[url], true);
+    let out = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || run(&dir, &["run", "provision"])
+    })
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let origin = format!("http://127.0.0.1:{}", other.port);
+    assert!(said.contains("HttpRequestDenied"), "{said}");
+    assert!(
+        said.contains(&format!("\"{origin}\"")) && said.contains("[policy.http]"),
+        "{said}"
+    );
+    assert_eq!(other.connections.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn plaintext_http_is_granted_only_to_loopback() {
+    let Some(component) = probe_component() else {
+        return;
+    };
+    let dir = project(&component, &["http://example.com".to_owned()], &[], false);
+    let out = run(dir.path(), &["check", "provider.toml"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("plaintext HTTP") && stderr.contains("https://example.com"),
+        "{stderr}"
+    );
+
+    let dir = project(
+        &component,
+        &[
+            "https://storage.example.com".to_owned(),
+            "http://127.0.0.1:10000".to_owned(),
+        ],
+        &[],
+        false,
+    );
+    let out = run(dir.path(), &["check", "provider.toml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("http     https://storage.example.com"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("HTTP requests (only the [policy.http] origins below)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("1 s at most, 1000 bytes of response body at most"),
+        "{stdout}"
+    );
+}
