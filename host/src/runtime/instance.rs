@@ -171,19 +171,12 @@ impl WasmProvider {
         match outcome {
             Ok(Ok(guest)) => {
                 instance.store.data_mut().end_call();
-                let http_denied = instance.store.data_mut().http.take_denied();
+                let guest = guest.map_err(|e| guest_error(e, instance.store.data_mut()));
                 *guard = InstanceState::Running(instance);
-                guest
-                    .map(convert)
-                    .map_err(|e| convert::error_from_wit(e).with_http_denied(&http_denied))
+                guest.map(convert)
             }
             Ok(Err(trap)) => {
-                let denied = instance.store.data_mut().limits.take_denied();
-                let http_denied = instance.store.data_mut().http.take_denied();
-                let err = self
-                    .trap_error(what, &trap, denied)
-                    .with_http_denied(&http_denied)
-                    .with_guest_stderr(&instance.store.data().stderr_tail());
+                let err = self.failed_call(what, &trap, instance.store.data_mut());
                 *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
@@ -238,17 +231,12 @@ impl WasmProvider {
         match started {
             Ok(Ok((bindings, guest))) => {
                 store.data_mut().end_call();
-                let http_denied = store.data_mut().http.take_denied();
+                let guest = guest.map_err(|e| guest_error(e, store.data_mut()));
                 *guard = InstanceState::Running(Box::new(Instance { store, bindings }));
-                guest.map_err(|e| convert::error_from_wit(e).with_http_denied(&http_denied))
+                guest
             }
             Ok(Err(trap)) => {
-                let denied = store.data_mut().limits.take_denied();
-                let http_denied = store.data_mut().http.take_denied();
-                let err = self
-                    .trap_error("initialize", &trap, denied)
-                    .with_http_denied(&http_denied)
-                    .with_guest_stderr(&store.data().stderr_tail());
+                let err = self.failed_call("initialize", &trap, store.data_mut());
                 *guard = InstanceState::Retired(err.message.clone());
                 Err(err)
             }
@@ -278,6 +266,20 @@ impl WasmProvider {
                 "if the provider needs longer, raise `call_timeout_secs` in its provider.toml",
             ),
         }
+    }
+
+    /// The error for a call that trapped, with what the sandbox refused during
+    /// it and the guest's last stderr lines.
+    fn failed_call(
+        &self,
+        what: &str,
+        trap: &wasmtime::Error,
+        state: &mut HostState,
+    ) -> ProviderError {
+        let memory_denied = state.limits.take_denied();
+        self.trap_error(what, trap, memory_denied)
+            .with_http_denied(&state.http.take_denied())
+            .with_guest_stderr(&state.stderr_tail())
     }
 
     /// The error for a call that did not return normally; `memory_denied`
@@ -471,4 +473,10 @@ impl Provider for WasmProvider {
         )
         .await
     }
+}
+
+/// An error the guest returned, with the HTTP origins the sandbox refused it
+/// during the call.
+fn guest_error(e: wit::Error, state: &mut HostState) -> ProviderError {
+    convert::error_from_wit(e).with_http_denied(&state.http.take_denied())
 }

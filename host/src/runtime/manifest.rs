@@ -636,10 +636,17 @@ impl Policy {
         for dest in &self.network {
             parse_host_port(dest).map_err(|why| format!("network: {dest:?} {why}"))?;
         }
-        for origin in &self.http.allow {
+        self.http.check()
+    }
+}
+
+impl HttpGrants {
+    /// Checks the origins and the bounds. Returns the message.
+    fn check(&self) -> Result<(), String> {
+        for origin in &self.allow {
             HttpOrigin::parse(origin).map_err(|why| format!("http.allow: {origin:?} {why}"))?;
         }
-        let http = &self.http;
+        let http = self;
         if !(http.timeout_secs > 0.0 && http.timeout_secs <= MAX_CALL_TIMEOUT_SECS) {
             return Err(format!(
                 "http.timeout_secs = {} is out of range (above 0, at most {MAX_CALL_TIMEOUT_SECS})",
