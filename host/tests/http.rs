@@ -76,6 +76,18 @@ async fn serve() -> Server {
                     "/ok" => {
                         b"HTTP/1.1 200 OK\r\ncontent-length: 19\r\n\r\nhello from loopback".to_vec()
                     }
+                    "/whoami" => {
+                        let auth = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("authorization: "))
+                            .unwrap_or("nobody")
+                            .to_owned();
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{auth}",
+                            auth.len()
+                        )
+                        .into_bytes()
+                    }
                     "/big" => {
                         let mut r = b"HTTP/1.1 200 OK\r\ncontent-length: 5000\r\n\r\n".to_vec();
                         r.resize(r.len() + 5000, b'x');
@@ -114,28 +126,67 @@ fn project(
     urls: &[String],
     fail_on_error: bool,
 ) -> tempfile::TempDir {
+    project_with(component, allow, urls, fail_on_error, &[], None)
+}
+
+/// [`project`], also granting token `scopes` and asking for `token_scope`.
+fn project_with(
+    component: &Path,
+    allow: &[String],
+    urls: &[String],
+    fail_on_error: bool,
+    scopes: &[&str],
+    token_scope: Option<&str>,
+) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let allow: Vec<String> = allow.iter().map(|a| format!("{a:?}")).collect();
+    let scopes: Vec<String> = scopes.iter().map(|a| format!("{a:?}")).collect();
     std::fs::write(
         dir.path().join("provider.toml"),
         format!(
             "name = \"http-probe\"\ncomponent = {:?}\n[policy]\ncall_timeout_secs = 30\n\
-             [policy.http]\nallow = [{}]\ntimeout_secs = 1\nmax_response_bytes = 1000\n",
+             [policy.http]\nallow = [{}]\ntimeout_secs = 1\nmax_response_bytes = 1000\n\
+             [policy.azd]\ncredential_scopes = [{}]\n",
             component.display().to_string(),
-            allow.join(", ")
+            allow.join(", "),
+            scopes.join(", ")
         ),
     )
     .unwrap();
     let requests: Vec<String> = urls.iter().map(|u| format!("      - url: {u}\n")).collect();
+    let token = token_scope
+        .map(|s| format!("    token_scope: {s}\n"))
+        .unwrap_or_default();
     std::fs::write(
         dir.path().join("azure.yaml"),
         format!(
-            "name: probe\ninfra:\n  provider: http-probe\n  config:\n    fail_on_error: {fail_on_error}\n    requests:\n{}",
+            "name: probe\ninfra:\n  provider: http-probe\n  config:\n    fail_on_error: {fail_on_error}\n{token}    requests:{}\n{}",
+            if urls.is_empty() { " []" } else { "" },
             requests.concat()
         ),
     )
     .unwrap();
     dir
+}
+
+/// The outputs of a `run provision --output json`.
+fn outputs(out: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    report["outputs"].clone()
+}
+
+/// An output's value, as JSON (object and array outputs come as JSON text or values).
+fn value_of(outputs: &Value, name: &str) -> Value {
+    let v = &outputs[name]["value"];
+    v.as_str()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_else(|| v.clone())
 }
 
 fn run(dir: &Path, args: &[&str]) -> std::process::Output {
@@ -178,19 +229,7 @@ async fn only_granted_origins_are_reached_and_every_request_is_bounded() {
     .await
     .unwrap();
     let elapsed = started.elapsed();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_str(&stdout).unwrap();
-    let results: Value = serde_json::from_str(
-        report["outputs"]["RESULTS"]["value"]
-            .as_str()
-            .unwrap_or("null"),
-    )
-    .unwrap_or_else(|_| report["outputs"]["RESULTS"]["value"].clone());
+    let results = value_of(&outputs(&out), "RESULTS");
     let r = |i: usize| &results[i];
     println!("{results:#}");
 
@@ -317,5 +356,110 @@ fn plaintext_http_is_granted_only_to_loopback() {
     assert!(
         stdout.contains("1 s at most, 1000 bytes of response body at most"),
         "{stdout}"
+    );
+}
+
+/// A stand-in for azd's `auth token`: it records its arguments (and whether
+/// the extension's own azd token reached it) and answers with a token named
+/// after the scope.
+fn fake_azd(dir: &Path) -> (PathBuf, PathBuf) {
+    let script = dir.join("fake-azd");
+    let calls = dir.join("fake-azd.calls");
+    let calls_shown = calls.display();
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{calls_shown}'\n[ -n \"$AZD_ACCESS_TOKEN\" ] && echo leaked >> '{calls_shown}'\n\
+             printf '{{\"token\":\"tok-%s\",\"expiresOn\":\"2030-01-02T03:04:05Z\"}}' \"$6\"\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, calls)
+}
+
+/// `run provision --output json` (with `--debug` when asked) in `dir`, with
+/// `azd` as the azd that gives tokens.
+async fn provision_with_azd(dir: &Path, azd: &Path, debug: bool) -> std::process::Output {
+    let (dir, azd) = (dir.to_path_buf(), azd.to_path_buf());
+    tokio::task::spawn_blocking(move || {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.args(["run", "provision", "--output", "json"]);
+        if debug {
+            cmd.arg("--debug");
+        }
+        cmd.current_dir(&dir)
+            .env("AZD_WASM_HOST_CACHE_DIR", dir.join(".cache"))
+            .env("AZD_WASM_HOST_AZD", &azd)
+            .env_remove("AZURE_ENV_NAME")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_come_from_azd_for_granted_scopes_only_and_are_never_logged() {
+    let Some(component) = probe_component() else {
+        return;
+    };
+    let server = serve().await;
+    let storage = "https://storage.azure.com/.default";
+    let whoami = format!("http://127.0.0.1:{}/whoami", server.port);
+    let allow = [format!("http://127.0.0.1:{}", server.port)];
+    let dir = project_with(
+        &component,
+        &allow,
+        &[whoami.clone(), whoami],
+        false,
+        &[storage],
+        Some(storage),
+    );
+    let (azd, calls) = fake_azd(dir.path());
+    let out = provision_with_azd(dir.path(), &azd, true).await;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let first = outputs(&out);
+    let token = value_of(&first, "TOKEN");
+    let results = value_of(&first, "RESULTS");
+    assert_eq!(token["expires_on"], 1_893_553_445, "{token}");
+    let bearer = format!("Bearer tok-{storage}");
+    assert_eq!(results[0]["body"], bearer.as_str(), "{results}");
+    assert_eq!(results[1]["body"], bearer.as_str(), "{results}");
+    // Asked once (the token is kept), as azd's Go extensions ask, and without the extension's own token.
+    let asked = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(
+        asked,
+        format!("auth token --output json --scope {storage}\n")
+    );
+    assert!(
+        !stderr.contains("tok-https"),
+        "a token reached the debug log:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("access token obtained from azd"),
+        "{stderr}"
+    );
+
+    // A scope the manifest does not grant: refused, and azd is never asked.
+    let management = "https://management.azure.com/.default";
+    let dir = project_with(&component, &allow, &[], false, &[storage], Some(management));
+    let (azd, calls) = fake_azd(dir.path());
+    let token = value_of(
+        &outputs(&provision_with_azd(dir.path(), &azd, false).await),
+        "TOKEN",
+    );
+    assert_eq!(token["code"], "scope-not-granted", "{token}");
+    assert!(
+        token["error"]
+            .as_str()
+            .unwrap()
+            .contains("credential_scopes"),
+        "{token}"
+    );
+    assert!(
+        !calls.exists(),
+        "azd was asked for a scope the manifest does not grant"
     );
 }

@@ -36,12 +36,17 @@ macro_rules! template {
 }
 
 /// The WIT package, for every language: `wit/` (world 0.2.0 and, under
-/// `deps/`, the released 0.1.0 it builds on).
+/// `deps/`, the released 0.1.0 it builds on, and `azd:credentials`, for a
+/// provider that needs Azure access tokens).
 pub(crate) const WIT: &[File] = &[
     repo_file!("wit/provisioning.wit", "wit/provisioning.wit"),
     repo_file!(
         "wit/deps/azd-provisioning-0.1.0/provisioning.wit",
         "wit/deps/azd-provisioning-0.1.0/provisioning.wit"
+    ),
+    repo_file!(
+        "wit/deps/azd-credentials-0.1.0/credentials.wit",
+        "wit/deps/azd-credentials-0.1.0/credentials.wit"
     ),
 ];
 

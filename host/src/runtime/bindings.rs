@@ -26,3 +26,13 @@ wasmtime::component::bindgen!({
     },
     exports: { default: async },
 });
+
+/// Host bindings of `azd:credentials@0.1.0` (its own package, beside the
+/// provisioning worlds; the host's side is in `credentials.rs`).
+pub mod credentials {
+    wasmtime::component::bindgen!({
+        path: "../wit/deps/azd-credentials-0.1.0",
+        world: "azd:credentials/credentials-user",
+        imports: { default: async },
+    });
+}

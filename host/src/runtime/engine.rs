@@ -128,6 +128,11 @@ pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
     // Outbound HTTP, behind `[policy.http]` (the hook is `sandbox::HttpGate`).
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     ProvisioningProvider::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+    // Access tokens for granted scopes (`azd:credentials`, see `credentials.rs`).
+    super::bindings::credentials::CredentialsUser::add_to_linker::<HostState, HasSelf<HostState>>(
+        &mut linker,
+        |s| s,
+    )?;
     Ok(linker)
 }
 
@@ -190,19 +195,23 @@ pub(crate) fn inspect_component(path: &Path) -> anyhow::Result<()> {
     }
     if let Some(unknown) = imports.iter().find(|i| !links(i)) {
         bail!(
-            "{} imports `{unknown}`, which this host cannot provide (it provides WASI 0.2 and {WORLD})",
+            "{} imports `{unknown}`, which this host cannot provide (it provides WASI 0.2, {WORLD} and azd:credentials/credentials@0.1.0)",
             path.display()
         );
     }
     Ok(())
 }
 
-/// Whether the host links an import of this name (WASI 0.2, and the
-/// `azd:provisioning` interfaces of 0.1.x and 0.2.x).
+/// Whether the host links an import of this name (WASI 0.2 with
+/// `wasi:http`, the `azd:provisioning` interfaces of 0.1.x and 0.2.x, and
+/// `azd:credentials` 0.1.x).
 fn links(import: &str) -> bool {
     let (interface, version) = import.split_once('@').unwrap_or((import, ""));
     if interface.starts_with("wasi:") {
         return version.starts_with("0.2.");
+    }
+    if interface == "azd:credentials/credentials" {
+        return version.starts_with("0.1.");
     }
     interface.starts_with("azd:provisioning/")
         && (version.starts_with("0.1.") || version.starts_with("0.2."))

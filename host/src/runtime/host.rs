@@ -51,6 +51,8 @@ pub(crate) struct HostState {
     stderr_tail: OutputTail,
     /// Provider name, for log lines.
     provider: Arc<str>,
+    /// Access tokens given to the guest, by scope (`azd:credentials`).
+    pub(crate) tokens: super::credentials::TokenCache,
     call: Option<ActiveCall>,
 }
 
@@ -72,6 +74,7 @@ impl HostState {
             stderr_tail: sandbox.stderr_tail,
             services,
             provider,
+            tokens: super::credentials::TokenCache::default(),
             call: None,
         }
     }
@@ -79,6 +82,11 @@ impl HostState {
     /// azd's services and the grants of them.
     pub(crate) fn services(&self) -> &ServiceAccess {
         &self.services
+    }
+
+    /// The provider's name.
+    pub(crate) fn provider_name(&self) -> &str {
+        &self.provider
     }
 
     /// The guest's last lines on stderr.

@@ -18,6 +18,7 @@
 //! [policy.azd]                # azd's own services (world 0.2.0)
 //! environment = "read"        # "none" (default), "read", "read-write"
 //! prompt = true               # may ask the user on azd's terminal
+//! credential_scopes = ["https://storage.azure.com/.default"]  # tokens through azd
 //! ```
 //!
 //! Everything in `[policy]` is optional; the default is deny-all.
@@ -291,7 +292,7 @@ impl std::fmt::Display for HttpOrigin {
 }
 
 /// What of azd's own services a provider may use.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AzdGrants {
     /// The azd environment's values.
@@ -300,6 +301,10 @@ pub struct AzdGrants {
     /// Questions to the user on azd's terminal.
     #[serde(default)]
     pub prompt: bool,
+    /// Scopes the guest may get Azure access tokens for, through azd
+    /// (`azd:credentials`), e.g. `https://storage.azure.com/.default`.
+    #[serde(default)]
+    pub credential_scopes: Vec<String>,
 }
 
 /// Access to the azd environment's values.
@@ -636,8 +641,30 @@ impl Policy {
         for dest in &self.network {
             parse_host_port(dest).map_err(|why| format!("network: {dest:?} {why}"))?;
         }
+        for scope in &self.azd.credential_scopes {
+            check_scope(scope).map_err(|why| format!("azd.credential_scopes: {scope:?} {why}"))?;
+        }
         self.http.check()
     }
+}
+
+/// A token scope as Entra ID names one: an `https://` resource URI ending in
+/// `/.default` (or another permission), with nothing a command line could
+/// misread.
+fn check_scope(scope: &str) -> Result<(), &'static str> {
+    let rest = scope
+        .strip_prefix("https://")
+        .ok_or("is not an https:// scope (e.g. https://management.azure.com/.default)")?;
+    if !rest.contains('/') || rest.starts_with('/') {
+        return Err("names no resource and permission (e.g. https://storage.azure.com/.default)");
+    }
+    if scope
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\\')
+    {
+        return Err("holds spaces, quotes or control characters");
+    }
+    Ok(())
 }
 
 impl HttpGrants {

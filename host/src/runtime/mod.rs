@@ -28,6 +28,7 @@
 mod bindings;
 mod cache;
 mod convert;
+mod credentials;
 mod engine;
 mod host;
 mod instance;
@@ -514,6 +515,12 @@ fn write_policy(out: &mut String, policy: &Policy) {
     if policy.azd.prompt {
         let _ = writeln!(out, "  azd      prompt: may ask the user");
     }
+    for scope in &policy.azd.credential_scopes {
+        let _ = writeln!(
+            out,
+            "  azd      access tokens for {scope} (from `azd auth token`)"
+        );
+    }
     if policy.fs.iter().any(|g| g.access == FsAccess::ReadWrite) {
         let _ = writeln!(
             out,
@@ -540,6 +547,10 @@ fn describe_import(name: &str, policy: &Policy) -> &'static str {
         "azd:provisioning/types" => "types only",
         "azd:provisioning/environment" => "azd environment values (only as [policy.azd] grants)",
         "azd:provisioning/prompt" => "questions to the user (only with [policy.azd] prompt)",
+        "azd:credentials/credentials" if policy.azd.credential_scopes.is_empty() => {
+            "access tokens: none granted (no [policy.azd] credential_scopes)"
+        }
+        "azd:credentials/credentials" => "access tokens (only the granted scopes below)",
         "wasi:filesystem/types" | "wasi:filesystem/preopens" => "files (only the fs grants below)",
         "wasi:cli/environment" => "environment variables (only allowlisted)",
         "wasi:cli/stdout" | "wasi:cli/stderr" => "output (goes to the host's debug log)",

@@ -165,7 +165,7 @@ impl Template {
         environment: Option<EnvironmentName>,
     ) -> Store<HostState> {
         let services = ServiceAccess {
-            grants: self.policy.azd,
+            grants: self.policy.azd.clone(),
             services: self.services.clone(),
             environment,
             interactive: self.interactive,

@@ -13,6 +13,11 @@
 //!         body: hello
 //! ```
 //!
+//! With `token_scope: <scope>` it first asks the host for an access token
+//! (`azd:credentials`) and sends it as every request's bearer; the output
+//! `TOKEN` says how that went (`expires_on` and `length`, or `code` and
+//! `error`; never the token).
+//!
 //! Deploy's output `RESULTS` holds one object per request, in order:
 //! `{ "status": 200, "bytes": 12, "body": "<first 200 bytes>" }`, or
 //! `{ "error": "<wasi:http error code>" }` when the request or the body's read
@@ -28,12 +33,24 @@ use wasi::http::types::{
 };
 use wasi::io::streams::StreamError;
 
+/// `azd:credentials`: access tokens for the scopes the manifest grants.
+mod tokens {
+    wit_bindgen::generate!({
+        path: "../../../../wit/deps/azd-credentials-0.1.0",
+        world: "azd:credentials/credentials-user",
+    });
+}
+use tokens::azd::credentials::credentials;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Config {
     requests: Vec<Request>,
     #[serde(default)]
     fail_on_error: bool,
+    /// Get a token for this scope first, and send it with every request.
+    #[serde(default)]
+    token_scope: Option<String>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -65,10 +82,17 @@ fn split(url: &str) -> Result<(Scheme, &str, &str), String> {
     Ok((scheme, authority, path))
 }
 
-/// Sends one request; the response's status, size and start, or the error code.
-fn send(req: &Request) -> Result<(u16, usize, String), String> {
+/// Sends one request (with `token` as its bearer); the response's status,
+/// size and start, or the error code.
+fn send(req: &Request, token: Option<&str>) -> Result<(u16, usize, String), String> {
     let (scheme, authority, path) = split(&req.url)?;
-    let outgoing = OutgoingRequest::new(Fields::new());
+    let headers = Fields::new();
+    if let Some(token) = token {
+        headers
+            .append("authorization", format!("Bearer {token}").as_bytes())
+            .map_err(|e| format!("cannot set the authorization header: {e:?}"))?;
+    }
+    let outgoing = OutgoingRequest::new(headers);
     let method = match req.method.as_deref().unwrap_or("GET") {
         "GET" => Method::Get,
         "PUT" => Method::Put,
@@ -154,10 +178,28 @@ impl Provider for Probe {
     fn deploy(&mut self) -> Result<DeployResult, Error> {
         let mut results = Vec::new();
         let mut first_error = None;
+        let mut outputs = Vec::new();
+        let mut token = None;
+        if let Some(scope) = &self.config.token_scope {
+            let mut entry = Map::new();
+            match credentials::get_token(scope) {
+                Ok(t) => {
+                    entry.insert("expires_on".into(), Value::from(t.expires_on));
+                    entry.insert("length".into(), Value::from(t.token.len()));
+                    token = Some(t.token);
+                }
+                Err(e) => {
+                    first_error.get_or_insert_with(|| format!("token: {}: {}", e.code, e.message));
+                    entry.insert("code".into(), Value::from(e.code));
+                    entry.insert("error".into(), Value::from(e.message));
+                }
+            }
+            outputs.push(("TOKEN", Output::json_object(entry)));
+        }
         for req in &self.config.requests {
             progress(format!("Requesting {}", req.url));
             let mut entry = Map::new();
-            match send(req) {
+            match send(req, token.as_deref()) {
                 Ok((status, bytes, body)) => {
                     entry.insert("status".into(), Value::from(status));
                     entry.insert("bytes".into(), Value::from(bytes));
@@ -173,10 +215,8 @@ impl Provider for Probe {
         if let (true, Some(e)) = (self.config.fail_on_error, first_error) {
             return Err(Error::dependency("http_failed", e));
         }
-        Ok(DeployResult::deployed(Deployment::with_outputs([(
-            "RESULTS",
-            Output::json_array(results),
-        )])))
+        outputs.push(("RESULTS", Output::json_array(results)));
+        Ok(DeployResult::deployed(Deployment::with_outputs(outputs)))
     }
 
     fn preview(&mut self) -> Result<DeploymentPreview, Error> {

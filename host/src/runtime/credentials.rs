@@ -1,0 +1,195 @@
+//! The host side of `azd:credentials`: Azure access tokens for the scopes the
+//! manifest grants (`[policy.azd] credential_scopes`), obtained the way azd's
+//! own Go extensions obtain them (`azdext.TokenProvider`, which runs
+//! `azd auth token --output json --scope <scope>`).
+//!
+//! - A scope the manifest does not grant is refused without asking azd.
+//! - azd is `AZD_WASM_HOST_AZD`, else `azd` on PATH. It runs without this
+//!   extension's own azd token and server address in its environment (it has
+//!   its own sign-in: `azd auth login`, or the credential azd was given, such
+//!   as `AZD_AUTH_ENDPOINT`), with no stdin, and is killed if the call ends.
+//! - The guest gets the access token and its expiry, nothing else. Tokens are
+//!   never logged; azd's own error text is passed on (it carries no secret).
+//! - A token is kept per scope until [`REFRESH_MARGIN`] before it expires.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::bindings::credentials::azd::credentials::credentials::{
+    AccessToken, CredentialError, Host,
+};
+use super::host::HostState;
+
+/// Names the azd executable `get-token` runs (default: `azd` on PATH).
+pub const ENV_AZD: &str = "AZD_WASM_HOST_AZD";
+/// A kept token is asked for again this long before it expires.
+pub const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
+/// The longest `azd auth token` may take.
+const AZD_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most of azd's error text passed on.
+const MAX_ERROR_CHARS: usize = 500;
+
+/// Tokens of one instance, by scope.
+#[derive(Default)]
+pub(crate) struct TokenCache {
+    tokens: HashMap<String, AccessToken>,
+}
+
+fn error(code: &str, message: impl Into<String>) -> CredentialError {
+    CredentialError {
+        code: code.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Host for HostState {
+    async fn get_token(&mut self, scope: String) -> Result<AccessToken, CredentialError> {
+        let granted = &self.services().grants.credential_scopes;
+        if !granted.contains(&scope) {
+            return Err(error(
+                "scope-not-granted",
+                format!(
+                    "the provider asked for a token for {scope:?}, which its manifest does not \
+                     grant; add it to `credential_scopes` under [policy.azd] in provider.toml \
+                     (granted: {})",
+                    if granted.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        granted.join(", ")
+                    }
+                ),
+            ));
+        }
+        if let Some(kept) = self.tokens.tokens.get(&scope)
+            && kept.expires_on > now_unix() + REFRESH_MARGIN.as_secs()
+        {
+            return Ok(kept.clone());
+        }
+        let token = ask_azd(&scope).await?;
+        tracing::debug!(provider = %self.provider_name(), %scope, expires_on = token.expires_on, "access token obtained from azd");
+        self.tokens.tokens.insert(scope, token.clone());
+        Ok(token)
+    }
+}
+
+/// Runs `azd auth token --output json --scope <scope>` and reads its answer.
+async fn ask_azd(scope: &str) -> Result<AccessToken, CredentialError> {
+    let azd = std::env::var_os(ENV_AZD)
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "azd".into());
+    let mut cmd = tokio::process::Command::new(&azd);
+    cmd.args(["auth", "token", "--output", "json", "--scope", scope])
+        .env_remove("AZD_ACCESS_TOKEN")
+        .env_remove("AZD_SERVER")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let shown = azd.to_string_lossy().into_owned();
+    let out = match tokio::time::timeout(AZD_TIMEOUT, cmd.output()).await {
+        Err(_) => {
+            return Err(error(
+                "token-failed",
+                format!("`{shown} auth token` did not answer within {AZD_TIMEOUT:?}"),
+            ));
+        }
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(error(
+                "azd-not-found",
+                format!(
+                    "cannot run `{shown}` to get a token: it is not on PATH (set {ENV_AZD} to \
+                     the azd executable)"
+                ),
+            ));
+        }
+        Ok(Err(e)) => {
+            return Err(error("token-failed", format!("cannot run `{shown}`: {e}")));
+        }
+        Ok(Ok(out)) => out,
+    };
+    if !out.status.success() {
+        return Err(azd_refused(&out));
+    }
+    parse_token(&out.stdout)
+}
+
+/// The error for an `azd auth token` that failed: its own words.
+fn azd_refused(out: &std::process::Output) -> CredentialError {
+    let text = [&out.stdout[..], &out.stderr[..]]
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let text: String = crate::text::sanitize(&text)
+        .chars()
+        .take(MAX_ERROR_CHARS)
+        .collect();
+    let signed_out = text.contains("azd auth login") || text.contains("not logged in");
+    error(
+        if signed_out {
+            "not-signed-in"
+        } else {
+            "token-failed"
+        },
+        format!("azd could not give a token ({}): {text}", out.status),
+    )
+}
+
+/// Reads azd's `{"token": "...", "expiresOn": "<RFC 3339>"}`.
+fn parse_token(stdout: &[u8]) -> Result<AccessToken, CredentialError> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct AuthTokenResult {
+        token: String,
+        expires_on: String,
+    }
+    let bad = |why: String| {
+        error(
+            "token-failed",
+            format!("azd's answer is not a token: {why}"),
+        )
+    };
+    let result: AuthTokenResult =
+        serde_json::from_slice(stdout).map_err(|e| bad(format!("{e}")))?;
+    if result.token.is_empty() {
+        return Err(bad("the token is empty".to_owned()));
+    }
+    let expires = time::OffsetDateTime::parse(
+        &result.expires_on,
+        &time::format_description::well_known::Rfc3339,
+    )
+    .map_err(|e| bad(format!("expiresOn {:?}: {e}", result.expires_on)))?;
+    Ok(AccessToken {
+        token: result.token,
+        expires_on: u64::try_from(expires.unix_timestamp()).unwrap_or(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn azds_answer_is_read_and_anything_else_is_refused() {
+        let t = parse_token(br#"{"token":"eyJ0.x.y","expiresOn":"2030-01-02T03:04:05Z"}"#).unwrap();
+        assert_eq!(t.token, "eyJ0.x.y");
+        assert_eq!(t.expires_on, 1_893_553_445);
+        let t = parse_token(br#"{"token":"a","expiresOn":"2030-01-02T04:04:05+01:00"}"#).unwrap();
+        assert_eq!(t.expires_on, 1_893_553_445);
+        for bad in [
+            &br#"{"token":"","expiresOn":"2030-01-02T03:04:05Z"}"#[..],
+            br#"{"token":"a","expiresOn":"tomorrow"}"#,
+            br#"{"token":"a"}"#,
+            b"Please run azd auth login",
+        ] {
+            let e = parse_token(bad).unwrap_err();
+            assert_eq!(e.code, "token-failed");
+            assert!(!e.message.contains("eyJ0"), "{}", e.message);
+        }
+    }
+}
