@@ -15,6 +15,11 @@
 //! memory_mb = 256             # all memories and tables of an instance together
 //! call_timeout_secs = 300     # deadline per call (fractions allowed)
 //!
+//! [policy.http]               # outbound HTTP (wasi:http/outgoing-handler)
+//! allow = ["https://myaccount.blob.core.windows.net", "http://127.0.0.1:10000"]
+//! timeout_secs = 30           # per request, at most call_timeout_secs
+//! max_response_bytes = 33554432  # response body read per request
+//!
 //! [policy.azd]                # azd's own services (world 0.2.0)
 //! environment = "read"        # "none" (default), "read", "read-write"
 //! prompt = true               # may ask the user on azd's terminal
