@@ -472,6 +472,36 @@ fn write_policy(out: &mut String, policy: &Policy) {
             "  deny-all: no files, no environment variables, no network, no HTTP"
         );
     }
+    write_reach(out, policy);
+    let _ = writeln!(
+        out,
+        "  memory   {} MiB per instance (all memories and tables together)",
+        policy.memory_mb
+    );
+    let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
+    if policy.azd.environment != EnvironmentAccess::None {
+        let _ = writeln!(out, "  azd      environment: {}", policy.azd.environment);
+    }
+    if policy.azd.prompt {
+        let _ = writeln!(out, "  azd      prompt: may ask the user");
+    }
+    for scope in &policy.azd.credential_scopes {
+        let _ = writeln!(
+            out,
+            "  azd      access tokens for {scope} (from `azd auth token`)"
+        );
+    }
+    if policy.fs.iter().any(|g| g.access == FsAccess::ReadWrite) {
+        let _ = writeln!(
+            out,
+            "  disk     not bounded: read-write grants may take what the disk holds"
+        );
+    }
+}
+
+/// The grants of [`write_policy`] that reach outside the sandbox: files,
+/// environment variables, the network and HTTP.
+fn write_reach(out: &mut String, policy: &Policy) {
     for g in &policy.fs {
         let place = if g.outside_project {
             "OUTSIDE the azd project (granted explicitly)"
@@ -501,30 +531,6 @@ fn write_policy(out: &mut String, policy: &Policy) {
             "  http     each request: {} s at most, {} bytes of response body at most",
             policy.http_timeout().as_secs_f64(),
             policy.http.max_response_bytes
-        );
-    }
-    let _ = writeln!(
-        out,
-        "  memory   {} MiB per instance (all memories and tables together)",
-        policy.memory_mb
-    );
-    let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
-    if policy.azd.environment != EnvironmentAccess::None {
-        let _ = writeln!(out, "  azd      environment: {}", policy.azd.environment);
-    }
-    if policy.azd.prompt {
-        let _ = writeln!(out, "  azd      prompt: may ask the user");
-    }
-    for scope in &policy.azd.credential_scopes {
-        let _ = writeln!(
-            out,
-            "  azd      access tokens for {scope} (from `azd auth token`)"
-        );
-    }
-    if policy.fs.iter().any(|g| g.access == FsAccess::ReadWrite) {
-        let _ = writeln!(
-            out,
-            "  disk     not bounded: read-write grants may take what the disk holds"
         );
     }
 }

@@ -10,7 +10,10 @@
 //!   the policy's (itself at most a call), whatever the guest asked for, and
 //!   the response's head (TLS handshake included) must come within it;
 //! - a response body is read up to `max_response_bytes`, then fails with
-//!   `HTTP-response-body-size` (a `Content-Length` above it fails at once).
+//!   `HTTP-response-body-size` (a `Content-Length` above it fails at once);
+//! - at most [`MAX_CONNECTIONS`] requests of an instance hold a connection at
+//!   once; one more fails with `connection-limit-reached` (no file descriptors
+//!   or sockets run out because a guest opened thousands).
 //!
 //! This is separate from `[policy] network` (raw TCP through `wasi:sockets`):
 //! an HTTP grant opens no socket to the guest.
@@ -29,6 +32,8 @@ use crate::runtime::manifest::{HttpOrigin, Policy};
 
 /// Denied origins remembered per call (the first few are enough to name).
 const MAX_DENIED_KEPT: usize = 8;
+/// Requests of one instance that may hold a connection at the same time.
+pub(crate) const MAX_CONNECTIONS: usize = 32;
 
 /// The `[policy.http]` of one instance, as the hook wasmtime-wasi-http calls.
 pub(crate) struct HttpGate {
@@ -37,6 +42,8 @@ pub(crate) struct HttpGate {
     max_response_bytes: u64,
     /// Origins refused since the last [`HttpGate::take_denied`].
     denied: Vec<String>,
+    /// One permit per request holding a connection.
+    connections: Arc<tokio::sync::Semaphore>,
     provider: Arc<str>,
 }
 
@@ -54,6 +61,7 @@ impl HttpGate {
             timeout: policy.http_timeout(),
             max_response_bytes: policy.http.max_response_bytes,
             denied: Vec::new(),
+            connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
             provider,
         }
     }
@@ -115,6 +123,10 @@ impl WasiHttpHooks for HttpGate {
             }
             return Box::new(async { Err(Error::HttpRequestDenied) });
         }
+        let Ok(permit) = Arc::clone(&self.connections).try_acquire_owned() else {
+            tracing::debug!(provider = %self.provider, "guest HTTP request refused: {MAX_CONNECTIONS} connections already open");
+            return Box::new(async { Err(Error::ConnectionLimitReached) });
+        };
         let options = self.options(options);
         let limit = self.max_response_bytes;
         let deadline = self.timeout;
@@ -132,6 +144,12 @@ impl WasiHttpHooks for HttpGate {
                 return Err(Error::HttpResponseBodySize(Some(len)));
             }
             let response = response.map(|body| Capped { body, left: limit }.boxed_unsync());
+            // The permit lives as long as the connection does.
+            let io = async move {
+                let done = io.await;
+                drop(permit);
+                done
+            };
             Ok((response, Box::new(io) as Box<dyn Future<Output = _> + Send>))
         })
     }
@@ -246,6 +264,48 @@ mod tests {
         }
         assert_eq!(g.take_denied(), ["https://other.example.com:443"]);
         assert!(g.take_denied().is_empty());
+    }
+
+    #[tokio::test]
+    async fn requests_past_the_connection_bound_are_refused_until_one_ends() {
+        // A server that accepts and never answers: every request holds its connection.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((sock, _)) = listener.accept().await {
+                held.push(sock);
+            }
+        });
+        let mut g = gate(&[&format!("http://127.0.0.1:{port}")]);
+        let request = || {
+            http::Request::builder()
+                .uri(format!("http://127.0.0.1:{port}/"))
+                .body(
+                    http_body_util::Empty::new()
+                        .map_err(|_| unreachable!())
+                        .boxed_unsync(),
+                )
+                .unwrap()
+        };
+        let mut pending = Vec::new();
+        for _ in 0..MAX_CONNECTIONS {
+            let sent = Pin::from(g.send_request(request(), None, Box::new(async { Ok(()) })));
+            pending.push(tokio::spawn(sent));
+        }
+        let one_more = Pin::from(g.send_request(request(), None, Box::new(async { Ok(()) }))).await;
+        assert!(
+            matches!(one_more, Err(Error::ConnectionLimitReached)),
+            "the request past the bound was not refused"
+        );
+        // When the held requests end (here: are dropped), their permits come back.
+        for p in &pending {
+            p.abort();
+        }
+        for p in pending {
+            let _ = p.await;
+        }
+        assert_eq!(g.connections.available_permits(), MAX_CONNECTIONS);
     }
 
     #[tokio::test]
