@@ -10,7 +10,6 @@
 //! address is refused with a clear error.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -137,9 +136,7 @@ fn loopback_uri(address: &str) -> Result<String, ClientError> {
         .host()
         .trim_start_matches('[')
         .trim_end_matches(']');
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    if !loopback {
+    if !crate::runtime::is_loopback_host(host) {
         return Err(ClientError::NotLoopback(address.to_owned()));
     }
     Ok(format!("http://{authority}"))

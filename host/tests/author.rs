@@ -311,8 +311,8 @@ async fn a_new_c_provider_goes_from_new_to_a_packaged_extension() {
     author_flow("c", "todo-c").await;
 }
 
-#[test]
-fn package_refuses_a_provider_name_the_extension_does_not_list() {
+/// `new js todo` in a fresh folder: the folder, the project in it, and a compile cache.
+fn new_js_todo() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("p");
     let cache = root.path().join("cache");
@@ -320,6 +320,12 @@ fn package_refuses_a_provider_name_the_extension_does_not_list() {
         &host(root.path(), &["new", "js", "todo", "--dir", "p"], &cache),
         "new",
     );
+    (root, dir, cache)
+}
+
+#[test]
+fn package_refuses_a_provider_name_the_extension_does_not_list() {
+    let (_root, dir, cache) = new_js_todo();
     let ext = dir.join("extension.yaml");
     let text = std::fs::read_to_string(&ext)
         .unwrap()
@@ -361,13 +367,7 @@ fn foreign_binary(path: &Path, head: &[u8]) {
 
 #[test]
 fn package_ships_an_archive_per_platform_each_with_its_entry_point() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("p");
-    let cache = root.path().join("cache");
-    ok(
-        &host(root.path(), &["new", "js", "todo", "--dir", "p"], &cache),
-        "new",
-    );
+    let (root, dir, cache) = new_js_todo();
     let out = host(&dir, &["build"], &cache);
     if skip_missing_tool(&out, "js") {
         return;

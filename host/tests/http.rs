@@ -189,13 +189,23 @@ fn value_of(outputs: &Value, name: &str) -> Value {
         .unwrap_or_else(|| v.clone())
 }
 
-fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
+/// The host binary, to run in `dir` with its own compile cache and no `AZURE_ENV_NAME`.
+fn host_in(dir: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.current_dir(dir)
         .env("AZD_WASM_HOST_CACHE_DIR", dir.join(".cache"))
-        .env_remove("AZURE_ENV_NAME")
-        .output()
+        .env_remove("AZURE_ENV_NAME");
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    host_in(dir).args(args).output().unwrap()
+}
+
+/// `cmd`'s output, waited for off the async runtime (whose loopback servers keep serving).
+async fn output_of(mut cmd: std::process::Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
         .unwrap()
 }
 
@@ -222,12 +232,9 @@ async fn only_granted_origins_are_reached_and_every_request_is_bounded() {
     ];
     let dir = project(&component, &allow, &urls, false);
     let started = Instant::now();
-    let out = tokio::task::spawn_blocking({
-        let dir = dir.path().to_path_buf();
-        move || run(&dir, &["run", "provision", "--output", "json"])
-    })
-    .await
-    .unwrap();
+    let mut cmd = host_in(dir.path());
+    cmd.args(["run", "provision", "--output", "json"]);
+    let out = output_of(cmd).await;
     let elapsed = started.elapsed();
     let results = value_of(&outputs(&out), "RESULTS");
     let r = |i: usize| &results[i];
@@ -294,12 +301,9 @@ async fn a_refused_origin_is_named_with_the_grant_to_add() {
     let other = serve().await;
     let url = format!("http://127.0.0.1:{}/ok", other.port);
     let dir = project(&component, &[], &[url], true);
-    let out = tokio::task::spawn_blocking({
-        let dir = dir.path().to_path_buf();
-        move || run(&dir, &["run", "provision"])
-    })
-    .await
-    .unwrap();
+    let mut cmd = host_in(dir.path());
+    cmd.args(["run", "provision"]);
+    let out = output_of(cmd).await;
     assert!(!out.status.success());
     let said = format!(
         "{}{}",
@@ -382,22 +386,13 @@ fn fake_azd(dir: &Path) -> (PathBuf, PathBuf) {
 /// `run provision --output json` (with `--debug` when asked) in `dir`, with
 /// `azd` as the azd that gives tokens.
 async fn provision_with_azd(dir: &Path, azd: &Path, debug: bool) -> std::process::Output {
-    let (dir, azd) = (dir.to_path_buf(), azd.to_path_buf());
-    tokio::task::spawn_blocking(move || {
-        let mut cmd = std::process::Command::new(BIN);
-        cmd.args(["run", "provision", "--output", "json"]);
-        if debug {
-            cmd.arg("--debug");
-        }
-        cmd.current_dir(&dir)
-            .env("AZD_WASM_HOST_CACHE_DIR", dir.join(".cache"))
-            .env("AZD_WASM_HOST_AZD", &azd)
-            .env_remove("AZURE_ENV_NAME")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
+    let mut cmd = host_in(dir);
+    cmd.args(["run", "provision", "--output", "json"])
+        .env("AZD_WASM_HOST_AZD", azd);
+    if debug {
+        cmd.arg("--debug");
+    }
+    output_of(cmd).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -250,23 +250,13 @@ impl HttpOrigin {
                 "has a path or query; grants are by origin, scheme://host[:port]".to_owned(),
             );
         }
-        let host = authority.host();
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host)
-            .to_ascii_lowercase();
-        if host.is_empty() {
-            return Err("has no host".to_owned());
+        if authority.port_u16() == Some(0) {
+            return Err("has port 0".to_owned());
         }
-        let port = match authority.port_u16() {
-            Some(0) => return Err("has port 0".to_owned()),
-            Some(p) => p,
-            None if https => 443,
-            None => 80,
+        let Some(origin) = Self::of_uri(&uri).filter(|o| !o.host.is_empty()) else {
+            return Err("has no host".to_owned());
         };
-        let origin = Self { https, host, port };
-        if !https && !origin.is_loopback() {
+        if !https && !is_loopback_host(&origin.host) {
             return Err(format!(
                 "is plaintext HTTP to a host that is not loopback; use https://{}",
                 authority
@@ -275,14 +265,41 @@ impl HttpOrigin {
         Ok(origin)
     }
 
-    /// Whether the host is this machine (`localhost`, 127.0.0.0/8, `::1`).
-    pub fn is_loopback(&self) -> bool {
-        self.host == "localhost"
-            || self
-                .host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
+    /// The origin a request URI addresses: `http` or `https`, the host
+    /// lower-cased and without brackets, the scheme's port when none is given.
+    /// `None` for another scheme or no host.
+    pub fn of_uri(uri: &http::Uri) -> Option<Self> {
+        let https = match uri.scheme_str()? {
+            "https" => true,
+            "http" => false,
+            _ => return None,
+        };
+        let host = unbracketed(uri.host()?).to_ascii_lowercase();
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        Some(Self { https, host, port })
     }
+}
+
+/// Whether `host` (without brackets) is this machine: `localhost`,
+/// 127.0.0.0/8 or `::1`.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// An IPv6 host as a URI writes it (`[::1]`) without its brackets.
+fn unbracketed(host: &str) -> &str {
+    host.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
+}
+
+/// Whether a path starts with a Windows drive (`C:`).
+pub(crate) fn has_drive_prefix(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
 }
 
 impl std::fmt::Display for HttpOrigin {
@@ -442,9 +459,8 @@ impl FsGrant {
 /// working directory, and is refused everywhere.
 pub(crate) fn portable_path(text: &str) -> Result<PathBuf, String> {
     let slashed = text.replace('\\', "/");
-    let bytes = slashed.as_bytes();
-    let has_drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
-    if has_drive && bytes.get(2) != Some(&b'/') {
+    let has_drive = has_drive_prefix(&slashed);
+    if has_drive && slashed.as_bytes().get(2) != Some(&b'/') {
         return Err(
             "names a drive without a folder on it (write C:\\dir, or a project path)".into(),
         );
@@ -707,11 +723,7 @@ pub fn parse_host_port(dest: &str) -> Result<(String, u16), &'static str> {
         Some(0) => return Err("has a port that is not 1..=65535"),
         Some(p) => p,
     };
-    let host = authority.host();
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
+    let host = unbracketed(authority.host());
     if host.is_empty() {
         return Err("has no valid host");
     }

@@ -50,6 +50,7 @@ pub use convert::{object_to_struct, struct_to_json};
 use engine::ComponentFile;
 pub use engine::{PROVIDER_EXPORT, WORLD};
 pub use instance::MAX_GUEST_TRANSFER;
+pub(crate) use manifest::is_loopback_host;
 pub use manifest::{
     AzdGrants, BuildLanguage, BuildSettings, DEFAULT_MANIFEST_NAME, ENV_MANIFEST,
     EnvironmentAccess, FsAccess, FsGrant, GrantLocation, Manifest, Policy, RESERVED_ENV,

@@ -269,8 +269,7 @@ fn windows_guest_form(host: &str) -> String {
         host.strip_prefix(r"\\?\").unwrap_or(host).to_owned()
     };
     let slashed = plain.replace('\\', "/");
-    let bytes = slashed.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+    if crate::runtime::manifest::has_drive_prefix(&slashed) {
         format!("/{slashed}")
     } else {
         slashed

@@ -71,22 +71,13 @@ impl HttpGate {
         std::mem::take(&mut self.denied)
     }
 
-    /// The origin of `uri` when the policy allows it; `Err` is the origin as
+    /// Whether the policy allows the origin of `uri`; `Err` is the origin as
     /// text, for the error.
     fn admit(&self, uri: &http::Uri) -> Result<(), String> {
-        let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
-        let host = uri.host().unwrap_or_default();
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host)
-            .to_ascii_lowercase();
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let wanted = HttpOrigin { https, host, port };
-        if self.allow.contains(&wanted) {
-            Ok(())
-        } else {
-            Err(wanted.to_string())
+        match HttpOrigin::of_uri(uri) {
+            Some(wanted) if self.allow.contains(&wanted) => Ok(()),
+            Some(wanted) => Err(wanted.to_string()),
+            None => Err(uri.to_string()),
         }
     }
 
