@@ -9,7 +9,8 @@
 //! sorted for you, and [`ProvisioningOptions::config`] parses the provider's `config:` section of
 //! `azure.yaml`. [`progress`] puts a message on azd's spinner; [`log`] writes to the host's
 //! log; [`azd`] reaches azd's own services (the environment's values, questions to the
-//! user) where the manifest grants them.
+//! user) where the manifest grants them; [`credentials`] gets Azure access tokens for the
+//! scopes it grants, and `http` (feature `http`) sends requests to the origins it grants.
 //!
 //! The crate generates the component bindings itself; a provider crate depends on this crate
 //! only (plus `serde` if it derives its config type).
@@ -92,7 +93,10 @@ extern crate self as azd_provider_sdk;
 pub mod azd;
 #[doc(hidden)]
 pub mod bindings;
+pub mod credentials;
 mod error;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod log;
 mod output;
 mod provider;

@@ -24,23 +24,11 @@
 //! failed. Deploy itself fails (a `dependency` error naming the first failure)
 //! only with `fail_on_error: true`.
 
+use azd_provider_sdk::http::Request as HttpRequest;
 use azd_provider_sdk::prelude::*;
 use azd_provider_sdk::serde_json::{Map, Value};
+use azd_provider_sdk::{credentials, http};
 use serde::Deserialize;
-use wasi::http::outgoing_handler;
-use wasi::http::types::{
-    ErrorCode, Fields, IncomingBody, Method, OutgoingBody, OutgoingRequest, Scheme,
-};
-use wasi::io::streams::StreamError;
-
-/// `azd:credentials`: access tokens for the scopes the manifest grants.
-mod tokens {
-    wit_bindgen::generate!({
-        path: "../../../../wit/deps/azd-credentials-0.1.0",
-        world: "azd:credentials/credentials-user",
-    });
-}
-use tokens::azd::credentials::credentials;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,101 +55,24 @@ struct Probe {
     config: Config,
 }
 
-/// `scheme://authority/path?query` split for `wasi:http` (no URL crate needed).
-fn split(url: &str) -> Result<(Scheme, &str, &str), String> {
-    let (scheme, rest) = url.split_once("://").ok_or(format!("{url}: no scheme"))?;
-    let scheme = match scheme {
-        "http" => Scheme::Http,
-        "https" => Scheme::Https,
-        other => Scheme::Other(other.to_owned()),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    Ok((scheme, authority, path))
-}
-
-/// Sends one request (with `token` as its bearer); the response's status,
-/// size and start, or the error code.
+/// Sends one request (with `token` as its bearer) through the SDK's client:
+/// the response's status, size and first 200 bytes, or the error's debug form
+/// (`HttpRequestDenied`, `ConnectionReadTimeout`, …).
 fn send(req: &Request, token: Option<&str>) -> Result<(u16, usize, String), String> {
-    let (scheme, authority, path) = split(&req.url)?;
-    let headers = Fields::new();
+    let mut request = HttpRequest::new(req.method.as_deref().unwrap_or("GET"), &req.url);
     if let Some(token) = token {
-        headers
-            .append("authorization", format!("Bearer {token}").as_bytes())
-            .map_err(|e| format!("cannot set the authorization header: {e:?}"))?;
+        request = request.header("authorization", format!("Bearer {token}"));
     }
-    let outgoing = OutgoingRequest::new(headers);
-    let method = match req.method.as_deref().unwrap_or("GET") {
-        "GET" => Method::Get,
-        "PUT" => Method::Put,
-        "POST" => Method::Post,
-        "DELETE" => Method::Delete,
-        other => Method::Other(other.to_owned()),
-    };
-    let set = |ok: Result<(), ()>, what: &str| ok.map_err(|()| format!("cannot set {what}"));
-    set(outgoing.set_method(&method), "method")?;
-    set(outgoing.set_scheme(Some(&scheme)), "scheme")?;
-    set(outgoing.set_authority(Some(authority)), "authority")?;
-    set(outgoing.set_path_with_query(Some(path)), "path")?;
-    let body = outgoing.body().map_err(|()| "no body".to_owned())?;
     if let Some(text) = &req.body {
-        let stream = body.write().map_err(|()| "no body stream".to_owned())?;
-        stream
-            .blocking_write_and_flush(text.as_bytes())
-            .map_err(|e| format!("writing the body: {e:?}"))?;
-        drop(stream);
+        request = request.body(text.as_bytes());
     }
-    let future = outgoing_handler::handle(outgoing, None).map_err(|e| code(&e))?;
-    OutgoingBody::finish(body, None).map_err(|e| code(&e))?;
-    let response = loop {
-        match future.get() {
-            Some(result) => break result,
-            None => future.subscribe().block(),
-        }
-    };
-    let response = response
-        .map_err(|()| "the response was taken twice".to_owned())?
-        .map_err(|e| code(&e))?;
-    let status = response.status();
-    let incoming = response
-        .consume()
-        .map_err(|()| "no response body".to_owned())?;
-    let (bytes, start) = read_all(&incoming)?;
-    drop(IncomingBody::finish(incoming));
-    Ok((status, bytes, start))
-}
-
-/// Reads a response body to its end: its length and first 200 bytes.
-fn read_all(incoming: &IncomingBody) -> Result<(usize, String), String> {
-    let stream = incoming
-        .stream()
-        .map_err(|()| "no body stream".to_owned())?;
-    let mut total = 0;
-    let mut start = Vec::new();
-    loop {
-        match stream.blocking_read(64 * 1024) {
-            Ok(chunk) => {
-                total += chunk.len();
-                let room = 200usize.saturating_sub(start.len());
-                start.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            }
-            Err(StreamError::Closed) => break,
-            Err(StreamError::LastOperationFailed(e)) => {
-                return Err(match wasi::http::types::http_error_code(&e) {
-                    Some(c) => code(&c),
-                    None => e.to_debug_string(),
-                });
-            }
-        }
-    }
-    Ok((total, String::from_utf8_lossy(&start).into_owned()))
-}
-
-/// A `wasi:http` error code as text: `HTTP-request-denied`, `connection-refused`, …
-fn code(e: &ErrorCode) -> String {
-    format!("{e:?}")
+    let response = request.send().map_err(|e: http::HttpError| e.message)?;
+    let start = &response.body[..response.body.len().min(200)];
+    Ok((
+        response.status,
+        response.body.len(),
+        String::from_utf8_lossy(start).into_owned(),
+    ))
 }
 
 impl Provider for Probe {
@@ -182,16 +93,17 @@ impl Provider for Probe {
         let mut token = None;
         if let Some(scope) = &self.config.token_scope {
             let mut entry = Map::new();
-            match credentials::get_token(scope) {
+            match credentials::token(scope) {
                 Ok(t) => {
                     entry.insert("expires_on".into(), Value::from(t.expires_on));
                     entry.insert("length".into(), Value::from(t.token.len()));
                     token = Some(t.token);
                 }
                 Err(e) => {
-                    first_error.get_or_insert_with(|| format!("token: {}: {}", e.code, e.message));
-                    entry.insert("code".into(), Value::from(e.code));
-                    entry.insert("error".into(), Value::from(e.message));
+                    let code = e.code().unwrap_or_default().replace('_', "-");
+                    first_error.get_or_insert_with(|| format!("token: {code}: {}", e.message()));
+                    entry.insert("code".into(), Value::from(code));
+                    entry.insert("error".into(), Value::from(e.message()));
                 }
             }
             outputs.push(("TOKEN", Output::json_object(entry)));
