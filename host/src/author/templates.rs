@@ -67,6 +67,11 @@ pub(crate) const RUST: &[File] = &[
     repo_file!("azd-provider-sdk/src/lib.rs", "guest-sdk/src/lib.rs"),
     repo_file!("azd-provider-sdk/src/azd.rs", "guest-sdk/src/azd.rs"),
     repo_file!(
+        "azd-provider-sdk/src/credentials.rs",
+        "guest-sdk/src/credentials.rs"
+    ),
+    repo_file!("azd-provider-sdk/src/http.rs", "guest-sdk/src/http.rs"),
+    repo_file!(
         "azd-provider-sdk/src/bindings.rs",
         "guest-sdk/src/bindings.rs"
     ),
