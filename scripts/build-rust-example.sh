@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Rust example provider and the Rust test guest as WebAssembly components:
+# Builds the Rust example providers and the Rust test guest as WebAssembly components:
 #   examples/rust-hello/build/rust-hello.wasm
+#   examples/azure-storage/build/azure-storage.wasm
 #   host/tests/guests/http-probe/build/http-probe.wasm
 #
 # Usage: scripts/build-rust-example.sh
@@ -54,5 +55,6 @@ fi
 cargo build --quiet -p azd-wasm-host
 host_bin="${CARGO_TARGET_DIR:-$ROOT/target}/debug/azd-wasm-host"
 "$host_bin" build examples/rust-hello/provider.toml
+"$host_bin" build examples/azure-storage/provider.toml
 # The test guest of [policy.http] (host/tests/http.rs), built the same way; it shares the std build.
 "$host_bin" build host/tests/guests/http-probe/provider.toml

@@ -4,9 +4,10 @@
 #   scripts/test.sh
 #
 # 1. builds every example component (scripts/build-examples.sh installs its own
-#    pinned tools into .tools/; scripts/build-rust-example.sh builds the Rust one
+#    pinned tools into .tools/; scripts/build-rust-example.sh builds the Rust ones
 #    with `azd-wasm-host build`, installing Debian's Rust 1.96 with its std source
-#    where no toolchain has a wasm32 std);
+#    where no toolchain has a wasm32 std), and installs the pinned Azurite the
+#    azure-storage example is tested against (scripts/install-azurite.sh);
 # 2. checks formatting and lints (cargo fmt --check, clippy -D warnings);
 # 3. runs every Rust test in the workspace: unit tests, WAT-fixture runtime
 #    tests, the manager against the simulated azd, and the real binary as a
@@ -28,6 +29,7 @@ step() { printf '\n==> %s\n' "$*"; }
 step "building example components"
 scripts/build-examples.sh
 scripts/build-rust-example.sh
+scripts/install-azurite.sh >/dev/null
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

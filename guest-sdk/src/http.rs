@@ -234,6 +234,7 @@ impl<'a> Url<'a> {
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 fn kebab(debug: &str) -> String {
     let name = debug
+        .trim_start_matches("ErrorCode::")
         .split(|c: char| !c.is_ascii_alphanumeric())
         .next()
         .unwrap_or_default();
@@ -428,6 +429,7 @@ mod tests {
     #[test]
     fn error_codes_read_as_kebab_case_and_become_azd_errors() {
         assert_eq!(kebab("HttpRequestDenied"), "http-request-denied");
+        assert_eq!(kebab("ErrorCode::ConnectionRefused"), "connection-refused");
         assert_eq!(
             kebab("TlsAlertReceived(TlsAlertReceivedPayload { .. })"),
             "tls-alert-received"

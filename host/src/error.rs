@@ -169,7 +169,8 @@ impl ProviderError {
         }
         let quoted: Vec<String> = origins.iter().map(|o| format!("{o:?}")).collect();
         let hint = format!(
-            "The sandbox refused HTTP requests to {} (not granted): add {} to `allow` under              [policy.http] in provider.toml if the provider should reach {}.",
+            "The sandbox refused HTTP requests to {} (not granted): add {} to `allow` under \
+             [policy.http] in provider.toml if the provider should reach {}.",
             origins.join(", "),
             quoted.join(", "),
             if origins.len() == 1 { "it" } else { "them" }

@@ -313,7 +313,9 @@ async fn a_refused_origin_is_named_with_the_grant_to_add() {
     let origin = format!("http://127.0.0.1:{}", other.port);
     assert!(said.contains("HttpRequestDenied"), "{said}");
     assert!(
-        said.contains(&format!("\"{origin}\"")) && said.contains("[policy.http]"),
+        said.contains(&format!(
+            "add \"{origin}\" to `allow` under [policy.http] in provider.toml"
+        )),
         "{said}"
     );
     assert_eq!(other.connections.load(Ordering::SeqCst), 0);
