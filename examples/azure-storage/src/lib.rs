@@ -185,6 +185,11 @@ impl Provider for AzureStorage {
     }
 
     fn preview(&mut self) -> Result<DeploymentPreview, Error> {
+        progress(format!(
+            "Comparing {} with storage account {}",
+            plural(self.declared.len(), "declared resource"),
+            self.account.name
+        ));
         let existing = self.existing()?;
         let mut preview = DeploymentPreview::new("");
         let mut creates = 0;
@@ -209,6 +214,9 @@ impl Provider for AzureStorage {
             self.declared.len() - creates,
             self.account.name
         );
+        // azd 1.31 lists only the changes of resource types it has a display name for (a
+        // storage account, not its containers, queues or tables), so say the summary too.
+        progress(&preview.summary);
         Ok(preview.with_outputs(self.outputs(&all)))
     }
 

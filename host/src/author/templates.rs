@@ -141,6 +141,20 @@ mod tests {
     }
 
     #[test]
+    fn new_rust_projects_ship_every_source_file_of_the_sdk() {
+        let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-sdk/src");
+        let mut missing = Vec::new();
+        for entry in std::fs::read_dir(&sdk).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let shipped = format!("azd-provider-sdk/src/{name}");
+            if name.ends_with(".rs") && !RUST.iter().any(|f| f.path == shipped) {
+                missing.push(name);
+            }
+        }
+        assert!(missing.is_empty(), "RUST does not ship guest-sdk/src/{missing:?}");
+    }
+
+    #[test]
     fn the_pinned_componentize_qjs_is_the_examples() {
         let version = componentize_qjs_version();
         assert!(JS_HELLO_PACKAGE.contains(&format!("\"componentize-qjs\": \"{version}\"")));
