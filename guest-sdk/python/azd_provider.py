@@ -20,6 +20,11 @@ for azd, with its message, instead of a trap that retires the instance. Note tha
 componentize-py makes a new provider object for every call: keep what ``initialize``
 learns at module level, not on ``self``.
 
+HTTP and access tokens need a world that imports them beside the provider world (see
+``guest-sdk/python/README.md``): :func:`http_request` sends a request through
+``wasi:http/outgoing-handler`` (only to the origins ``[policy.http] allow`` grants) and
+:func:`access_token` asks ``azd:credentials`` for a token for a granted scope.
+
 The world (``azd:provisioning@0.2.0``) adds azd's services: :func:`env_get` and friends
 read and set the azd environment's values (``[policy.azd] environment = "read"`` or
 ``"read-write"`` in provider.toml), :func:`confirm`, :func:`ask` and :func:`choose` ask the
@@ -39,7 +44,25 @@ from wit_world.imports import environment as _environment
 from wit_world.imports import log as _log
 from wit_world.imports import progress as _progress
 from wit_world.imports import prompt as _prompt
-from wit_world.imports import types
+
+try:
+    # A world that also imports wasi:http names azd's types module by its package, since
+    # wasi:http has a `types` interface too.
+    from wit_world.imports import azd_provisioning_types as types
+except ImportError:
+    from wit_world.imports import types
+
+# Outbound HTTP and access tokens, in a world that imports them. Imported here, not on first use:
+# componentize-py keeps the modules imported while it builds the component.
+try:
+    from wit_world.imports import outgoing_handler as _outgoing_handler
+    from wit_world.imports import wasi_http_types as _http
+except ImportError:
+    _outgoing_handler = _http = None
+try:
+    from wit_world.imports import credentials as _credentials
+except ImportError:
+    _credentials = None
 
 __all__ = [
     "AzdProvider",
@@ -66,6 +89,9 @@ __all__ = [
     "parameter",
     "planned_outputs",
     "provider_class",
+    "HttpError",
+    "http_request",
+    "access_token",
 ]
 
 OUTPUT_TYPES = ("string", "number", "bool", "object", "array")
@@ -336,3 +362,102 @@ def provider_class(cls: type) -> type:
         if callable(method):
             setattr(cls, name, _guard(method))
     return cls
+
+
+class HttpError(Exception):
+    """A request that got no response: ``code`` is the ``wasi:http`` error code in kebab case
+    (``http-request-denied``, ``connection-refused``, ``connection-read-timeout``,
+    ``tls-certificate-error``, ...), ``message`` what happened."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+
+
+def _kebab(error: object) -> str:
+    # ErrorCode_HttpRequestDenied -> http-request-denied
+    name = type(error).__name__.split("_", 1)[-1]
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i > 0:
+            out.append("-")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def http_request(
+    method: str,
+    url: str,
+    headers: Iterable[tuple[str, str]] = (),
+    body: bytes = b"",
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """Sends one request and reads the whole response: ``(status, headers, body)``.
+
+    Any status is a response (check it for the service's own errors); a request that got no
+    response raises :class:`HttpError`. A request with a body, or whose method is not GET or
+    HEAD, carries a ``content-length``. Needs ``wasi:http/outgoing-handler`` in the world.
+    """
+    if _outgoing_handler is None or _http is None:
+        raise HttpError("unavailable", f"{method} {url}: the world does not import wasi:http/outgoing-handler")
+    http, outgoing_handler = _http, _outgoing_handler
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        raise HttpError("invalid-url", f"{method} {url}: not an http(s) URL")
+    cut = min([i for i in (rest.find("/"), rest.find("?")) if i >= 0] or [len(rest)])
+    authority, path = rest[:cut], rest[cut:] or "/"
+    fields = [(k.lower(), v.encode()) for k, v in headers]
+    if body or method not in ("GET", "HEAD"):
+        if not any(k == "content-length" for k, _ in fields):
+            fields.append(("content-length", str(len(body)).encode()))
+    request = http.OutgoingRequest(http.Fields.from_list(fields))
+    methods = {"GET": http.Method_Get(), "HEAD": http.Method_Head(), "POST": http.Method_Post(),
+               "PUT": http.Method_Put(), "DELETE": http.Method_Delete(), "PATCH": http.Method_Patch()}
+    request.set_method(methods.get(method, http.Method_Other(method)))
+    request.set_scheme(http.Scheme_Https() if scheme.lower() == "https" else http.Scheme_Http())
+    request.set_authority(authority)
+    request.set_path_with_query(path)
+    outgoing = request.body()
+    try:
+        future = outgoing_handler.handle(request, None)
+        if body:
+            # A child stream is dropped before its body is finished.
+            with outgoing.write() as stream:
+                for start in range(0, len(body), 4096):
+                    stream.blocking_write_and_flush(body[start:start + 4096])
+        http.OutgoingBody.finish(outgoing, None)
+        while (result := future.get()) is None:
+            future.subscribe().block()
+        response = result.value
+        if isinstance(response, Err):
+            raise HttpError(_kebab(response.value), f"{method} {url}: {response.value}")
+        response = response.value
+    except Err as e:
+        raise HttpError(_kebab(e.value), f"{method} {url}: {e.value}") from None
+    status = response.status()
+    got = [(k, v.decode(errors="replace")) for k, v in response.headers().entries()]
+    chunks = []
+    with response, response.consume() as incoming, incoming.stream() as stream:
+        while True:
+            try:
+                chunks.append(stream.blocking_read(65536))
+            except Err as e:
+                if type(e.value).__name__.endswith("Closed"):
+                    break
+                failure = getattr(e.value, "value", None)
+                detail = failure.to_debug_string() if failure is not None else "the stream failed"
+                raise HttpError("http-response-incomplete", f"{method} {url}: reading the body: {detail}") from None
+    return status, got, b"".join(chunks)
+
+
+def access_token(scope: str) -> tuple[str, int]:
+    """A bearer token for ``scope`` and when it expires (Unix seconds), from azd through the host.
+    Only the scopes ``[policy.azd] credential_scopes`` grants; otherwise raises an ``auth`` error
+    (code ``scope_not_granted``). Needs ``azd:credentials/credentials`` in the world."""
+    if _credentials is None:
+        raise local_error("the world does not import azd:credentials/credentials", code="unavailable", category="auth")
+    try:
+        token = _credentials.get_token(scope)
+    except Err as e:
+        raise local_error(e.value.message, code=e.value.code.replace("-", "_"), category="auth") from None
+    return token.token, token.expires_on

@@ -26,20 +26,36 @@ use tokio::net::TcpListener;
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
 
-fn probe_component() -> Option<PathBuf> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guests/http-probe/build/http-probe.wasm");
-    if path.is_file() {
-        return Some(path);
+/// The probes that are built: the Rust one (`scripts/build-rust-example.sh`) and the Python
+/// one (`scripts/build-examples.sh`), which take the same config and report the same outputs.
+fn probes() -> Vec<PathBuf> {
+    let guests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guests");
+    let mut found = Vec::new();
+    for (path, script) in [
+        (
+            guests.join("http-probe/build/http-probe.wasm"),
+            "scripts/build-rust-example.sh",
+        ),
+        (
+            guests.join("http-probe-py/build/http-probe-py.wasm"),
+            "scripts/build-examples.sh",
+        ),
+    ] {
+        if path.is_file() {
+            found.push(path);
+        } else if std::env::var("AZD_WASM_HOST_SKIP_EXAMPLES").is_ok_and(|v| v == "1") {
+            println!(
+                "skipped: {} is not built (AZD_WASM_HOST_SKIP_EXAMPLES=1)",
+                path.display()
+            );
+        } else {
+            panic!(
+                "{} is missing: run {script} (or set AZD_WASM_HOST_SKIP_EXAMPLES=1)",
+                path.display()
+            );
+        }
     }
-    if std::env::var("AZD_WASM_HOST_SKIP_EXAMPLES").is_ok_and(|v| v == "1") {
-        println!("skipped: http-probe is not built (AZD_WASM_HOST_SKIP_EXAMPLES=1)");
-        return None;
-    }
-    panic!(
-        "{} is missing: run scripts/build-rust-example.sh (or set AZD_WASM_HOST_SKIP_EXAMPLES=1)",
-        path.display()
-    );
+    found
 }
 
 /// A loopback HTTP/1.1 server that answers by path and counts connections.
@@ -144,7 +160,7 @@ fn project_with(
     std::fs::write(
         dir.path().join("provider.toml"),
         format!(
-            "name = \"http-probe\"\ncomponent = {:?}\n[policy]\ncall_timeout_secs = 30\n\
+            "name = \"http-probe\"\ncomponent = {:?}\n[policy]\ncall_timeout_secs = 30\nmemory_mb = 256\n\
              [policy.http]\nallow = [{}]\ntimeout_secs = 1\nmax_response_bytes = 1000\n\
              [policy.azd]\ncredential_scopes = [{}]\n",
             component.display().to_string(),
@@ -211,9 +227,13 @@ async fn output_of(mut cmd: std::process::Command) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn only_granted_origins_are_reached_and_every_request_is_bounded() {
-    let Some(component) = probe_component() else {
-        return;
-    };
+    for component in probes() {
+        println!("{}", component.display());
+        only_granted_origins_are_reached_and_every_request_is_bounded_with(&component).await;
+    }
+}
+
+async fn only_granted_origins_are_reached_and_every_request_is_bounded_with(component: &Path) {
     let granted = serve().await;
     let other = serve().await;
     let g = granted.port;
@@ -230,7 +250,7 @@ async fn only_granted_origins_are_reached_and_every_request_is_bounded() {
         format!("http://127.0.0.1:{g}"),
         format!("https://127.0.0.1:{g}"),
     ];
-    let dir = project(&component, &allow, &urls, false);
+    let dir = project(component, &allow, &urls, false);
     let started = Instant::now();
     let mut cmd = host_in(dir.path());
     cmd.args(["run", "provision", "--output", "json"]);
@@ -295,12 +315,16 @@ async fn only_granted_origins_are_reached_and_every_request_is_bounded() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_origin_is_named_with_the_grant_to_add() {
-    let Some(component) = probe_component() else {
-        return;
-    };
+    for component in probes() {
+        println!("{}", component.display());
+        a_refused_origin_is_named_with_the_grant_to_add_with(&component).await;
+    }
+}
+
+async fn a_refused_origin_is_named_with_the_grant_to_add_with(component: &Path) {
     let other = serve().await;
     let url = format!("http://127.0.0.1:{}/ok", other.port);
-    let dir = project(&component, &[], &[url], true);
+    let dir = project(component, &[], &[url], true);
     let mut cmd = host_in(dir.path());
     cmd.args(["run", "provision"]);
     let out = output_of(cmd).await;
@@ -323,7 +347,7 @@ async fn a_refused_origin_is_named_with_the_grant_to_add() {
 
 #[test]
 fn plaintext_http_is_granted_only_to_loopback() {
-    let Some(component) = probe_component() else {
+    let Some(component) = probes().into_iter().next() else {
         return;
     };
     let dir = project(&component, &["http://example.com".to_owned()], &[], false);
@@ -399,15 +423,19 @@ async fn provision_with_azd(dir: &Path, azd: &Path, debug: bool) -> std::process
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tokens_come_from_azd_for_granted_scopes_only_and_are_never_logged() {
-    let Some(component) = probe_component() else {
-        return;
-    };
+    for component in probes() {
+        println!("{}", component.display());
+        tokens_come_from_azd_for_granted_scopes_only_and_are_never_logged_with(&component).await;
+    }
+}
+
+async fn tokens_come_from_azd_for_granted_scopes_only_and_are_never_logged_with(component: &Path) {
     let server = serve().await;
     let storage = "https://storage.azure.com/.default";
     let whoami = format!("http://127.0.0.1:{}/whoami", server.port);
     let allow = [format!("http://127.0.0.1:{}", server.port)];
     let dir = project_with(
-        &component,
+        component,
         &allow,
         &[whoami.clone(), whoami],
         false,
@@ -441,7 +469,7 @@ async fn tokens_come_from_azd_for_granted_scopes_only_and_are_never_logged() {
 
     // A scope the manifest does not grant: refused, and azd is never asked.
     let management = "https://management.azure.com/.default";
-    let dir = project_with(&component, &allow, &[], false, &[storage], Some(management));
+    let dir = project_with(component, &allow, &[], false, &[storage], Some(management));
     let (azd, calls) = fake_azd(dir.path());
     let token = value_of(
         &outputs(&provision_with_azd(dir.path(), &azd, false).await),

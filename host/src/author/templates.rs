@@ -151,7 +151,10 @@ mod tests {
                 missing.push(name);
             }
         }
-        assert!(missing.is_empty(), "RUST does not ship guest-sdk/src/{missing:?}");
+        assert!(
+            missing.is_empty(),
+            "RUST does not ship guest-sdk/src/{missing:?}"
+        );
     }
 
     #[test]
