@@ -145,19 +145,26 @@ wasi_http_wit() {
     python3 -c 'import json,sys,os; m=json.load(sys.stdin); print(next(os.path.join(os.path.dirname(p["manifest_path"]), "wit", "deps") for p in m["packages"] if p["name"] == "wasmtime-wasi-http"))'
 }
 
-build_http_probe_py() {
-  local dir=$1 wit="$1/build/wit" deps
-  ensure_venv
+# assemble_http_wit DEST: one WIT folder with the HTTP guests' world (http-world/world.wit), the
+# project's WIT as its dependencies, and the WASI WIT the host serves.
+assemble_http_wit() {
+  local wit=$1 deps
   deps=$(wasi_http_wit) || die "cannot find wasmtime-wasi-http's WIT (cargo metadata)"
   rm -rf "$wit"
   mkdir -p "$wit/deps/azd-provisioning-0.2.0"
-  cp "$dir/wit/world.wit" "$wit/"
+  cp "$ROOT/host/tests/guests/http-world/world.wit" "$wit/"
   cp "$WIT/provisioning.wit" "$wit/deps/azd-provisioning-0.2.0/"
   cp -R "$WIT/deps/." "$wit/deps/"
   for f in "$deps"/*.wit; do
     mkdir -p "$wit/deps/wasi-$(basename "$f" .wit)"
     cp "$f" "$wit/deps/wasi-$(basename "$f" .wit)/"
   done
+}
+
+build_http_probe_py() {
+  local dir=$1 wit="$1/build/wit"
+  ensure_venv
+  assemble_http_wit "$wit"
   run "componentize-py (http-probe-py)" http-probe-py \
     "$VENV/bin/componentize-py" -d "$wit" -w test:http-probe/probe componentize probe \
     -p "$dir" -p "$ROOT/guest-sdk/python" -o "$OUT"
@@ -200,7 +207,7 @@ build_bench_c() { build_c "$1" bench-c; }
 dir_of() {
   case $1 in
     bench-c) echo "$ROOT/scripts/bench/c-provider" ;;
-    http-probe-py) echo "$ROOT/host/tests/guests/http-probe-py" ;;
+    http-probe-py) echo "$ROOT/host/tests/guests/$1" ;;
     *) echo "$ROOT/examples/$1" ;;
   esac
 }
@@ -208,7 +215,7 @@ dir_of() {
 inputs_of() {
   case $1 in
     python-localfiles) echo "$ROOT/examples/$1 $ROOT/guest-sdk/python $WIT" ;;
-    http-probe-py) echo "$(dir_of "$1")/probe.py $(dir_of "$1")/wit $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
+    http-probe-py) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
     js-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
   esac

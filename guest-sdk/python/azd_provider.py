@@ -401,39 +401,51 @@ def http_request(
     if _outgoing_handler is None or _http is None:
         raise HttpError("unavailable", f"{method} {url}: the world does not import wasi:http/outgoing-handler")
     http, outgoing_handler = _http, _outgoing_handler
+    shown = url.split("?", 1)[0]  # errors never show the query, which may carry a signature
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in ("http", "https"):
-        raise HttpError("invalid-url", f"{method} {url}: not an http(s) URL")
+        raise HttpError("invalid-url", f"{method} {shown}: not an http(s) URL")
     cut = min([i for i in (rest.find("/"), rest.find("?")) if i >= 0] or [len(rest)])
     authority, path = rest[:cut], rest[cut:] or "/"
+    if not authority or "@" in authority:
+        raise HttpError("invalid-url", f"{method} {shown}: the URL needs a host, and no user name")
     fields = [(k.lower(), v.encode()) for k, v in headers]
     if body or method not in ("GET", "HEAD"):
         if not any(k == "content-length" for k, _ in fields):
             fields.append(("content-length", str(len(body)).encode()))
-    request = http.OutgoingRequest(http.Fields.from_list(fields))
     methods = {"GET": http.Method_Get(), "HEAD": http.Method_Head(), "POST": http.Method_Post(),
                "PUT": http.Method_Put(), "DELETE": http.Method_Delete(), "PATCH": http.Method_Patch()}
-    request.set_method(methods.get(method, http.Method_Other(method)))
-    request.set_scheme(http.Scheme_Https() if scheme.lower() == "https" else http.Scheme_Http())
-    request.set_authority(authority)
-    request.set_path_with_query(path)
-    outgoing = request.body()
+    try:
+        request = http.OutgoingRequest(http.Fields.from_list(fields))
+        request.set_method(methods.get(method, http.Method_Other(method)))
+        request.set_scheme(http.Scheme_Https() if scheme.lower() == "https" else http.Scheme_Http())
+        request.set_authority(authority)
+        request.set_path_with_query(path)
+        outgoing = request.body()
+    except Err as e:
+        raise HttpError("http-request-invalid", f"{method} {shown}: {e.value}") from None
     try:
         future = outgoing_handler.handle(request, None)
+    except Err as e:
+        raise HttpError(_kebab(e.value), f"{method} {shown}: {e.value}") from None
+    try:
         if body:
             # A child stream is dropped before its body is finished.
             with outgoing.write() as stream:
                 for start in range(0, len(body), 4096):
                     stream.blocking_write_and_flush(body[start:start + 4096])
-        http.OutgoingBody.finish(outgoing, None)
-        while (result := future.get()) is None:
-            future.subscribe().block()
-        response = result.value
-        if isinstance(response, Err):
-            raise HttpError(_kebab(response.value), f"{method} {url}: {response.value}")
-        response = response.value
     except Err as e:
-        raise HttpError(_kebab(e.value), f"{method} {url}: {e.value}") from None
+        raise HttpError("http-request-body", f"{method} {shown}: writing the body: {e.value}") from None
+    try:
+        http.OutgoingBody.finish(outgoing, None)
+    except Err as e:
+        raise HttpError(_kebab(e.value), f"{method} {shown}: {e.value}") from None
+    while (result := future.get()) is None:
+        future.subscribe().block()
+    response = result.value
+    if isinstance(response, Err):
+        raise HttpError(_kebab(response.value), f"{method} {shown}: {response.value}")
+    response = response.value
     status = response.status()
     got = [(k, v.decode(errors="replace")) for k, v in response.headers().entries()]
     chunks = []
@@ -446,7 +458,7 @@ def http_request(
                     break
                 failure = getattr(e.value, "value", None)
                 detail = failure.to_debug_string() if failure is not None else "the stream failed"
-                raise HttpError("http-response-incomplete", f"{method} {url}: reading the body: {detail}") from None
+                raise HttpError("http-response-incomplete", f"{method} {shown}: reading the body: {detail}") from None
     return status, got, b"".join(chunks)
 
 

@@ -15,7 +15,7 @@
 //! The host asks azd (`azd auth token`, as azd's own Go extensions do), keeps the token until a
 //! few minutes before it expires (so asking per request is cheap), and hands over the access
 //! token alone: never a refresh token or a secret. An ungranted scope fails with code
-//! `scope-not-granted` without asking azd.
+//! `scope_not_granted` without asking azd.
 //!
 //! Off WebAssembly (native unit tests) there is no azd: `token` fails with code `unavailable`.
 
@@ -40,8 +40,9 @@ impl std::fmt::Debug for AccessToken {
 }
 
 /// A token for `scope` (`https://management.azure.com/.default`,
-/// `https://storage.azure.com/.default`, …). A refusal is an `auth` error carrying the host's
-/// code (`scope-not-granted`, `azd-not-found`, `not-signed-in`, `token-failed`) and its words.
+/// `https://storage.azure.com/.default`, …). A refusal is an `auth` error whose code is the
+/// host's in snake case (`scope_not_granted`, `azd_not_found`, `not_signed_in`,
+/// `token_failed`), with the host's words.
 pub fn token(scope: &str) -> Result<AccessToken, Error> {
     imp::token(scope).map_err(|(code, message)| {
         let suggestion = match code.as_str() {

@@ -31,8 +31,9 @@ use std::fmt;
 
 use crate::Error;
 
-/// One HTTP request, built then sent with [`Request::send`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One HTTP request, built then sent with [`Request::send`]. Its `Debug` form hides the values
+/// of credential headers (`authorization`, `cookie`, …).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Request {
     method: String,
     url: String,
@@ -57,8 +58,40 @@ pub struct HttpError {
     /// `http-request-denied`, `connection-refused`, `dns-error`, `tls-certificate-error`,
     /// `connection-read-timeout`, `http-response-body-size`, `invalid-url`, `unavailable`, …
     pub code: String,
-    /// The method and URL, and the error's detail.
+    /// The method and URL (without its query), and the error's detail.
     pub message: String,
+}
+
+/// Headers whose values are credentials: never shown.
+const SECRET_HEADERS: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-ms-copy-source-authorization",
+];
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                let secret = SECRET_HEADERS.iter().any(|s| k.eq_ignore_ascii_case(s));
+                (k.as_str(), if secret { "<redacted>" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("Request")
+            .field("method", &self.method)
+            .field("url", &without_query(&self.url))
+            .field("headers", &headers)
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
+}
+
+/// A URL as errors show it: without its query, which may carry a signature (`sig=`).
+fn without_query(url: &str) -> &str {
+    url.split_once('?').map_or(url, |(base, _)| base)
 }
 
 impl Request {
@@ -144,7 +177,7 @@ impl Request {
     fn error(&self, code: &str, detail: impl fmt::Display) -> HttpError {
         HttpError {
             code: code.to_owned(),
-            message: format!("{} {}: {detail}", self.method, self.url),
+            message: format!("{} {}: {detail}", self.method, without_query(&self.url)),
         }
     }
 }
@@ -407,6 +440,19 @@ mod tests {
     }
 
     #[test]
+    fn debug_hides_credentials() {
+        let r = Request::get("https://h/x?sig=SIGNED")
+            .header("Authorization", "Bearer TOKEN")
+            .header("x-ms-version", "2021-12-02");
+        let shown = format!("{r:?}");
+        assert!(
+            !shown.contains("TOKEN") && !shown.contains("SIGNED"),
+            "{shown}"
+        );
+        assert!(shown.contains("2021-12-02"), "{shown}");
+    }
+
+    #[test]
     fn a_request_with_a_body_or_a_writing_method_states_its_length() {
         let length = |r: &Request| {
             r.headers()
@@ -440,6 +486,10 @@ mod tests {
         assert!(e.message.starts_with("GET https://h/x: "), "{}", e.message);
         let bad = Request::get("h/x").send().unwrap_err();
         assert_eq!(bad.code, "invalid-url");
+        let signed = Request::get("https://h/c?sv=1&sig=SECRET")
+            .send()
+            .unwrap_err();
+        assert!(!signed.message.contains("SECRET"), "{}", signed.message);
         let denied: Error = HttpError {
             code: "http-request-denied".into(),
             message: "GET https://h/: HttpRequestDenied".into(),

@@ -66,12 +66,11 @@ impl Drop for Azurite {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// A free loopback port, held until the caller drops the listener (just before Azurite binds).
+fn free_port() -> (TcpListener, u16) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    (listener, port)
 }
 
 fn start_azurite() -> Azurite {
@@ -84,7 +83,9 @@ fn start_azurite() -> Azurite {
         "scripts/install-azurite.sh failed"
     );
     let bin = String::from_utf8(install.stdout).unwrap().trim().to_owned();
-    let ports = [free_port(), free_port(), free_port()];
+    let held = [free_port(), free_port(), free_port()];
+    let ports = held.each_ref().map(|(_, port)| *port);
+    drop(held);
     let child = Command::new(bin)
         .args(["--silent", "--inMemoryPersistence", "--skipApiVersionCheck"])
         .args(["--blobHost", "127.0.0.1", "--queueHost", "127.0.0.1"])
@@ -96,10 +97,13 @@ fn start_azurite() -> Azurite {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let azurite = Azurite { child, ports };
+    let mut azurite = Azurite { child, ports };
     let deadline = Instant::now() + Duration::from_secs(60);
     for port in ports {
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = azurite.child.try_wait().unwrap() {
+                panic!("Azurite exited ({status}) before it listened on {port}");
+            }
             assert!(
                 Instant::now() < deadline,
                 "Azurite did not listen on {port}"

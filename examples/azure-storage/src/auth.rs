@@ -31,7 +31,16 @@ pub enum Signer {
 impl Signer {
     /// The account key from `AZURE_STORAGE_KEY`.
     pub fn shared_key(account: &str) -> Result<Self, Error> {
-        let key = std::env::var(KEY_VARIABLE).unwrap_or_default();
+        let key = match std::env::var(KEY_VARIABLE) {
+            Ok(key) => key,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(Error::auth(
+                    "invalid_storage_key",
+                    format!("{KEY_VARIABLE} is not a base64 account key"),
+                ));
+            }
+            Err(std::env::VarError::NotPresent) => String::new(),
+        };
         if key.trim().is_empty() {
             return Err(Error::auth(
                 "no_storage_key",
@@ -87,7 +96,7 @@ fn header(headers: &[(String, String)], name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// `(path, [(name, value)])` of a URL, the query decoded.
+/// `(path, [(name, value)])` of a URL, the query decoded and its names lower-cased.
 fn path_and_query(url: &str) -> (String, Vec<(String, String)>) {
     let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
     let rest = after_scheme

@@ -39,7 +39,7 @@ pub enum Auth {
     SharedKey,
 }
 
-/// Service endpoints (`https://<account>.blob.core.windows.net` unless given).
+/// Service endpoints (`https://<account>.<blob|queue|table>.core.windows.net` unless given).
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Endpoints {
@@ -81,7 +81,8 @@ impl Config {
         Ok(all)
     }
 
-    /// A service's endpoint, without a trailing slash.
+    /// A service's endpoint, without a trailing slash. A bearer token goes only over HTTPS
+    /// (Azure refuses one over plain HTTP, and it must not cross the wire in clear).
     pub fn endpoint(&self, kind: Kind) -> Result<String, Error> {
         let given = match kind {
             Kind::Container => &self.endpoints.blob,
@@ -105,6 +106,17 @@ impl Config {
                 ),
             )
             .with_suggestion("fix infra.config.endpoints in azure.yaml"));
+        }
+        if self.auth == Auth::Token && !url.starts_with("https://") {
+            return Err(Error::validation(
+                "token_over_http",
+                format!(
+                    "`auth: token` sends a bearer token, which goes only over https, not to {url}"
+                ),
+            )
+            .with_suggestion(
+                "use an https endpoint, or `auth: shared-key` for a local emulator such as Azurite",
+            ));
         }
         Ok(url)
     }
@@ -157,6 +169,11 @@ mod tests {
         );
         let c = parse(r#"{"account":"a12","endpoints":{"blob":"ftp://x"}}"#);
         assert!(c.endpoint(Kind::Container).is_err());
+        let c = parse(r#"{"account":"a12","endpoints":{"blob":"http://127.0.0.1:10000/a12"}}"#);
+        assert_eq!(
+            c.endpoint(Kind::Container).unwrap_err().code(),
+            Some("token_over_http")
+        );
     }
 
     #[test]

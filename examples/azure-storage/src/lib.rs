@@ -1,6 +1,6 @@
 //! azure-storage: an azd provisioning provider for the containers, queues and tables of one
-//! Azure Storage account, through the Storage REST API. It works against Azure (a bearer token
-//! from azd) and against Azurite, the local emulator (the account key).
+//! Azure Storage account, through the Storage REST API. It signs requests with a bearer token
+//! from azd (Azure, over HTTPS) or with the account key (Azure, or Azurite, the local emulator).
 //!
 //! ```yaml
 //! infra:

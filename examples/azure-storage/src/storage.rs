@@ -9,6 +9,8 @@ use crate::auth::Signer;
 
 /// The REST API version every request asks for.
 const VERSION: &str = "2021-12-02";
+/// The most pages of one list (5000 names each: 10 million names).
+const MAX_PAGES: usize = 2000;
 /// The Table service's JSON, without OData metadata.
 const TABLE_JSON: &str = "application/json;odata=nometadata";
 
@@ -153,22 +155,26 @@ impl Account {
         Ok(request.send()?)
     }
 
-    /// Every name the service holds, page after page.
+    /// The URL of one page of a list: the first, or the one `marker` names.
+    fn list_url(&self, kind: Kind, marker: Option<&str>) -> String {
+        let endpoint = self.endpoint(kind);
+        let marker = marker.map(|m| utf8_percent_encode(m, NON_ALPHANUMERIC));
+        match (kind, marker) {
+            (Kind::Table, None) => format!("{endpoint}/Tables"),
+            (Kind::Table, Some(m)) => format!("{endpoint}/Tables?NextTableName={m}"),
+            (_, None) => format!("{endpoint}/?comp=list"),
+            (_, Some(m)) => format!("{endpoint}/?comp=list&marker={m}"),
+        }
+    }
+
+    /// Every name the service holds, page after page. A service that names a page it already
+    /// gave, or more than [`MAX_PAGES`], is refused rather than followed for ever.
     pub fn list(&self, kind: Kind) -> Result<Vec<String>, Error> {
         let mut names = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut marker: Option<String> = None;
-        loop {
-            let mut url = match kind {
-                Kind::Table => format!("{}/Tables", self.endpoint(kind)),
-                _ => format!("{}/?comp=list", self.endpoint(kind)),
-            };
-            if let Some(m) = &marker {
-                let m = utf8_percent_encode(m, NON_ALPHANUMERIC);
-                match kind {
-                    Kind::Table => url.push_str(&format!("?NextTableName={m}")),
-                    _ => url.push_str(&format!("&marker={m}")),
-                }
-            }
+        for _ in 0..MAX_PAGES {
+            let url = self.list_url(kind, marker.as_deref());
             let response = self.send(kind, Request::get(url))?;
             expect(kind, &response, &[200], "list")?;
             let (page, next) = match kind {
@@ -177,10 +183,25 @@ impl Account {
             };
             names.extend(page);
             match next {
-                Some(next) if !next.is_empty() => marker = Some(next),
+                Some(next) if !next.is_empty() => {
+                    if !seen.insert(next.clone()) {
+                        return Err(Error::dependency(
+                            "list_loops",
+                            format!(
+                                "the {} service named the same list page twice",
+                                kind.service()
+                            ),
+                        ));
+                    }
+                    marker = Some(next);
+                }
                 _ => return Ok(names),
             }
         }
+        Err(Error::dependency(
+            "list_too_long",
+            format!("the {} list went past {MAX_PAGES} pages", kind.service()),
+        ))
     }
 
     /// Creates one; one that exists is left as it is.
@@ -194,25 +215,38 @@ impl Account {
                 .body(format!("{{\"TableName\":\"{name}\"}}")),
         };
         let response = self.send(kind, request)?;
-        // A queue that exists answers 204; a container or table that exists, 409 …AlreadyExists.
+        // A queue that exists answers 204 (409 QueueAlreadyExists when its metadata differs); a
+        // container or table that exists, 409 …AlreadyExists.
         let exists = (response.status == 409
             && error_code(kind, &response).is_some_and(|c| c.ends_with("AlreadyExists")))
             || (kind == Kind::Queue && response.status == 204);
         if exists {
             return Ok(Created::AlreadyThere);
         }
-        expect(kind, &response, &[201, 204], &format!("create {name}"))?;
+        expect(kind, &response, &[201, 204], &format!("create {name}")).map_err(|e| {
+            if e.code().is_some_and(|c| c.ends_with("BeingDeleted")) {
+                e.with_suggestion(format!(
+                    "the {} {name} is still being deleted (the service takes about 30 seconds \
+                     after a delete); try again shortly",
+                    kind.noun()
+                ))
+            } else {
+                e
+            }
+        })?;
         Ok(Created::New)
     }
 
-    /// Deletes one; one already gone counts as deleted.
+    /// Deletes one; one already gone, or already being deleted, counts as deleted.
     pub fn delete(&self, kind: Kind, name: &str) -> Result<(), Error> {
         let url = match kind {
             Kind::Container => format!("{}?restype=container", self.url(kind, name)),
             _ => self.url(kind, name),
         };
         let response = self.send(kind, Request::delete(url))?;
-        if response.status == 404 {
+        let being_deleted = response.status == 409
+            && error_code(kind, &response).is_some_and(|c| c.ends_with("BeingDeleted"));
+        if response.status == 404 || being_deleted {
             return Ok(());
         }
         expect(kind, &response, &[200, 202, 204], &format!("delete {name}"))
@@ -239,7 +273,10 @@ fn error_body(kind: Kind, response: &Response) -> (Option<String>, Option<String
         };
         let error = &json["odata.error"];
         let code = error["code"].as_str().map(str::to_owned);
-        let message = error["message"]["value"].as_str().map(str::to_owned);
+        // The first line, as for XML: the rest is the request's id and time.
+        let message = error["message"]["value"]
+            .as_str()
+            .map(|m| m.lines().next().unwrap_or_default().trim().to_owned());
         return (code, message);
     }
     let Ok(doc) = roxmltree::Document::parse(&text) else {
@@ -338,6 +375,31 @@ mod tests {
                 .collect(),
             body: body.as_bytes().to_vec(),
         }
+    }
+
+    #[test]
+    fn list_pages_carry_their_marker_encoded() {
+        let account = Account::new(
+            "a".into(),
+            [
+                "https://a.blob.core.windows.net".into(),
+                "http://127.0.0.1:10001/devstoreaccount1".into(),
+                "https://a.table.core.windows.net".into(),
+            ],
+            Signer::Token,
+        );
+        assert_eq!(
+            account.list_url(Kind::Container, None),
+            "https://a.blob.core.windows.net/?comp=list"
+        );
+        assert_eq!(
+            account.list_url(Kind::Queue, Some("/a/q+1=")),
+            "http://127.0.0.1:10001/devstoreaccount1/?comp=list&marker=%2Fa%2Fq%2B1%3D"
+        );
+        assert_eq!(
+            account.list_url(Kind::Table, Some("1!x")),
+            "https://a.table.core.windows.net/Tables?NextTableName=1%21x"
+        );
     }
 
     #[test]
