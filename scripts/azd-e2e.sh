@@ -520,7 +520,7 @@ import socket
 socks = [socket.socket() for _ in range(3)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in socks])')
-"$azurite_bin" --silent --inMemoryPersistence --skipApiVersionCheck --blobHost 127.0.0.1 --queueHost 127.0.0.1 \
+"$azurite_bin" --silent --inMemoryPersistence --skipApiVersionCheck --disableTelemetry --blobHost 127.0.0.1 --queueHost 127.0.0.1 \
   --tableHost 127.0.0.1 --blobPort "$blob_port" --queuePort "$queue_port" --tablePort "$table_port" \
   </dev/null >"$storage/azurite.log" 2>&1 &
 azurite_pid=$!

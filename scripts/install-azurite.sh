@@ -6,7 +6,8 @@
 #
 # The azure-storage example's tests (host/tests/azure_storage.rs) and the real-azd e2e start it
 # on free loopback ports, in memory, and stop it after. Needs Node.js 18 or newer and npm (the
-# machine's; Azurite 3.35.0 is the newest release that runs on Node 20).
+# machine's; Azurite 3.35.0 is the newest release that runs on Node 20), and openssl (installed
+# from Debian's packages if missing).
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +17,18 @@ dest="$ROOT/.tools/azurite-$version"
 bin="$dest/node_modules/.bin/azurite"
 stamp="$dest/.installed"
 lock_sum=$(sha256sum "$pins/package-lock.json" | cut -d' ' -f1)
+
+# The TLS test (host/tests/azure_storage.rs) makes Azurite a self-signed certificate with openssl.
+if ! command -v openssl >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 && "${AZD_WASM_HOST_NO_APT:-0}" != 1 ]]; then
+    echo "install-azurite: installing Debian's openssl (once)" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+  else
+    echo "install-azurite: openssl not found (the TLS test needs it: apt-get install openssl)" >&2
+    exit 1
+  fi
+fi
 
 if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$lock_sum" ]]; then
   echo "$bin"

@@ -74,6 +74,11 @@ fn free_port() -> (TcpListener, u16) {
 }
 
 fn start_azurite() -> Azurite {
+    start_azurite_with(&[])
+}
+
+/// Azurite with more arguments (`--cert`, `--key` for HTTPS).
+fn start_azurite_with(extra: &[&str]) -> Azurite {
     let install = Command::new(repo().join("scripts/install-azurite.sh"))
         .stderr(Stdio::inherit())
         .output()
@@ -87,12 +92,18 @@ fn start_azurite() -> Azurite {
     let ports = held.each_ref().map(|(_, port)| *port);
     drop(held);
     let child = Command::new(bin)
-        .args(["--silent", "--inMemoryPersistence", "--skipApiVersionCheck"])
+        .args([
+            "--silent",
+            "--inMemoryPersistence",
+            "--skipApiVersionCheck",
+            "--disableTelemetry",
+        ])
         .args(["--blobHost", "127.0.0.1", "--queueHost", "127.0.0.1"])
         .args(["--tableHost", "127.0.0.1"])
         .args(["--blobPort", &ports[0].to_string()])
         .args(["--queuePort", &ports[1].to_string()])
         .args(["--tablePort", &ports[2].to_string()])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -454,4 +465,59 @@ async fn refusals_name_the_service_code_the_key_or_the_grant() {
     // Deploy lists every service before it creates anything, so nothing was made.
     let nothing: [Vec<String>; 3] = Default::default();
     assert_eq!(azurite.listing().await, nothing);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_certificate_the_host_does_not_trust_is_a_tls_error_not_a_hang() {
+    let Some(example) = example() else {
+        return;
+    };
+    // Azurite over HTTPS with a self-signed certificate, which no root the host trusts signed.
+    let certs = tempfile::tempdir().unwrap();
+    let (cert, key) = (certs.path().join("cert.pem"), certs.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl (Debian package openssl) makes the test's certificate");
+    assert!(made.success());
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let azurite = start_azurite_with(&["--cert", &cert, "--key", &key]);
+    let project = azurite.project(&example);
+    let dir = project.path();
+    for file in ["azure.yaml", "provider.toml"] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        std::fs::write(
+            dir.join(file),
+            text.replace("http://127.0.0.1", "https://127.0.0.1"),
+        )
+        .unwrap();
+    }
+    let started = Instant::now();
+    let out = run(dir, &["run", "provision"]).await;
+    let said = String::from_utf8_lossy(&out.stderr);
+    println!("{said}");
+    assert!(!out.status.success());
+    assert!(said.contains("tls-") || said.contains("Tls"), "{said}");
+    assert!(
+        said.contains("check the host name and that its certificate is valid"),
+        "{said}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
 }
