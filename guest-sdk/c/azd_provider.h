@@ -27,6 +27,8 @@
  *                                        [policy.azd] environment = "read" / "read-write")
  *   azd_confirm                          a yes/no question on azd's terminal (needs
  *                                        [policy.azd] prompt = true)
+ *   azd_http_request / azd_access_token  outbound HTTP and access tokens (define
+ *                                        AZD_PROVIDER_HTTP; a world that imports them)
  */
 #ifndef AZD_PROVIDER_H
 #define AZD_PROVIDER_H
@@ -523,5 +525,267 @@ static inline bool azd_confirm(const char *message, int default_answer, bool *an
   azd_provisioning_0_2_0_prompt_confirm_options_free(&options);
   return ok;
 }
+
+#ifdef AZD_PROVIDER_HTTP
+#include <strings.h>
+
+/*
+ * Outbound HTTP and access tokens, for a world that imports wasi:http/outgoing-handler and
+ * azd:credentials/credentials beside the provider world (see guest-sdk/c/README.md). Define
+ * AZD_PROVIDER_HTTP before including this header.
+ *
+ *   azd_http_request   one request, the whole response read (any status is a response)
+ *   azd_access_token   a bearer token for a scope [policy.azd] credential_scopes grants
+ */
+
+/* wasi:http's error-code cases, in the WIT's order, in lower case. */
+static const char *const azd__http_codes[] = {
+    "dns-timeout", "dns-error", "destination-not-found", "destination-unavailable",
+    "destination-ip-prohibited", "destination-ip-unroutable", "connection-refused",
+    "connection-terminated", "connection-timeout", "connection-read-timeout",
+    "connection-write-timeout", "connection-limit-reached", "tls-protocol-error",
+    "tls-certificate-error", "tls-alert-received", "http-request-denied",
+    "http-request-length-required", "http-request-body-size", "http-request-method-invalid",
+    "http-request-uri-invalid", "http-request-uri-too-long", "http-request-header-section-size",
+    "http-request-header-size", "http-request-trailer-section-size", "http-request-trailer-size",
+    "http-response-incomplete", "http-response-header-section-size", "http-response-header-size",
+    "http-response-body-size", "http-response-trailer-section-size", "http-response-trailer-size",
+    "http-response-transfer-coding", "http-response-content-coding", "http-response-timeout",
+    "http-upgrade-failed", "http-protocol-error", "loop-detected", "configuration-error",
+    "internal-error",
+};
+
+typedef struct {
+  uint16_t status;
+  uint8_t *body; /* heap, body_len bytes (plus a NUL after them); free with azd_http_response_free */
+  size_t body_len;
+  /* On failure: the wasi:http error code (`http-request-denied`, `connection-read-timeout`, ...)
+   * or `invalid-url`, `http-request-invalid`, `http-request-body`. */
+  const char *code;
+} azd_http_response_t;
+
+static inline void azd_http_response_free(azd_http_response_t *r) {
+  free(r->body);
+  r->body = NULL;
+  r->body_len = 0;
+}
+
+static inline bool azd__http_fail(azd_http_response_t *r, const char *code) {
+  r->code = code;
+  return false;
+}
+
+static inline bool azd__http_error(azd_http_response_t *r, wasi_http_types_error_code_t *e) {
+  size_t n = sizeof azd__http_codes / sizeof azd__http_codes[0];
+  r->code = e->tag < n ? azd__http_codes[e->tag] : "internal-error";
+  wasi_http_types_error_code_free(e);
+  return false;
+}
+
+/* Builds the request; false (with r->code) when the URL or a header is refused. */
+static inline bool azd__http_outgoing(const char *method, const char *url, const char *const *headers,
+                                      size_t body_len, wasi_http_types_own_outgoing_request_t *out,
+                                      azd_http_response_t *r) {
+  const char *sep = strstr(url, "://");
+  if (sep == NULL) return azd__http_fail(r, "invalid-url");
+  size_t scheme_len = (size_t)(sep - url);
+  bool https = scheme_len == 5 && strncmp(url, "https", 5) == 0;
+  if (!https && !(scheme_len == 4 && strncmp(url, "http", 4) == 0)) return azd__http_fail(r, "invalid-url");
+  const char *authority = sep + 3;
+  size_t authority_len = strcspn(authority, "/?#");
+  if (authority_len == 0 || memchr(authority, '@', authority_len) != NULL) return azd__http_fail(r, "invalid-url");
+  const char *path = authority + authority_len;
+
+  wasi_http_types_own_fields_t fields = wasi_http_types_constructor_fields();
+  wasi_http_types_borrow_fields_t b = wasi_http_types_borrow_fields(fields);
+  bool sized = false;
+  for (size_t i = 0; headers != NULL && headers[i] != NULL && headers[i + 1] != NULL; i += 2) {
+    wasi_http_types_field_name_t name = azd_str(headers[i]);
+    wasi_http_types_field_value_t value = {(uint8_t *)headers[i + 1], strlen(headers[i + 1])};
+    wasi_http_types_header_error_t herr;
+    sized = sized || strcasecmp(headers[i], "content-length") == 0;
+    bool ok = wasi_http_types_method_fields_append(b, &name, &value, &herr);
+    provisioning_provider_string_free(&name);
+    if (!ok) {
+      wasi_http_types_fields_drop_own(fields);
+      return azd__http_fail(r, "http-request-invalid");
+    }
+  }
+  bool bodiless = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+  if (!sized && (body_len > 0 || !bodiless)) {
+    char length[24];
+    snprintf(length, sizeof length, "%zu", body_len);
+    wasi_http_types_field_name_t name = azd_str("content-length");
+    wasi_http_types_field_value_t value = {(uint8_t *)length, strlen(length)};
+    wasi_http_types_header_error_t herr;
+    bool ok = wasi_http_types_method_fields_append(b, &name, &value, &herr);
+    provisioning_provider_string_free(&name);
+    if (!ok) {
+      wasi_http_types_fields_drop_own(fields);
+      return azd__http_fail(r, "http-request-invalid");
+    }
+  }
+  *out = wasi_http_types_constructor_outgoing_request(fields);
+  wasi_http_types_borrow_outgoing_request_t req = wasi_http_types_borrow_outgoing_request(*out);
+
+  static const char *const methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT",
+                                        "OPTIONS", "TRACE", "PATCH"};
+  wasi_http_types_method_t m;
+  m.tag = WASI_HTTP_TYPES_METHOD_OTHER;
+  for (uint8_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+    if (strcmp(method, methods[i]) == 0) m.tag = i;
+  }
+  if (m.tag == WASI_HTTP_TYPES_METHOD_OTHER) m.val.other = azd_str(method);
+  wasi_http_types_scheme_t scheme = {.tag = https ? WASI_HTTP_TYPES_SCHEME_HTTPS : WASI_HTTP_TYPES_SCHEME_HTTP};
+  provisioning_provider_string_t auth = azd_strn(authority, authority_len);
+  provisioning_provider_string_t pq = azd_str(*path ? path : "/");
+  bool ok = wasi_http_types_method_outgoing_request_set_method(req, &m) &&
+            wasi_http_types_method_outgoing_request_set_scheme(req, &scheme) &&
+            wasi_http_types_method_outgoing_request_set_authority(req, &auth) &&
+            wasi_http_types_method_outgoing_request_set_path_with_query(req, &pq);
+  if (m.tag == WASI_HTTP_TYPES_METHOD_OTHER) provisioning_provider_string_free(&m.val.other);
+  provisioning_provider_string_free(&auth);
+  provisioning_provider_string_free(&pq);
+  if (!ok) {
+    wasi_http_types_outgoing_request_drop_own(*out);
+    return azd__http_fail(r, "http-request-invalid");
+  }
+  return true;
+}
+
+/* Reads a response body to its end into r. */
+static inline bool azd__http_read(wasi_http_types_own_incoming_response_t response, azd_http_response_t *r) {
+  wasi_http_types_borrow_incoming_response_t resp = wasi_http_types_borrow_incoming_response(response);
+  r->status = wasi_http_types_method_incoming_response_status(resp);
+  wasi_http_types_own_incoming_body_t body;
+  if (!wasi_http_types_method_incoming_response_consume(resp, &body)) {
+    wasi_http_types_incoming_response_drop_own(response);
+    return azd__http_fail(r, "http-response-incomplete");
+  }
+  wasi_http_types_own_input_stream_t stream;
+  if (!wasi_http_types_method_incoming_body_stream(wasi_http_types_borrow_incoming_body(body), &stream)) {
+    wasi_http_types_incoming_body_drop_own(body);
+    wasi_http_types_incoming_response_drop_own(response);
+    return azd__http_fail(r, "http-response-incomplete");
+  }
+  bool ok = true;
+  r->body = (uint8_t *)azd_alloc(1);
+  r->body_len = 0;
+  for (;;) {
+    provisioning_provider_list_u8_t chunk;
+    wasi_io_streams_stream_error_t serr;
+    if (!wasi_io_streams_method_input_stream_blocking_read(wasi_io_streams_borrow_input_stream(stream),
+                                                           65536, &chunk, &serr)) {
+      ok = serr.tag == WASI_IO_STREAMS_STREAM_ERROR_CLOSED;
+      wasi_io_streams_stream_error_free(&serr);
+      break;
+    }
+    r->body = (uint8_t *)azd_grow(r->body, r->body_len + chunk.len + 1, 1);
+    memcpy(r->body + r->body_len, chunk.ptr, chunk.len);
+    r->body_len += chunk.len;
+    provisioning_provider_list_u8_free(&chunk);
+  }
+  r->body[r->body_len] = 0;
+  /* Children first: the stream, then the body, then the response. */
+  wasi_io_streams_input_stream_drop_own(stream);
+  wasi_http_types_incoming_body_drop_own(body);
+  wasi_http_types_incoming_response_drop_own(response);
+  if (!ok) {
+    azd_http_response_free(r);
+    return azd__http_fail(r, "http-response-incomplete");
+  }
+  return true;
+}
+
+/*
+ * Sends one request and reads the whole response. `headers` is NULL or a NULL-terminated list
+ * of name, value pairs. A request with a body, or whose method is not GET or HEAD, carries a
+ * content-length. Returns true with r->status and r->body (any status is a response), or false
+ * with r->code naming why there is none.
+ */
+static inline bool azd_http_request(const char *method, const char *url, const char *const *headers,
+                                    const uint8_t *body, size_t body_len, azd_http_response_t *r) {
+  memset(r, 0, sizeof *r);
+  wasi_http_types_own_outgoing_request_t request;
+  if (!azd__http_outgoing(method, url, headers, body_len, &request, r)) return false;
+  wasi_http_types_own_outgoing_body_t out;
+  if (!wasi_http_types_method_outgoing_request_body(wasi_http_types_borrow_outgoing_request(request), &out)) {
+    wasi_http_types_outgoing_request_drop_own(request);
+    return azd__http_fail(r, "http-request-invalid");
+  }
+  wasi_http_types_own_future_incoming_response_t future;
+  wasi_http_types_error_code_t e;
+  if (!wasi_http_outgoing_handler_handle(request, NULL, &future, &e)) {
+    wasi_http_types_outgoing_body_drop_own(out);
+    return azd__http_error(r, &e);
+  }
+  if (body_len > 0) {
+    wasi_http_types_own_output_stream_t stream;
+    if (!wasi_http_types_method_outgoing_body_write(wasi_http_types_borrow_outgoing_body(out), &stream)) {
+      wasi_http_types_outgoing_body_drop_own(out);
+      wasi_http_types_future_incoming_response_drop_own(future);
+      return azd__http_fail(r, "http-request-body");
+    }
+    bool written = true;
+    for (size_t at = 0; at < body_len && written; at += 4096) {
+      size_t n = body_len - at < 4096 ? body_len - at : 4096;
+      provisioning_provider_list_u8_t part = {(uint8_t *)body + at, n};
+      wasi_io_streams_stream_error_t serr;
+      written = wasi_io_streams_method_output_stream_blocking_write_and_flush(
+          wasi_io_streams_borrow_output_stream(stream), &part, &serr);
+      if (!written) wasi_io_streams_stream_error_free(&serr);
+    }
+    wasi_io_streams_output_stream_drop_own(stream);
+    if (!written) {
+      wasi_http_types_outgoing_body_drop_own(out);
+      wasi_http_types_future_incoming_response_drop_own(future);
+      return azd__http_fail(r, "http-request-body");
+    }
+  }
+  if (!wasi_http_types_static_outgoing_body_finish(out, NULL, &e)) {
+    wasi_http_types_future_incoming_response_drop_own(future);
+    return azd__http_error(r, &e);
+  }
+  wasi_http_types_borrow_future_incoming_response_t f = wasi_http_types_borrow_future_incoming_response(future);
+  wasi_http_types_result_result_own_incoming_response_error_code_void_t got;
+  while (!wasi_http_types_method_future_incoming_response_get(f, &got)) {
+    wasi_io_poll_own_pollable_t ready = wasi_http_types_method_future_incoming_response_subscribe(f);
+    wasi_io_poll_method_pollable_block(wasi_io_poll_borrow_pollable(ready));
+    wasi_io_poll_pollable_drop_own(ready);
+  }
+  wasi_http_types_future_incoming_response_drop_own(future);
+  if (got.is_err) return azd__http_fail(r, "internal-error"); /* the response was taken twice */
+  if (got.val.ok.is_err) return azd__http_error(r, &got.val.ok.val.err);
+  return azd__http_read(got.val.ok.val.ok, r);
+}
+
+/*
+ * A bearer token for `scope` (heap, NUL-terminated; free it) and when it expires (Unix seconds).
+ * Returns false with an `auth` error (code `scope_not_granted`, `not_signed_in`, ...) in err.
+ */
+static inline bool azd_access_token(const char *scope, char **token, uint64_t *expires_on, azd_error_t *err) {
+  provisioning_provider_string_t s = azd_str(scope);
+  azd_credentials_credentials_access_token_t t;
+  azd_credentials_credentials_credential_error_t e;
+  bool ok = azd_credentials_credentials_get_token(&s, &t, &e);
+  provisioning_provider_string_free(&s);
+  if (!ok) {
+    char *code = azd_cstr(&e.code);
+    char *message = azd_cstr(&e.message);
+    for (char *c = code; *c; c++) {
+      if (*c == '-') *c = '_';
+    }
+    azd_credentials_credentials_credential_error_free(&e);
+    azd_local_error(err, code, "auth", "", "%s", message);
+    free(code);
+    free(message);
+    return false;
+  }
+  *token = azd_cstr(&t.token);
+  *expires_on = t.expires_on;
+  azd_credentials_credentials_access_token_free(&t);
+  return true;
+}
+#endif /* AZD_PROVIDER_HTTP */
 
 #endif /* AZD_PROVIDER_H */
