@@ -582,6 +582,16 @@ static inline bool azd__http_error(azd_http_response_t *r, wasi_http_types_error
   return false;
 }
 
+/* Adds one header; false when wasi:http refuses its name or value. */
+static inline bool azd__http_append(wasi_http_types_borrow_fields_t fields, const char *name, const char *value) {
+  wasi_http_types_field_name_t n = azd_str(name);
+  wasi_http_types_field_value_t v = {(uint8_t *)value, strlen(value)};
+  wasi_http_types_header_error_t herr;
+  bool ok = wasi_http_types_method_fields_append(fields, &n, &v, &herr);
+  provisioning_provider_string_free(&n);
+  return ok;
+}
+
 /* Builds the request; false (with r->code) when the URL or a header is refused. */
 static inline bool azd__http_outgoing(const char *method, const char *url, const char *const *headers,
                                       size_t body_len, wasi_http_types_own_outgoing_request_t *out,
@@ -598,32 +608,20 @@ static inline bool azd__http_outgoing(const char *method, const char *url, const
 
   wasi_http_types_own_fields_t fields = wasi_http_types_constructor_fields();
   wasi_http_types_borrow_fields_t b = wasi_http_types_borrow_fields(fields);
-  bool sized = false;
-  for (size_t i = 0; headers != NULL && headers[i] != NULL && headers[i + 1] != NULL; i += 2) {
-    wasi_http_types_field_name_t name = azd_str(headers[i]);
-    wasi_http_types_field_value_t value = {(uint8_t *)headers[i + 1], strlen(headers[i + 1])};
-    wasi_http_types_header_error_t herr;
+  bool sized = false, ok = true;
+  for (size_t i = 0; ok && headers != NULL && headers[i] != NULL && headers[i + 1] != NULL; i += 2) {
     sized = sized || strcasecmp(headers[i], "content-length") == 0;
-    bool ok = wasi_http_types_method_fields_append(b, &name, &value, &herr);
-    provisioning_provider_string_free(&name);
-    if (!ok) {
-      wasi_http_types_fields_drop_own(fields);
-      return azd__http_fail(r, "http-request-invalid");
-    }
+    ok = azd__http_append(b, headers[i], headers[i + 1]);
   }
   bool bodiless = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-  if (!sized && (body_len > 0 || !bodiless)) {
+  if (ok && !sized && (body_len > 0 || !bodiless)) {
     char length[24];
     snprintf(length, sizeof length, "%zu", body_len);
-    wasi_http_types_field_name_t name = azd_str("content-length");
-    wasi_http_types_field_value_t value = {(uint8_t *)length, strlen(length)};
-    wasi_http_types_header_error_t herr;
-    bool ok = wasi_http_types_method_fields_append(b, &name, &value, &herr);
-    provisioning_provider_string_free(&name);
-    if (!ok) {
-      wasi_http_types_fields_drop_own(fields);
-      return azd__http_fail(r, "http-request-invalid");
-    }
+    ok = azd__http_append(b, "content-length", length);
+  }
+  if (!ok) {
+    wasi_http_types_fields_drop_own(fields);
+    return azd__http_fail(r, "http-request-invalid");
   }
   *out = wasi_http_types_constructor_outgoing_request(fields);
   wasi_http_types_borrow_outgoing_request_t req = wasi_http_types_borrow_outgoing_request(*out);
@@ -639,7 +637,7 @@ static inline bool azd__http_outgoing(const char *method, const char *url, const
   wasi_http_types_scheme_t scheme = {.tag = https ? WASI_HTTP_TYPES_SCHEME_HTTPS : WASI_HTTP_TYPES_SCHEME_HTTP};
   provisioning_provider_string_t auth = azd_strn(authority, authority_len);
   provisioning_provider_string_t pq = azd_str(*path ? path : "/");
-  bool ok = wasi_http_types_method_outgoing_request_set_method(req, &m) &&
+  ok = wasi_http_types_method_outgoing_request_set_method(req, &m) &&
             wasi_http_types_method_outgoing_request_set_scheme(req, &scheme) &&
             wasi_http_types_method_outgoing_request_set_authority(req, &auth) &&
             wasi_http_types_method_outgoing_request_set_path_with_query(req, &pq);

@@ -246,7 +246,12 @@ fn host(dir: &Path, key: &str, args: &[&str]) -> Command {
 }
 
 async fn run(dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = host(dir, KEY, args);
+    run_with_key(dir, KEY, args).await
+}
+
+/// [`run`] with another account key in `AZURE_STORAGE_KEY`.
+async fn run_with_key(dir: &Path, key: &str, args: &[&str]) -> Output {
+    let mut cmd = host(dir, key, args);
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap()
@@ -430,20 +435,14 @@ async fn refusals_name_the_service_code_the_key_or_the_grant() {
 
     // A wrong key: the service's own code and message, and what to check.
     let wrong = STANDARD.encode([7u8; 64]);
-    let mut cmd = host(dir, &wrong, &["run", "provision"]);
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
+    let out = run_with_key(dir, &wrong, &["run", "provision"]).await;
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(said.contains("AuthorizationFailure"), "{said}");
     assert!(said.contains("check the account key"), "{said}");
 
     // No key at all: said before any request.
-    let mut cmd = host(dir, "", &["run", "provision"]);
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
+    let out = run_with_key(dir, "", &["run", "provision"]).await;
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains("needs the account key in AZURE_STORAGE_KEY"),

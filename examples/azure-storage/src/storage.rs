@@ -218,7 +218,9 @@ impl Account {
         // A queue that exists answers 204 (409 QueueAlreadyExists when its metadata differs); a
         // container or table that exists, 409 …AlreadyExists.
         let exists = (response.status == 409
-            && error_code(kind, &response).is_some_and(|c| c.ends_with("AlreadyExists")))
+            && service_error(kind, &response)
+                .0
+                .is_some_and(|c| c.ends_with("AlreadyExists")))
             || (kind == Kind::Queue && response.status == 204);
         if exists {
             return Ok(Created::AlreadyThere);
@@ -245,7 +247,9 @@ impl Account {
         };
         let response = self.send(kind, Request::delete(url))?;
         let being_deleted = response.status == 409
-            && error_code(kind, &response).is_some_and(|c| c.ends_with("BeingDeleted"));
+            && service_error(kind, &response)
+                .0
+                .is_some_and(|c| c.ends_with("BeingDeleted"));
         if response.status == 404 || being_deleted {
             return Ok(());
         }
@@ -253,12 +257,15 @@ impl Account {
     }
 }
 
-/// The service's error code: the `x-ms-error-code` header, or the body's.
-fn error_code(kind: Kind, response: &Response) -> Option<String> {
-    response
+/// The service's error code and message: the code from the `x-ms-error-code` header, or else
+/// from the body, as [`error_body`] reads it.
+fn service_error(kind: Kind, response: &Response) -> (Option<String>, Option<String>) {
+    let (body_code, message) = error_body(kind, response);
+    let code = response
         .header("x-ms-error-code")
         .map(str::to_owned)
-        .or_else(|| error_body(kind, response).0)
+        .or(body_code);
+    (code, message)
 }
 
 /// `(code, message)` from an error body: XML `<Error><Code/><Message/>` (Blob, Queue) or
@@ -296,12 +303,8 @@ fn expect(kind: Kind, response: &Response, ok: &[u16], what: &str) -> Result<(),
     if ok.contains(&response.status) {
         return Ok(());
     }
-    let (body_code, message) = error_body(kind, response);
-    let code = response
-        .header("x-ms-error-code")
-        .map(str::to_owned)
-        .or(body_code)
-        .unwrap_or_else(|| format!("HTTP{}", response.status));
+    let (code, message) = service_error(kind, response);
+    let code = code.unwrap_or_else(|| format!("HTTP{}", response.status));
     let message = message.unwrap_or_else(|| format!("HTTP status {}", response.status));
     let service = format!("Azure Storage ({} service)", kind.service());
     let error = Error::service(
