@@ -1,6 +1,7 @@
-//! Generates the tonic/prost code for `azdext` with a vendored protoc, so no system
-//! install is needed: the messages and the clients (what an extension uses) always,
-//! the servers (what azd, or the simulated azd, serves) only with the `server` feature.
+//! Generates the prost/tonic code for `azdext` with a vendored protoc, so no system
+//! install is needed: the messages always (plain prost structs, no tonic), the
+//! clients (what an extension uses) with the `client` feature, and the servers
+//! (what azd, or the simulated azd, serves) with the `server` feature.
 
 use std::path::PathBuf;
 
@@ -29,23 +30,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let includes = [PathBuf::from("."), include];
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
 
-    let client = out.join("client");
-    std::fs::create_dir_all(&client)?;
+    let messages = out.join("messages");
+    std::fs::create_dir_all(&messages)?;
     tonic_prost_build::configure()
-        .build_client(true)
+        .build_client(false)
         .build_server(false)
-        .out_dir(&client)
+        .out_dir(&messages)
         .compile_protos(&files, &includes)?;
 
-    if std::env::var_os("CARGO_FEATURE_SERVER").is_some() {
-        // Only the service traits: the messages are the ones generated above.
-        let server = out.join("server");
-        std::fs::create_dir_all(&server)?;
+    // The services only: their messages are the ones generated above.
+    for (feature, dir, client) in [
+        ("CARGO_FEATURE_CLIENT", "client", true),
+        ("CARGO_FEATURE_SERVER", "server", false),
+    ] {
+        if std::env::var_os(feature).is_none() {
+            continue;
+        }
+        let dir = out.join(dir);
+        std::fs::create_dir_all(&dir)?;
         tonic_prost_build::configure()
-            .build_client(false)
-            .build_server(true)
+            .build_client(client)
+            .build_server(!client)
             .extern_path(".azdext", "crate::azdext")
-            .out_dir(&server)
+            .out_dir(&dir)
             .compile_protos(&files, &includes)?;
     }
     Ok(())

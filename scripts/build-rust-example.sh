@@ -7,7 +7,7 @@
 # Usage: scripts/build-rust-example.sh
 #
 # It runs `azd-wasm-host build examples/rust-hello/provider.toml`, the same Rust recipe a
-# provider author uses (host/src/author/build/rust.rs): a cargo whose rustc has the
+# provider author uses (host/author/src/build/rust.rs): a cargo whose rustc has the
 # wasm32-wasip2 or wasm32-wasip1 standard library, or else the standard library's source
 # (built for wasm32-wasip1 with -Zbuild-std) with wasm-ld and wasi-libc.
 #

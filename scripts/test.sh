@@ -8,7 +8,9 @@
 #    with `azd-wasm-host build`, installing Debian's Rust 1.96 with its std source
 #    where no toolchain has a wasm32 std), and installs the pinned Azurite the
 #    azure-storage example is tested against (scripts/install-azurite.sh);
-# 2. checks formatting and lints (cargo fmt --check, clippy -D warnings);
+# 2. checks formatting, the crate graph (scripts/import-graph.py: no import circle,
+#    no production file over 450 lines) and lints (cargo fmt --check, clippy -D warnings,
+#    with unreachable_pub on for the workspace);
 # 3. runs every Rust test in the workspace: unit tests, WAT-fixture runtime
 #    tests, the manager against the simulated azd, and the real binary as a
 #    child process driving every example component, and the author's toolchain
@@ -33,6 +35,9 @@ scripts/install-azurite.sh >/dev/null
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+
+step "the crate graph: no import circle, no forbidden dependency, no production file over 450 lines"
+python3 scripts/import-graph.py
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings

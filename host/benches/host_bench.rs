@@ -22,10 +22,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use azd_wasm_host::AzdClient;
-use azd_wasm_host::ProviderError;
-use azd_wasm_host::ProvisioningManager;
-use azd_wasm_host::{CallContext, Provider, ProviderFactory};
+use azd_wasm_host_azd::AzdClient;
+use azd_wasm_host_azd::ProvisioningManager;
+use azd_wasm_host_core::ProviderError;
+use azd_wasm_host_core::{CallContext, Provider, ProviderFactory};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{SimAzd, SimOptions};
 use common::{Table, env_usize, ms, percentile, raw_ping_pong, rss_kib, us};
@@ -229,7 +229,7 @@ fn example_config(manifest: &Path) -> prost_types::Struct {
         .and_then(|v| v.get("infra")?.get("config").cloned())
         .unwrap_or_else(|| serde_json::json!({ "name": "bench" }));
     let empty = serde_json::Map::new();
-    azd_wasm_host::runtime::object_to_struct(config.as_object().unwrap_or(&empty))
+    azd_wasm_host_core::json::object_to_struct(config.as_object().unwrap_or(&empty))
 }
 
 async fn component(name: &str, manifest: &Path, table: &mut Table) -> anyhow::Result<()> {

@@ -68,7 +68,7 @@ struct Settings {
 fn config(progress: usize) -> prost_types::Struct {
     let mut config = serde_json::Map::new();
     config.insert("progress".into(), progress.to_string().into());
-    azd_wasm_host::runtime::object_to_struct(&config)
+    azd_wasm_host_core::json::object_to_struct(&config)
 }
 
 /// One process as azd starts it: spawn→Ready, idle memory, then the first Initialize. With

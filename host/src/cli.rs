@@ -2,21 +2,23 @@
 //! `main.rs` only parses arguments and calls [`main_with`].
 //!
 //! - `listen`: what azd runs (see [`crate::listen`]). Writes nothing to stdout.
-//! - `check`: validates a component (or manifest) and prints what it asks for.
+//! - `check`: validates a component (or manifest) and prints what it asks for
+//!   (see [`crate::check`]).
 //! - `run`: plays azd itself to drive a provider without azd (see [`crate::run`]).
-//! - `new`, `build`, `package`: the provider author's toolchain (see [`crate::author`]).
+//! - `new`, `build`, `package`: the provider author's toolchain (the
+//!   `azd-wasm-host-author` crate).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use azd_wasm_host::runtime;
+use azd_wasm_host_author as author;
 use clap::{Parser, Subcommand};
 
 /// Serve an azd provisioning provider written as a WebAssembly component.
 #[derive(Debug, Parser)]
 #[command(name = "azd-wasm-host", version, about)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Write debug logs to stderr (also: AZD_DEBUG=true).
     #[arg(long, global = true)]
     pub debug: bool,
@@ -28,9 +30,9 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
-    Listen(ListenArgs),
+    Listen(crate::listen::ListenArgs),
     /// Validate a provider component or manifest and show the capabilities it asks for.
     Check {
         /// A component (`.wasm`) or a provider manifest (`provider.toml`).
@@ -39,26 +41,15 @@ pub enum Command {
     /// Drive a provider without azd: provision, preview, down, state or parameters.
     Run(crate::run::RunArgs),
     /// Start a provider project: `new <rust|js|python|c> NAME`.
-    New(crate::author::new::NewArgs),
+    New(author::NewArgs),
     /// Build the provider's component from the manifest's `[build]` section.
-    Build(crate::author::build::BuildArgs),
+    Build(author::BuildArgs),
     /// Make an azd extension source for the provider (registry JSON + archive).
-    Package(crate::author::package::PackageArgs),
-}
-
-/// Arguments of `listen`.
-#[derive(Debug, clap::Args)]
-pub struct ListenArgs {
-    /// The provider manifest or component; default: `provider.toml` beside the executable.
-    #[arg(long, env = "AZD_WASM_HOST_MANIFEST")]
-    pub manifest: Option<PathBuf>,
-    /// The provider name, when `--manifest` is a bare component.
-    #[arg(long, env = "AZD_WASM_HOST_PROVIDER_NAME")]
-    pub provider_name: Option<String>,
+    Package(author::PackageArgs),
 }
 
 /// Stack of every thread that runs our tasks: sized for the deepest config azd
-/// may send that the host reads (`inbound::MAX_CONFIG_DEPTH` levels, decoded,
+/// may send that the host reads (`MAX_CONFIG_DEPTH` levels, decoded,
 /// converted and dropped recursively); only the pages used are committed.
 const STACK_SIZE: usize = 16 << 20;
 
@@ -85,7 +76,7 @@ fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Runs the CLI; returns the process exit code.
-pub fn main_with(cli: Cli) -> ExitCode {
+pub(crate) fn main_with(cli: Cli) -> ExitCode {
     // A current-thread runtime runs on the thread that blocks on it, so that
     // thread gets the same stack as the runtime's own threads.
     let command = std::thread::Builder::new()
@@ -117,20 +108,19 @@ fn run_command(cli: Cli) -> ExitCode {
             Command::Listen(args) => crate::listen::listen(args, log_file)
                 .await
                 .map(|()| ExitCode::SUCCESS),
-            Command::Check { path } => check(path).await.map(|()| ExitCode::SUCCESS),
+            Command::Check { path } => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
             Command::Run(args) => Ok(crate::run::run(args, debug).await),
-            Command::New(args) => blocking(move || crate::author::new::new(&args).map(drop)).await,
-            Command::Build(args) => {
-                blocking(move || crate::author::build::build(&args).map(drop)).await
-            }
+            Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
+            Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
             Command::Package(args) => {
-                blocking(move || crate::author::package::package(&args).map(|p| print_packaged(&p)))
-                    .await
+                blocking(move || author::package(&args).map(|p| print_packaged(&p))).await
             }
         }
     });
-    // Every task of ours has ended; a blocking thread still finishing a file
-    // operation for a dropped guest must not hold the process open.
+    // Every task of ours has ended (`listen` gave a compile still under way
+    // its grace and logged it); a blocking thread still finishing a file
+    // operation for a dropped guest, or that compile, must not hold the
+    // process open.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {
         Ok(code) => code,
@@ -155,30 +145,16 @@ async fn blocking(
 }
 
 /// What `package` made, and the azd commands that install it, on stdout.
-fn print_packaged(p: &crate::author::package::Packaged) {
+fn print_packaged(p: &author::Packaged) {
     let source = p.id.rsplit('.').next().unwrap_or(&p.id);
     println!("registry: {}", p.registry.display());
     for (platform, archive) in &p.archives {
         println!("archive:  {} ({platform})", archive.display());
     }
     println!("install with:");
-    let registry = crate::author::new::shell_word(&p.registry.display().to_string());
+    let registry = author::shell_word(&p.registry.display().to_string());
     println!("  azd extension source add -n {source} -t file -l {registry}");
     println!("  azd extension install {} --source {source}", p.id);
-}
-
-/// `check`: validate and describe a component.
-async fn check(path: PathBuf) -> anyhow::Result<()> {
-    let report = tokio::task::spawn_blocking(move || runtime::check_report(&path))
-        .await
-        .context("the check stopped unexpectedly")??;
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(report.as_bytes())?;
-    if !report.ends_with('\n') {
-        stdout.write_all(b"\n")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -223,8 +199,8 @@ mod tests {
         let readmes = [
             ("README.md", include_str!("../../README.md")),
             (
-                "templates/common/README.md",
-                include_str!("../templates/common/README.md"),
+                "host/author/templates/common/README.md",
+                include_str!("../author/templates/common/README.md"),
             ),
             (
                 "guest-sdk/README.md",

@@ -13,24 +13,39 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Context as _;
-use azd_wasm_host::runtime::{self, RuntimeOptions};
-use azd_wasm_host::{
-    AzdClient, Provider, ProviderError, ProviderFactory, ProvisioningManager, StreamEnd,
-};
+use anyhow::{Context as _, bail};
+use azd_wasm_host_azd::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
+use azd_wasm_host_core::{ErrorCode, Provider, ProviderError, ProviderFactory};
+use azd_wasm_host_runtime::{self as runtime, BackgroundCompile, RuntimeOptions};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::cli::ListenArgs;
+/// Arguments of `listen`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ListenArgs {
+    /// The provider manifest or component; default: `provider.toml` beside the executable.
+    #[arg(long, env = ENV_MANIFEST)]
+    pub manifest: Option<PathBuf>,
+    /// The provider name, when `--manifest` is a bare component.
+    #[arg(long, env = "AZD_WASM_HOST_PROVIDER_NAME")]
+    pub provider_name: Option<String>,
+}
+
+/// Names the manifest (as `--manifest` does).
+const ENV_MANIFEST: &str = "AZD_WASM_HOST_MANIFEST";
+/// File name looked for beside the executable.
+const DEFAULT_MANIFEST_NAME: &str = "provider.toml";
+/// How long `listen` waits, once azd is gone, for a compile still under way.
+const COMPILE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// `listen`: connect, look the provider over, register, Ready, serve; the
 /// component compiles meanwhile and the first Initialize waits for it.
 pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyhow::Result<()> {
     let started = Instant::now();
     // Fail fast when azd's variables are missing: someone ran `listen` by hand.
-    azd_wasm_host::require_env()?;
+    azd_wasm_host_azd::require_env()?;
     let client = AzdClient::from_env().await?;
-    let (name, factory) = match provider(&args, &client) {
+    let (name, factory, compile) = match provider(&args, &client) {
         Ok(found) => found,
         Err(e) => {
             report_error(&client, &e, log_file.as_deref()).await;
@@ -44,7 +59,11 @@ pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyho
         .register(factory, &name)
         .await
         .context("registering the provider with azd")?;
-    match serve(&manager, started).await? {
+    let served = serve(&manager, started).await;
+    if let Some(compile) = compile {
+        compile.finish(COMPILE_GRACE).await;
+    }
+    match served? {
         StreamEnd::Failed(status) if !azd_went_away(&status) => {
             let e = anyhow::anyhow!(
                 "the provisioning stream with azd failed: {} ({:?})",
@@ -61,33 +80,68 @@ pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyho
     }
 }
 
-/// The provider's name and its factory. The component is only looked over
-/// here (milliseconds) and compiles in the background; a component that cannot
-/// run still registers under its manifest's name, so that azd shows why at
-/// the first Initialize instead of a generic "provider not found".
+/// The provider's name, its factory, and the thread compiling its component.
+/// The component is only looked over here (milliseconds) and compiles in the
+/// background; a component that cannot run still registers under its
+/// manifest's name, so that azd shows why at the first Initialize instead of
+/// a generic "provider not found".
 fn provider(
     args: &ListenArgs,
     client: &AzdClient,
-) -> anyhow::Result<(String, Arc<dyn ProviderFactory>)> {
-    let manifest = runtime::locate_manifest(args.manifest.as_deref())?;
-    let no_prompt = std::env::var("AZD_NO_PROMPT").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
+) -> anyhow::Result<(String, Arc<dyn ProviderFactory>, Option<BackgroundCompile>)> {
+    let manifest = locate_manifest(args.manifest.as_deref())?;
     let opts = RuntimeOptions {
-        environment: std::env::var(runtime::ENV_ENVIRONMENT).ok(),
+        cache_dir: crate::env::cache_dir(),
+        environment: crate::env::azd_environment(),
         services: Some(Arc::new(client.clone())),
-        interactive: !no_prompt,
-        ..RuntimeOptions::default()
+        tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
+        interactive: !crate::env::no_prompt(),
     };
     match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {
         Ok(prepared) => {
             let name = prepared.name().to_owned();
-            Ok((name, prepared.compile_in_background()))
+            let (factory, compile) = prepared.compile_in_background();
+            Ok((name, factory, Some(compile)))
         }
         Err(e) => {
             let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
             tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider component cannot run");
-            Ok((name, Arc::new(Unavailable(format!("{e:#}")))))
+            Ok((name, Arc::new(Unavailable(format!("{e:#}"))), None))
         }
     }
+}
+
+/// Finds the manifest: `explicit` (`--manifest`, or `AZD_WASM_HOST_MANIFEST`
+/// through it), else `provider.toml` beside the executable. The error lists
+/// every place tried.
+fn locate_manifest(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = explicit {
+        if p.is_file() {
+            return Ok(p.to_path_buf());
+        }
+        bail!(
+            "provider manifest {} (from --manifest or {ENV_MANIFEST}) does not exist",
+            p.display()
+        );
+    }
+    let mut tried = vec![format!("--manifest / {ENV_MANIFEST}: not given")];
+    match std::env::current_exe() {
+        Ok(exe) => {
+            let p = exe
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(DEFAULT_MANIFEST_NAME);
+            if p.is_file() {
+                return Ok(p);
+            }
+            tried.push(format!("{}: not found", p.display()));
+        }
+        Err(e) => tried.push(format!("beside the executable: cannot locate it ({e})")),
+    }
+    bail!(
+        "no provider manifest found; tried:\n  - {}\npass --manifest PATH (a provider.toml or a .wasm component)",
+        tried.join("\n  - ")
+    )
 }
 
 /// The factory of a provider whose component cannot run: every Initialize
@@ -98,14 +152,15 @@ struct Unavailable(String);
 impl ProviderFactory for Unavailable {
     async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
         Err(
-            ProviderError::validation("invalid_component", self.0.clone()).with_suggestion(
+            ProviderError::host(ErrorCode::InvalidComponent, self.0.clone()).with_suggestion(
                 "run `azd-wasm-host check` on the provider's manifest for details",
             ),
         )
     }
 }
 
-/// Serves until the stream ends or a signal stops it; every task ends first.
+/// Serves until the stream ends or a signal stops it; every task it spawns
+/// ends first.
 async fn serve(manager: &Arc<ProvisioningManager>, started: Instant) -> anyhow::Result<StreamEnd> {
     let shutdown = CancellationToken::new();
     let tasks = TaskTracker::new();
@@ -130,7 +185,7 @@ async fn serve(manager: &Arc<ProvisioningManager>, started: Instant) -> anyhow::
     tasks.wait().await;
     // Folders made for the provider that it left empty go again: a command
     // that changed nothing leaves nothing behind.
-    azd_wasm_host::runtime::remove_unused_dirs();
+    runtime::remove_unused_dirs();
     ready?;
     Ok(end?)
 }
@@ -139,7 +194,7 @@ async fn serve(manager: &Arc<ProvisioningManager>, started: Instant) -> anyhow::
 /// in its debug log), and logs it.
 async fn report_error(client: &AzdClient, e: &anyhow::Error, log_file: Option<&Path>) {
     tracing::error!(error = %format!("{e:#}"), "listen cannot start");
-    let mut err = ProviderError::validation("extension_failed_to_start", format!("{e:#}"));
+    let mut err = ProviderError::host(ErrorCode::ExtensionFailedToStart, format!("{e:#}"));
     if let Some(log) = log_file {
         err = err.with_log_file(log);
     }
@@ -220,5 +275,20 @@ async fn signal() -> &'static str {
     match tokio::signal::ctrl_c().await {
         Ok(()) => "Ctrl-C",
         Err(_) => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explicit_manifest_must_exist() {
+        let e = locate_manifest(Some(Path::new("/nonexistent/provider.toml"))).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("/nonexistent/provider.toml") && e.contains(ENV_MANIFEST),
+            "{e}"
+        );
     }
 }

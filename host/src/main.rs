@@ -1,13 +1,16 @@
 //! The `azd-wasm-host` binary: the command line over the library.
 //!
-//! Its rooms: `cli` (arguments, runtime, exit codes, `check`), `author`
-//! (`new`, `build`, `package`), `logs` (stderr
-//! when debugging, and the log file), `listen` (what azd runs) and `run` (azd
-//! played without azd, against the simulated azd of the `azd-wasm-host-sim`
-//! crate).
+//! It ties the crates together and does nothing else of its own: `cli`
+//! (arguments, the async runtime, exit codes), `listen` (what azd runs: azd's
+//! side over the WebAssembly runtime), `run` (azd played without azd, against
+//! the simulated azd of `azd-wasm-host-sim`), `check` (the runtime's report as
+//! text), `env` (the process environment handed to the libraries) and `logs`
+//! (stderr when debugging, and the log file). `new`, `build` and `package` are
+//! the `azd-wasm-host-author` crate's.
 
-mod author;
+mod check;
 mod cli;
+mod env;
 mod listen;
 mod logs;
 mod run;

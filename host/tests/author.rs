@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use azd_wasm_host::runtime::object_to_struct;
+use azd_wasm_host_core::json::object_to_struct;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{SimAzd, SimOptions, SpawnOptions};
 use serde_json::{Value, json};

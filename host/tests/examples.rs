@@ -24,8 +24,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use azd_wasm_host::runtime::object_to_struct;
-use azd_wasm_host::{ErrorDetail, ErrorOrigin, ProviderError};
+use azd_wasm_host_core::json::object_to_struct;
+use azd_wasm_host_core::{ErrorDetail, ErrorOrigin, ProviderError};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{
     CallError, ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions,

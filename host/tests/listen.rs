@@ -1,13 +1,13 @@
 //! The real binary as azd runs it: `azd-wasm-host listen` as a child process of
 //! the simulated azd, serving a WAT fixture component over loopback gRPC.
 
-mod fixtures;
+use azd_wasm_host_fixtures as fixtures;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use azd_wasm_host::ProviderError;
+use azd_wasm_host_core::ProviderError;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{
     CallError, ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions,

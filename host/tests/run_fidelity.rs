@@ -10,7 +10,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-mod fixtures;
+use azd_wasm_host_fixtures as fixtures;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;

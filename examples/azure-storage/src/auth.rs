@@ -16,12 +16,12 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// The environment variable that holds the account key for `auth: shared-key`.
-pub const KEY_VARIABLE: &str = "AZURE_STORAGE_KEY";
+pub(crate) const KEY_VARIABLE: &str = "AZURE_STORAGE_KEY";
 /// The scope of a token for the Storage data plane.
-pub const STORAGE_SCOPE: &str = "https://storage.azure.com/.default";
+pub(crate) const STORAGE_SCOPE: &str = "https://storage.azure.com/.default";
 
 /// What signs requests.
-pub enum Signer {
+pub(crate) enum Signer {
     /// The account name and its decoded key.
     SharedKey { account: String, key: Vec<u8> },
     /// A bearer token from azd, asked for on each request (the host caches it).
@@ -30,7 +30,7 @@ pub enum Signer {
 
 impl Signer {
     /// The account key from `AZURE_STORAGE_KEY`.
-    pub fn shared_key(account: &str) -> Result<Self, Error> {
+    pub(crate) fn shared_key(account: &str) -> Result<Self, Error> {
         let key = match std::env::var(KEY_VARIABLE) {
             Ok(key) => key,
             Err(std::env::VarError::NotUnicode(_)) => {
@@ -66,7 +66,7 @@ impl Signer {
     }
 
     /// The request with its `authorization` header.
-    pub fn sign(&self, request: Request, table: bool) -> Result<Request, Error> {
+    pub(crate) fn sign(&self, request: Request, table: bool) -> Result<Request, Error> {
         match self {
             Self::Token => {
                 let token = azd_provider_sdk::credentials::token(STORAGE_SCOPE)?;

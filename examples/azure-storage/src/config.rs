@@ -8,7 +8,7 @@ use crate::storage::Kind;
 /// `infra.config` in azure.yaml.
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-pub struct Config {
+pub(crate) struct Config {
     /// The storage account's name.
     pub account: String,
     /// How requests are signed.
@@ -31,7 +31,7 @@ pub struct Config {
 /// How requests are signed.
 #[derive(Deserialize, Debug, Default, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
-pub enum Auth {
+pub(crate) enum Auth {
     /// A bearer token from azd (`azd auth login`) for `https://storage.azure.com/.default`.
     #[default]
     Token,
@@ -42,7 +42,7 @@ pub enum Auth {
 /// Service endpoints (`https://<account>.<blob|queue|table>.core.windows.net` unless given).
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
-pub struct Endpoints {
+pub(crate) struct Endpoints {
     pub blob: Option<String>,
     pub queue: Option<String>,
     pub table: Option<String>,
@@ -50,7 +50,7 @@ pub struct Endpoints {
 
 impl Config {
     /// Every declared resource, in deploy order, after checking each name.
-    pub fn resources(&self) -> Result<Vec<(Kind, String)>, Error> {
+    pub(crate) fn resources(&self) -> Result<Vec<(Kind, String)>, Error> {
         check_account(&self.account)?;
         let mut all: Vec<(Kind, String)> = Vec::new();
         for (kind, names) in [
@@ -83,7 +83,7 @@ impl Config {
 
     /// A service's endpoint, without a trailing slash. A bearer token goes only over HTTPS
     /// (Azure refuses one over plain HTTP, and it must not cross the wire in clear).
-    pub fn endpoint(&self, kind: Kind) -> Result<String, Error> {
+    pub(crate) fn endpoint(&self, kind: Kind) -> Result<String, Error> {
         let given = match kind {
             Kind::Container => &self.endpoints.blob,
             Kind::Queue => &self.endpoints.queue,

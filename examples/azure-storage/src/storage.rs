@@ -16,7 +16,7 @@ const TABLE_JSON: &str = "application/json;odata=nometadata";
 
 /// What a provider manages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Container,
     Queue,
     Table,
@@ -24,7 +24,7 @@ pub enum Kind {
 
 impl Kind {
     /// The service's name in its host name (`blob`, `queue`, `table`).
-    pub fn service(self) -> &'static str {
+    pub(crate) fn service(self) -> &'static str {
         match self {
             Self::Container => "blob",
             Self::Queue => "queue",
@@ -33,7 +33,7 @@ impl Kind {
     }
 
     /// For messages: `container`, `queue`, `table`.
-    pub fn noun(self) -> &'static str {
+    pub(crate) fn noun(self) -> &'static str {
         match self {
             Self::Container => "container",
             Self::Queue => "queue",
@@ -42,7 +42,7 @@ impl Kind {
     }
 
     /// Its list under infra.config.
-    pub fn config_key(self) -> &'static str {
+    pub(crate) fn config_key(self) -> &'static str {
         match self {
             Self::Container => "containers",
             Self::Queue => "queues",
@@ -51,7 +51,7 @@ impl Kind {
     }
 
     /// The resource type a preview shows.
-    pub fn resource_type(self) -> &'static str {
+    pub(crate) fn resource_type(self) -> &'static str {
         match self {
             Self::Container => "Microsoft.Storage/storageAccounts/blobServices/containers",
             Self::Queue => "Microsoft.Storage/storageAccounts/queueServices/queues",
@@ -60,7 +60,7 @@ impl Kind {
     }
 
     /// Table names are case-insensitive; container and queue names are lower case.
-    pub fn same_name(self, a: &str, b: &str) -> bool {
+    pub(crate) fn same_name(self, a: &str, b: &str) -> bool {
         match self {
             Self::Table => a.eq_ignore_ascii_case(b),
             _ => a == b,
@@ -68,7 +68,7 @@ impl Kind {
     }
 
     /// The service's naming rule.
-    pub fn check_name(self, name: &str) -> Result<(), String> {
+    pub(crate) fn check_name(self, name: &str) -> Result<(), String> {
         let len = (3..=63).contains(&name.len());
         match self {
             Self::Container | Self::Queue => {
@@ -106,20 +106,20 @@ impl Kind {
 
 /// What creating found.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Created {
+pub(crate) enum Created {
     New,
     AlreadyThere,
 }
 
 /// One storage account's services.
-pub struct Account {
+pub(crate) struct Account {
     pub name: String,
     endpoints: [String; 3],
     signer: Signer,
 }
 
 impl Account {
-    pub fn new(name: String, endpoints: [String; 3], signer: Signer) -> Self {
+    pub(crate) fn new(name: String, endpoints: [String; 3], signer: Signer) -> Self {
         Self {
             name,
             endpoints,
@@ -128,12 +128,12 @@ impl Account {
     }
 
     /// A service's endpoint.
-    pub fn endpoint(&self, kind: Kind) -> &str {
+    pub(crate) fn endpoint(&self, kind: Kind) -> &str {
         &self.endpoints[kind as usize]
     }
 
     /// The resource's URL, which is also its id.
-    pub fn url(&self, kind: Kind, name: &str) -> String {
+    pub(crate) fn url(&self, kind: Kind, name: &str) -> String {
         match kind {
             Kind::Table => format!("{}/Tables('{name}')", self.endpoint(kind)),
             _ => format!("{}/{name}", self.endpoint(kind)),
@@ -169,7 +169,7 @@ impl Account {
 
     /// Every name the service holds, page after page. A service that names a page it already
     /// gave, or more than [`MAX_PAGES`], is refused rather than followed for ever.
-    pub fn list(&self, kind: Kind) -> Result<Vec<String>, Error> {
+    pub(crate) fn list(&self, kind: Kind) -> Result<Vec<String>, Error> {
         let mut names = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut marker: Option<String> = None;
@@ -205,7 +205,7 @@ impl Account {
     }
 
     /// Creates one; one that exists is left as it is.
-    pub fn create(&self, kind: Kind, name: &str) -> Result<Created, Error> {
+    pub(crate) fn create(&self, kind: Kind, name: &str) -> Result<Created, Error> {
         let request = match kind {
             Kind::Container => Request::put(format!("{}?restype=container", self.url(kind, name))),
             Kind::Queue => Request::put(self.url(kind, name)),
@@ -240,7 +240,7 @@ impl Account {
     }
 
     /// Deletes one; one already gone, or already being deleted, counts as deleted.
-    pub fn delete(&self, kind: Kind, name: &str) -> Result<(), Error> {
+    pub(crate) fn delete(&self, kind: Kind, name: &str) -> Result<(), Error> {
         let url = match kind {
             Kind::Container => format!("{}?restype=container", self.url(kind, name)),
             _ => self.url(kind, name),

@@ -14,7 +14,7 @@ use azd_wasm_host_proto::server::provisioning_service_server::{
 use futures::Stream;
 use tokio_stream::StreamExt as _;
 
-pub fn env_usize(name: &str, default: usize) -> usize {
+pub(crate) fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -22,7 +22,7 @@ pub fn env_usize(name: &str, default: usize) -> usize {
 }
 
 /// The value below which a fraction `p` of the sorted samples lie.
-pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
@@ -31,48 +31,48 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 /// Sorts `samples` and returns their median.
-pub fn median(samples: &mut [Duration]) -> Duration {
+pub(crate) fn median(samples: &mut [Duration]) -> Duration {
     samples.sort();
     percentile(samples, 0.5)
 }
 
-pub fn us(d: Duration) -> String {
+pub(crate) fn us(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
-pub fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
-pub fn mib(kib: u64) -> String {
+pub(crate) fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
-pub fn mb(bytes: u64) -> String {
+pub(crate) fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
 /// A Markdown table: a header, then rows of cells, each also printed to stderr as it is
 /// measured (so a long run shows progress).
-pub struct Table {
+pub(crate) struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub fn new(header: &[&str]) -> Self {
+    pub(crate) fn new(header: &[&str]) -> Self {
         Self {
             header: header.iter().map(|h| (*h).to_owned()).collect(),
             rows: Vec::new(),
         }
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         eprintln!("  {}", cells.join(" | "));
         self.rows.push(cells);
     }
 
-    pub fn print(&self) {
+    pub(crate) fn print(&self) {
         let columns = self.header.len();
         let width: Vec<usize> = (0..columns)
             .map(|c| {
@@ -124,7 +124,7 @@ impl ProvisioningService for Echo {
 
 /// `n` sequential state requests echoed by a bare tonic server over loopback: the floor
 /// any extension's round trip sits on. Returns the sorted round-trip times.
-pub async fn raw_ping_pong(n: usize) -> anyhow::Result<Vec<Duration>> {
+pub(crate) async fn raw_ping_pong(n: usize) -> anyhow::Result<Vec<Duration>> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let server = tokio::spawn(
@@ -170,7 +170,7 @@ pub async fn raw_ping_pong(n: usize) -> anyhow::Result<Vec<Duration>> {
 }
 
 /// Resident memory of process `pid` in KiB (Linux; `None` elsewhere).
-pub fn rss_kib(pid: u32) -> Option<u64> {
+pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()

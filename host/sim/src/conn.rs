@@ -8,10 +8,11 @@
 //! azd drops them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use azd_wasm_host_proto::azdext as pb;
+use parking_lot::Mutex;
 use pb::provisioning_message::MessageType;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -26,11 +27,6 @@ pub(crate) const OUTGOING_CAPACITY: usize = 64;
 
 /// Messages (progress and the answer) queued for one call before the reader waits.
 const CALL_CAPACITY: usize = 64;
-
-/// Locks a mutex whose data stays consistent even if a holder panicked.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// Where a request of azd's stands.
 enum CallSlot {
@@ -106,7 +102,7 @@ impl StreamConn {
             return Err(CallError::StreamClosed);
         }
         let (tx, rx) = mpsc::channel(CALL_CAPACITY);
-        let mut calls = lock(&self.calls);
+        let mut calls = self.calls.lock();
         if calls.contains_key(id) {
             return Err(CallError::Protocol(format!(
                 "request id {id} was already used on this stream"
@@ -153,7 +149,7 @@ impl StreamConn {
     pub(crate) async fn route(&self, msg: pb::ProvisioningMessage) {
         let is_progress = matches!(msg.message_type, Some(MessageType::ProgressMessage(_)));
         let target = {
-            let mut calls = lock(&self.calls);
+            let mut calls = self.calls.lock();
             match calls.get_mut(&msg.request_id) {
                 None => {
                     self.stray.fetch_add(1, Ordering::Relaxed);
@@ -189,7 +185,7 @@ impl StreamConn {
     /// Marks the stream over: every waiting call sees its channel close.
     pub(crate) fn finish(&self) {
         self.ended.cancel();
-        let mut calls = lock(&self.calls);
+        let mut calls = self.calls.lock();
         for slot in calls.values_mut() {
             if matches!(slot, CallSlot::Waiting { .. }) {
                 *slot = CallSlot::Abandoned;
@@ -206,7 +202,7 @@ pub(crate) struct CallGuard {
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        let mut calls = lock(&self.conn.calls);
+        let mut calls = self.conn.calls.lock();
         if let Some(slot) = calls.get_mut(&self.id)
             && matches!(slot, CallSlot::Waiting { .. })
         {

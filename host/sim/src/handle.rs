@@ -5,11 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use pb::provisioning_message::MessageType;
 use tokio::time::{Instant, timeout_at};
-
-use azd_wasm_host_proto::RequestKind;
 
 use crate::conn::StreamConn;
 use crate::error::CallError;

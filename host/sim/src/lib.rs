@@ -18,18 +18,22 @@
 //! azd's wire (the server half of the protos), not the extension's code: what it
 //! reports is what azd would see.
 //!
-//! Rooms: `auth` (tokens), `service` (the gRPC services and the stream reader),
+//! Rooms: `auth` (tokens), `streams` (the extension's gRPC services, Ready and
+//! the provisioning stream, and the stream reader), `env_prompt` (azd's
+//! environment and prompt services), `state` (the environment and the
+//! prompter they serve),
 //! `conn` (one stream: writer, waiting calls, routing), `handle` (typed calls
 //! and the checks of their answers), `process` (extensions started as azd
 //! starts them), `error` ([`CallError`]).
 
 mod auth;
 mod conn;
+mod env_prompt;
 mod error;
 mod handle;
 mod process;
-mod service;
-mod services;
+mod state;
+mod streams;
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -55,10 +59,10 @@ pub use auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TOKEN_LIFETIME, unix_no
 pub use error::CallError;
 pub use handle::{DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind};
 pub use process::{DEFAULT_READY_TIMEOUT, ExtensionProcess, SpawnOptions, ready_timeout_from_env};
-pub use services::{AnswerAll, NoPrompt, Prompter, SimEnvironment};
+pub use state::{AnswerAll, NoPrompt, Prompter, SimEnvironment};
 
-use service::{AzdState, ExtensionSvc, ProvisioningSvc};
-use services::{EnvironmentSvc, PromptSvc};
+use env_prompt::{EnvironmentSvc, PromptSvc};
+use streams::{AzdState, ExtensionSvc, ProvisioningSvc};
 
 /// How long [`SimAzd::shutdown`] waits for the server and the stream readers.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -349,7 +353,7 @@ impl SimAzd {
 
     /// The environment as it is now (with what the extension set).
     pub fn environment(&self) -> Option<SimEnvironment> {
-        conn::lock(&self.shared.environment).clone()
+        self.shared.environment.lock().clone()
     }
 
     /// How many provisioning streams extensions have opened so far.

@@ -1,15 +1,15 @@
 //! [`ExtensionProcess`]: an extension binary started the way azd starts it.
 
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, ChildStderr};
 use tokio::task::JoinHandle;
-
-use crate::conn::lock;
 
 /// azd's default wait for `ExtensionService/Ready`.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -85,7 +85,7 @@ impl ExtensionProcess {
     pub fn stderr_text(&self) -> String {
         self.stderr
             .as_ref()
-            .map(|b| String::from_utf8_lossy(&lock(b)).into_owned())
+            .map(|b| String::from_utf8_lossy(&b.lock()).into_owned())
             .unwrap_or_default()
     }
 
@@ -154,7 +154,7 @@ async fn capture_stderr(mut pipe: ChildStderr, buf: Arc<Mutex<Vec<u8>>>) {
         };
         let data = &chunk[..n];
         {
-            let mut b = lock(&buf);
+            let mut b = buf.lock();
             b.extend_from_slice(data);
             if b.len() > STDERR_KEEP {
                 let excess = b.len() - STDERR_KEEP;

@@ -46,7 +46,7 @@ impl Terminal {
 impl Prompter for Terminal {
     fn confirm(&self, o: &pb::ConfirmOptions) -> Result<bool, Status> {
         self.ask(|| {
-            let mut q = Confirm::new().with_prompt(azd_wasm_host::sanitize(&o.message));
+            let mut q = Confirm::new().with_prompt(azd_wasm_host_core::text::sanitize(&o.message));
             if let Some(d) = o.default_value {
                 q = q.default(d);
             }
@@ -58,7 +58,7 @@ impl Prompter for Terminal {
 
     fn prompt(&self, o: &pb::PromptOptions) -> Result<String, Status> {
         self.ask(|| {
-            let message = azd_wasm_host::sanitize(&o.message).into_owned();
+            let message = azd_wasm_host_core::text::sanitize(&o.message).into_owned();
             if o.secret {
                 return Password::new()
                     .with_prompt(message)
@@ -81,10 +81,10 @@ impl Prompter for Terminal {
             let labels: Vec<String> = o
                 .choices
                 .iter()
-                .map(|c| azd_wasm_host::sanitize(&c.label).into_owned())
+                .map(|c| azd_wasm_host_core::text::sanitize(&c.label).into_owned())
                 .collect();
             let mut q = Select::new()
-                .with_prompt(azd_wasm_host::sanitize(&o.message))
+                .with_prompt(azd_wasm_host_core::text::sanitize(&o.message))
                 .items(&labels);
             if let Some(i) = o.selected_index.and_then(|i| usize::try_from(i).ok()) {
                 q = q.default(i);

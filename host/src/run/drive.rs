@@ -4,7 +4,7 @@
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{CallError, ProviderHandle};
 
-use super::Action;
+use super::args::Action;
 use super::report::{
     ChangeReport, ParameterReport, Plan, PreviewReport, ProgressView, Report, outputs_of,
 };

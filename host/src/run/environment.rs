@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use azd_wasm_host::EnvironmentName;
+use azd_wasm_host_core::EnvironmentName;
 use azd_wasm_host_sim::SimEnvironment;
 
 use super::dotenv::DotEnv;

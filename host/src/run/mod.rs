@@ -1,6 +1,6 @@
 //! `azd-wasm-host run`: drive a provider without azd.
 //!
-//! It plays azd's part: starts a [simulated azd](crate::sim) on loopback, spawns
+//! It plays azd's part: starts a simulated azd (`azd-wasm-host-sim`) on loopback, spawns
 //! this very binary as `listen` exactly as azd would (same arguments and
 //! environment, same Ready rule), reads the project's `azure.yaml` like azd does
 //! for the `infra` section, and sends the requests azd sends for the command:
@@ -23,6 +23,7 @@
 //! azd sends for each command), `report` (what the user sees: live progress,
 //! the table or JSON).
 
+mod args;
 mod ask;
 mod dotenv;
 mod drive;
@@ -37,88 +38,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions};
-use clap::ValueEnum;
 use tokio_util::sync::CancellationToken;
 
+use args::Action;
+pub(crate) use args::RunArgs;
 use environment::Environment;
-pub use outcome::Exit;
+pub(crate) use outcome::Exit;
 use outcome::Failure;
 use report::{ProgressView, Report};
-
-/// Arguments of `run`.
-#[derive(Debug, clap::Args)]
-pub struct RunArgs {
-    /// What to do.
-    #[arg(value_enum)]
-    pub action: Action,
-    /// The provider: a manifest (`provider.toml`) or a bare component (`.wasm`).
-    #[arg(long, short = 'p', default_value = "provider.toml")]
-    pub provider: PathBuf,
-    /// The azd project directory (holds `azure.yaml`).
-    #[arg(long, default_value = ".")]
-    pub project: PathBuf,
-    /// The azd environment. Default, as in azd: `AZURE_ENV_NAME`, else the
-    /// project's default environment, else `dev` in a project without one.
-    #[arg(long, short = 'e')]
-    pub env: Option<String>,
-    /// How to print results (and errors).
-    #[arg(long, short = 'o', value_enum, default_value_t = Output::Table)]
-    pub output: Output,
-    /// Provider name, when `--provider` is a bare component.
-    #[arg(long)]
-    pub provider_name: Option<String>,
-    /// `down`: remove without the provider asking first (as `azd down --force`).
-    #[arg(long)]
-    pub force: bool,
-    /// `down`: also purge what supports it (as `azd down --purge`).
-    #[arg(long)]
-    pub purge: bool,
-    /// Answer yes to every question the provider asks (otherwise they are asked
-    /// on this terminal, or get their default when there is none).
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// `preview`: exit 2 when changes are pending and 0 when there are none
-    /// (as `terraform plan -detailed-exitcode`).
-    #[arg(long)]
-    pub detailed_exitcode: bool,
-}
-
-/// The commands `run` can play.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Action {
-    /// Initialize → Deploy (`azd provision`).
-    Provision,
-    /// Initialize → Preview (`azd provision --preview`).
-    Preview,
-    /// Initialize → Destroy (`azd down`; `--force`, `--purge`).
-    Down,
-    /// Initialize → State (`azd env refresh`).
-    State,
-    /// Initialize → Parameters → PlannedOutputs (`azd pipeline config`).
-    Parameters,
-}
-
-impl Action {
-    /// The command's name, as reports and errors give it.
-    fn name(self) -> &'static str {
-        match self {
-            Self::Provision => "provision",
-            Self::Preview => "preview",
-            Self::Down => "down",
-            Self::State => "state",
-            Self::Parameters => "parameters",
-        }
-    }
-}
-
-/// Result formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// A table for people.
-    Table,
-    /// JSON for programs.
-    Json,
-}
 
 /// What `run` checked before starting anything.
 struct Setup {
@@ -152,7 +79,7 @@ impl Setup {
 }
 
 /// Runs `run`; the exit code says how it ended ([`Exit`]).
-pub async fn run(args: RunArgs, debug: bool) -> ExitCode {
+pub(crate) async fn run(args: RunArgs, debug: bool) -> ExitCode {
     let interrupt = CancellationToken::new();
     let watcher = tokio::spawn(watch_interrupts(interrupt.clone()));
     let exit = match Setup::new(&args) {
@@ -192,9 +119,11 @@ async fn execute(
 ) -> Result<Report, Failure> {
     let cold = {
         let path = setup.provider_path.clone();
-        !tokio::task::spawn_blocking(move || azd_wasm_host::runtime::is_compiled(&path))
-            .await
-            .unwrap_or(false)
+        !tokio::task::spawn_blocking(move || {
+            azd_wasm_host_runtime::is_compiled(&path, crate::env::cache_dir().as_deref())
+        })
+        .await
+        .unwrap_or(false)
     };
     let env_before = setup.env.served();
     let progress = ProgressView::new();
@@ -262,7 +191,7 @@ fn save_service_changes(
 /// its emulator, e.g. `qemu-aarch64 -L /usr/aarch64-linux-gnu
 /// target/aarch64-unknown-linux-gnu/release/azd-wasm-host`, where that build
 /// cannot start itself.
-pub const EXTENSION_COMMAND_VAR: &str = "AZD_WASM_HOST_EXTENSION_COMMAND";
+pub(crate) const EXTENSION_COMMAND_VAR: &str = "AZD_WASM_HOST_EXTENSION_COMMAND";
 
 /// This binary, or the command [`EXTENSION_COMMAND_VAR`] names.
 fn extension_command() -> anyhow::Result<tokio::process::Command> {

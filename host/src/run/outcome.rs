@@ -10,15 +10,15 @@
 //! | 70   | the provider's component or the host failed: it could not load, trapped, ran out of time or memory, broke the protocol, or an output could not be saved |
 //! | 130  | interrupted (Ctrl-C); the provider was stopped and waited for |
 
-use azd_wasm_host::{ErrorDetail, ProviderError};
+use azd_wasm_host_core::{ErrorDetail, ProviderError};
 use azd_wasm_host_sim::CallError;
 
+use super::args::{Output, RunArgs};
 use super::report::Report;
-use super::{Output, RunArgs};
 
 /// The exit codes of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Done.
     Done,
     /// The provider answered with an error.
@@ -35,7 +35,7 @@ pub enum Exit {
 
 impl Exit {
     /// The process exit code.
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Self::Done => 0,
             Self::ProviderFailed => 1,

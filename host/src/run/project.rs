@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use azd_wasm_host::runtime::{Manifest, object_to_struct};
+use azd_wasm_host_core::json::object_to_struct;
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_runtime::Manifest;
 
 /// The `infra` section of `azure.yaml`, as far as a provider needs it.
 #[derive(Debug, Default, serde::Deserialize)]

@@ -1,13 +1,13 @@
 //! What `run` shows: live progress while a request runs (a spinner on a
 //! terminal, plain lines otherwise, on stderr), then the result as a table or
 //! JSON on stdout, or the provider's error on stderr. Every text a provider
-//! wrote passes [`azd_wasm_host::sanitize`] on its way to the terminal.
+//! wrote passes [`azd_wasm_host_core::text::sanitize`] on its way to the terminal.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal as _, Write};
 use std::time::Duration;
 
-use azd_wasm_host::ProviderError;
+use azd_wasm_host_core::ProviderError;
 use azd_wasm_host_proto::azdext as pb;
 
 use super::environment::Environment;
@@ -235,7 +235,7 @@ impl Report {
 
 /// A provider's text as it may reach the terminal.
 fn shown(text: &str) -> std::borrow::Cow<'_, str> {
-    azd_wasm_host::sanitize(text)
+    azd_wasm_host_core::text::sanitize(text)
 }
 
 fn table(

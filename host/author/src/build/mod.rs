@@ -1,0 +1,221 @@
+//! `azd-wasm-host build`: the provider's component, from its manifest.
+//!
+//! The manifest's `[build]` section picks the way: `command` (the author's
+//! shell command, run in the manifest's folder, like `spin build`), else the
+//! built-in recipe of `language`:
+//!
+//! | language | tools it finds | what it runs |
+//! |---|---|---|
+//! | `rust` | a cargo whose rustc has the `wasm32-wasip2` or `wasm32-wasip1` std, or the std's source (build-std) with `wasm-ld` and wasi-libc | `cargo build --release --target …`; a wasip1 module is made a component here |
+//! | `js` | `npm`, `node` | `npm install` (first build), `componentize-qjs --sync` |
+//! | `python` | `componentize-py` (PATH, or `AZD_WASM_HOST_COMPONENTIZE_PY`) | `componentize-py componentize` |
+//! | `c` | `wit-bindgen` (PATH or `AZD_WASM_HOST_WIT_BINDGEN`), a wasm32-wasi C compiler (`AZD_WASM_HOST_CC`, `zig`, or clang with wasi-libc) | bindings, compile, made a component here |
+//!
+//! Every step is printed before it runs; a missing tool is an error that says
+//! how to install it. The component is written to a temporary file and
+//! renamed into place only once it has been checked to be a provider (its
+//! exports and imports, without compiling it), so a failed build never leaves
+//! a half-written or foreign component where `run` and `package` look.
+
+mod lang;
+mod rust;
+mod step;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context as _, bail};
+use azd_wasm_host_runtime::{self as runtime, Manifest};
+
+use crate::settings::{BuildLanguage, BuildSettings};
+use step::{Step, write_component};
+
+/// Arguments of `build`.
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    /// The provider manifest (default: `provider.toml` in the current folder).
+    pub manifest: Option<PathBuf>,
+}
+
+/// `build`: makes the component; returns its path.
+pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
+    let path = crate::paths::manifest_path(args.manifest.as_deref())?;
+    let manifest = Manifest::load(&path)?;
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let Some(settings) = BuildSettings::load(&path)? else {
+        bail!(
+            "{} has no [build] section: add `[build]` with `language = \"rust\"` (or js, python, c), \
+             or `command = \"...\"` that writes {}",
+            crate::paths::shown(&path),
+            crate::paths::shown(&manifest.component)
+        );
+    };
+    let started = Instant::now();
+    let out = &manifest.component;
+    let parent = out.parent().unwrap_or(&dir);
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    let staged = sibling(out, ".building");
+    let previous = sibling(out, ".previous");
+    let _ = std::fs::remove_file(&staged);
+    // The last good component is set aside while the build runs (an author's
+    // command writes straight to `component`), and put back if it fails.
+    let had_previous = out.is_file();
+    if had_previous {
+        std::fs::rename(out, &previous)
+            .with_context(|| format!("cannot set {} aside", out.display()))?;
+    }
+    let done = make(&manifest, &settings, &dir, &staged).and_then(|()| finish(&staged, out));
+    let _ = std::fs::remove_file(&staged);
+    match (&done, had_previous) {
+        (Ok(()), true) => {
+            let _ = std::fs::remove_file(&previous);
+        }
+        (Err(_), true) => {
+            std::fs::rename(&previous, out).with_context(|| {
+                format!(
+                    "the build failed and the previous component is left at {}",
+                    previous.display()
+                )
+            })?;
+        }
+        (Err(_), false) => {
+            let _ = std::fs::remove_file(out);
+        }
+        (Ok(()), false) => {}
+    }
+    done?;
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "Built {} ({:.1} KB) in {:.1} s: a provider component for {}",
+        crate::paths::shown(out),
+        size as f64 / 1024.0,
+        started.elapsed().as_secs_f64(),
+        runtime::WORLD
+    );
+    Ok(out.clone())
+}
+
+/// `out` with `suffix` added to its file name (a file beside it).
+fn sibling(out: &Path, suffix: &str) -> PathBuf {
+    let mut name = out.file_name().map(OsString::from).unwrap_or_default();
+    name.push(suffix);
+    out.with_file_name(name)
+}
+
+/// Runs the recipe or the command; the component ends up at `staged`.
+fn make(
+    manifest: &Manifest,
+    settings: &BuildSettings,
+    dir: &Path,
+    staged: &Path,
+) -> anyhow::Result<()> {
+    if let Some(command) = &settings.command {
+        return custom(command, dir, &manifest.component, staged);
+    }
+    let Some(language) = settings.language else {
+        bail!("[build] needs `language` (rust, js, python or c) or `command`");
+    };
+    let source = settings.source.as_deref();
+    match language {
+        BuildLanguage::Rust => rust::build(dir, source, staged),
+        BuildLanguage::Js => lang::js(dir, source, staged),
+        BuildLanguage::Python => lang::python(dir, source, staged),
+        BuildLanguage::C => lang::c(dir, source, staged),
+    }
+}
+
+/// The author's command: it writes the manifest's component (set aside
+/// before it runs), which then goes to `staged` (made a component if it is
+/// a core module) to be checked like any recipe's output.
+fn custom(command: &str, dir: &Path, out: &Path, staged: &Path) -> anyhow::Result<()> {
+    let shell = if cfg!(windows) {
+        Step::new("[build] command", "cmd", dir)
+            .arg("/C")
+            .arg(command)
+    } else {
+        Step::new("[build] command", "sh", dir)
+            .arg("-c")
+            .arg(command)
+    };
+    shell.run()?;
+    if !out.is_file() {
+        bail!(
+            "the [build] command succeeded but did not write {} (the manifest's `component`)",
+            out.display()
+        );
+    }
+    let bytes = std::fs::read(out).with_context(|| format!("cannot read {}", out.display()))?;
+    std::fs::remove_file(out).with_context(|| format!("cannot move {}", out.display()))?;
+    write_component(&bytes, staged)
+}
+
+/// Checks the staged component is a provider this host can run, then moves
+/// it into place.
+fn finish(staged: &Path, out: &Path) -> anyhow::Result<()> {
+    runtime::inspect_component(staged).context("the build's output is not a provider component")?;
+    std::fs::rename(staged, out).with_context(|| format!("cannot write {}", out.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_without_build_says_what_to_add() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("provider.toml");
+        std::fs::write(&path, "name = \"x\"\ncomponent = \"build/x.wasm\"\n").unwrap();
+        let err = build(&BuildArgs {
+            manifest: Some(path),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("no [build] section") && err.contains("language"),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_command_that_writes_nothing_or_garbage_leaves_no_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("provider.toml");
+        let write = |command: &str| {
+            std::fs::write(
+                &path,
+                format!(
+                    "name = \"x\"\ncomponent = \"build/x.wasm\"\n[build]\ncommand = '{command}'\n"
+                ),
+            )
+            .unwrap();
+        };
+        write("true");
+        let err = build(&BuildArgs {
+            manifest: Some(path.clone()),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("did not write"), "{err}");
+        write("echo not-wasm > build/x.wasm");
+        let err = format!(
+            "{:#}",
+            build(&BuildArgs {
+                manifest: Some(path.clone())
+            })
+            .unwrap_err()
+        );
+        assert!(err.contains("not a provider component"), "{err}");
+        assert!(!dir.path().join("build/x.wasm").exists());
+        assert!(!dir.path().join("build/x.wasm.building").exists());
+        write("exit 3");
+        let err = build(&BuildArgs {
+            manifest: Some(path),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("[build] command failed"), "{err}");
+    }
+}

@@ -1,0 +1,38 @@
+//! The provider author's toolchain: `new`, `build` and `package`.
+//!
+//! - [`new()`]: a provider project anywhere, from files packaged in this binary
+//!   (the WIT package, the guest helpers of each language, a provider that
+//!   greets, its manifest, a sample `azure.yaml` and an `extension.yaml`).
+//! - [`build()`]: the component, from the manifest's `[build]` section: a
+//!   built-in recipe per language, or the author's own command. Core modules
+//!   (Rust for `wasm32-wasip1`, C) are made components here, with the WASI
+//!   preview1 adapter this host was built with.
+//! - [`package()`]: an azd extension source for the provider: `registry.json`
+//!   and an archive for this platform with the stripped host, the manifest,
+//!   the component and its precompiled code, after checking every name azd
+//!   will match.
+//!
+//! None of it runs while azd is talking to the host: these are commands for
+//! the author's terminal, and they print what they do on stderr.
+//!
+//! `names` holds every naming rule `new` and `package` share; `settings` the
+//! manifest's `[build]` section; `tools` finds the programs the commands run.
+//! This file only declares modules and re-exports.
+
+// The toolchain prints what it does on stderr; stdout stays the caller's.
+#![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+
+mod build;
+mod componentize;
+mod names;
+mod new;
+mod package;
+mod paths;
+mod settings;
+mod templates;
+mod tools;
+
+pub use build::{BuildArgs, build};
+pub use names::shell_word;
+pub use new::{Language, NewArgs, new};
+pub use package::{PackageArgs, Packaged, package};

@@ -1,0 +1,345 @@
+//! `azd-wasm-host new <rust|js|python|c> NAME`: a provider project anywhere.
+//!
+//! The project holds everything it needs, from this binary: the WIT package
+//! (`wit/`), the language's guest helpers, a provider that greets (the
+//! repository's tested example, renamed), `provider.toml` with a `[build]`
+//! section and a deny-all policy, a sample `azure.yaml` that selects the
+//! provider, and the `extension.yaml` `package` ships it with.
+
+use std::path::{Path, PathBuf};
+
+use crate::names::{check_name, shell_word};
+use crate::settings::BuildLanguage;
+use anyhow::{Context as _, bail};
+
+use crate::templates::{self, File};
+
+/// Arguments of `new`.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// The provider's language.
+    #[arg(value_enum)]
+    pub language: Language,
+    /// The provider's name (`infra.provider` in azure.yaml): lower-case letters,
+    /// digits and inner hyphens, starting with a letter.
+    pub name: String,
+    /// The folder to create (default: NAME in the current folder). It must not
+    /// exist yet, or be empty.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// The azd extension id `package` ships it as (default: `local.NAME`).
+    #[arg(long)]
+    pub extension_id: Option<String>,
+}
+
+/// The languages `new` can start a provider in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Language {
+    /// Rust, on the azd-provider-sdk crate.
+    Rust,
+    /// JavaScript, built with componentize-qjs.
+    Js,
+    /// Python, built with componentize-py.
+    Python,
+    /// C, with wit-bindgen's bindings and a wasm32-wasi C compiler.
+    C,
+}
+
+impl Language {
+    /// The manifest's `[build] language`.
+    pub(crate) fn build_language(self) -> BuildLanguage {
+        match self {
+            Self::Rust => BuildLanguage::Rust,
+            Self::Js => BuildLanguage::Js,
+            Self::Python => BuildLanguage::Python,
+            Self::C => BuildLanguage::C,
+        }
+    }
+}
+
+/// `new`: writes the project; returns its folder.
+pub fn new(args: &NewArgs) -> anyhow::Result<PathBuf> {
+    check_name(&args.name)?;
+    let extension_id = args
+        .extension_id
+        .clone()
+        .unwrap_or_else(|| format!("local.{}", args.name));
+    crate::names::check_extension_id(&extension_id)?;
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&args.name));
+    ensure_empty_dir(&dir)?;
+    let files = project_files(args.language, &args.name, &extension_id);
+    for (path, text) in &files {
+        let dest = dir.join(path);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&dest, text).with_context(|| format!("cannot write {}", dest.display()))?;
+    }
+    let shown = crate::paths::shown(&dir);
+    eprintln!(
+        "Created the {} provider `{}` in {shown} ({} files). Next:\n  cd {}\n  azd-wasm-host build\n  azd-wasm-host run provision",
+        args.language.build_language().name(),
+        args.name,
+        files.len(),
+        shell_word(&shown),
+    );
+    Ok(dir)
+}
+
+/// Creates `dir`, or accepts it when it exists and is empty.
+fn ensure_empty_dir(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!(
+                    "{} already exists and is not empty; name another folder with --dir",
+                    dir.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot use {}", dir.display())),
+    }
+}
+
+/// What a language adds to a new project: its own files, and the values of
+/// the common templates' placeholders that differ by language.
+struct LanguageParts {
+    files: &'static [File],
+    title: &'static str,
+    memory_mb: &'static str,
+    build_extra: &'static str,
+    gitignore_extra: &'static str,
+    notes: &'static str,
+    /// The repository example the provider source comes from (its name is replaced).
+    example: &'static str,
+}
+
+/// The repository example a language's provider source comes from.
+fn example_of(language: Language) -> &'static str {
+    match language {
+        Language::Rust => "rust-hello",
+        Language::Js => "js-hello",
+        Language::Python => "python-hello",
+        Language::C => "c-hello",
+    }
+}
+
+/// The parts of `language`.
+fn language_parts(language: Language) -> LanguageParts {
+    let (files, title, memory_mb, build_extra, gitignore_extra, notes) = match language {
+        Language::Rust => (
+            templates::RUST,
+            "Rust",
+            "32",
+            "",
+            "/target/",
+            "`build` uses cargo: `rustup target add wasm32-wasip2` once (or, on Debian 12 without \
+             rustup's targets, `apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19`). \
+             `cargo test` runs the provider's unit tests natively. The guest SDK is in \
+             `azd-provider-sdk/`.",
+        ),
+        Language::Js => (
+            templates::JS,
+            "JavaScript",
+            "64",
+            "source = \"provider.js\"\n",
+            "/node_modules/",
+            "`build` runs `npm install` the first time (componentize-qjs is pinned in \
+             `package.json`), then componentize-qjs. QuickJS has no file or network API: a \
+             JavaScript provider works through its config, azd's services and its outputs. \
+             The helpers are in `lib/azd-provider.js`.",
+        ),
+        Language::Python => (
+            templates::PYTHON,
+            "Python",
+            "256",
+            "source = \"provider.py\"\n",
+            "__pycache__/",
+            "`build` runs componentize-py (`pip install componentize-py==0.25.1` puts it on PATH). \
+             componentize-py makes a new `Provider` object for every call: keep state at module \
+             level. The helpers are in `lib/azd_provider.py`.",
+        ),
+        Language::C => (
+            templates::C,
+            "C",
+            "16",
+            "",
+            "",
+            "`build` needs `wit-bindgen` (`cargo install --locked wit-bindgen-cli --version 0.46.0`) \
+             and a wasm32-wasi C compiler: `zig` on PATH, clang with wasi-libc (Debian: clang, lld, \
+             wasi-libc, libclang-rt-dev-wasm32), or `AZD_WASM_HOST_CC`. The helpers are in \
+             `include/azd_provider.h`.",
+        ),
+    };
+    let example = example_of(language);
+    LanguageParts {
+        files,
+        title,
+        memory_mb,
+        build_extra,
+        gitignore_extra,
+        notes,
+        example,
+    }
+}
+
+/// The files of a new project: relative path and contents.
+pub(crate) fn project_files(
+    language: Language,
+    name: &str,
+    extension_id: &str,
+) -> Vec<(String, String)> {
+    let component = format!("build/{name}.wasm");
+    let qjs = templates::componentize_qjs_version();
+    let parts = language_parts(language);
+    let values = [
+        ("name", name),
+        ("language", language.build_language().name()),
+        ("language_title", parts.title),
+        ("component", component.as_str()),
+        ("memory_mb", parts.memory_mb),
+        ("build_extra", parts.build_extra),
+        ("extension_id", extension_id),
+        ("gitignore_extra", parts.gitignore_extra),
+        ("language_notes", parts.notes),
+        ("host_version", env!("CARGO_PKG_VERSION")),
+        ("componentize_qjs_version", qjs.as_str()),
+    ];
+    templates::WIT
+        .iter()
+        .chain(templates::COMMON)
+        .chain(parts.files)
+        .map(|File { path, text }| {
+            // The helpers, the SDK and the WIT go as the repository ships them.
+            let shipped = ["lib/", "include/", "azd-provider-sdk/src/", "wit/"];
+            if shipped.iter().any(|dir| path.starts_with(dir)) {
+                return ((*path).to_owned(), (*text).to_owned());
+            }
+            let text = templates::fill(text, &values)
+                .replace("../../guest-sdk/js/azd-provider.js", "./lib/azd-provider.js")
+                .replace(
+                    "Build: scripts/build-examples.sh (see guest-sdk/js/azd-provider.js for the command).",
+                    "Build: azd-wasm-host build ([build] in provider.toml).",
+                )
+                .replace(
+                    "Build: scripts/build-examples.sh c-hello (see guest-sdk/c/azd_provider.h).",
+                    "Build: azd-wasm-host build ([build] in provider.toml).",
+                )
+                .replace(parts.example, name);
+            ((*path).to_owned(), text)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_azd_and_every_tool_accept() {
+        for ok in ["todo", "a", "storage-accounts", "x9", "my-provider-2"] {
+            check_name(ok).unwrap();
+        }
+        for bad in [
+            "",
+            "Todo",
+            "9lives",
+            "-x",
+            "x-",
+            "a--b",
+            "my provider",
+            "x:y",
+            "a\nb",
+            "bicep",
+            "terraform",
+            "ünï",
+            "a_b",
+            "a.b",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert!(check_name(&"a".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn every_language_gets_a_manifest_a_sample_project_and_the_wit() {
+        for language in [Language::Rust, Language::Js, Language::Python, Language::C] {
+            let files = project_files(language, "todo", "local.todo");
+            let get = |path: &str| {
+                files
+                    .iter()
+                    .find(|(p, _)| p == path)
+                    .map(|(_, t)| t.as_str())
+                    .unwrap_or_else(|| panic!("{language:?}: no {path}"))
+            };
+            let manifest = azd_wasm_host_runtime::Manifest::parse(
+                get("provider.toml"),
+                Path::new("/p/provider.toml"),
+            )
+            .unwrap();
+            assert_eq!(manifest.name, "todo");
+            assert_eq!(manifest.component, Path::new("/p/build/todo.wasm"));
+            assert!(
+                manifest.policy.is_deny_all(),
+                "{language:?}: the new policy grants something"
+            );
+            let build = crate::settings::BuildSettings::parse(
+                get("provider.toml"),
+                Path::new("/p/provider.toml"),
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(build.language, Some(language.build_language()));
+            assert!(get("azure.yaml").contains("provider: todo"));
+            assert!(get("extension.yaml").contains("id: local.todo"));
+            assert!(get("wit/provisioning.wit").contains("package azd:provisioning@0.2.0"));
+            for (path, text) in &files {
+                assert!(
+                    !text.contains("{{name}}"),
+                    "{language:?}: {path} keeps a placeholder"
+                );
+                if path.starts_with("lib/") || path.starts_with("include/") {
+                    continue; // the helpers as the repository ships them
+                }
+                for old in [
+                    "rust-hello",
+                    "js-hello",
+                    "c-hello",
+                    "guest-sdk/",
+                    "scripts/",
+                ] {
+                    assert!(!text.contains(old), "{language:?}: {path} still says {old}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_non_empty_folder_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mine.txt"), "keep").unwrap();
+        let args = NewArgs {
+            language: Language::Js,
+            name: "todo".into(),
+            dir: Some(dir.path().to_path_buf()),
+            extension_id: None,
+        };
+        let err = new(&args).unwrap_err().to_string();
+        assert!(err.contains("not empty"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn shell_words_are_quoted_when_needed() {
+        assert_eq!(shell_word("todo"), "todo");
+        assert_eq!(shell_word("my dir/it's"), r"'my dir/it'\''s'");
+    }
+}

@@ -1,0 +1,333 @@
+//! `azd-wasm-host package`: an azd extension source for one provider.
+//!
+//! It writes, in `dist/` beside the manifest:
+//! - `<id>-<os>-<arch>.tar.gz` for each platform ([`platforms`]): the host
+//!   binary as the entry point (`azd-wasm-host.exe` on Windows),
+//!   `provider.toml`, the component at its manifest path and, in this
+//!   machine's archive, the component's code precompiled by this host into
+//!   `precompiled/` (so the first `azd provision` compiles nothing);
+//! - `registry.json` ([`registry`]): the extension in azd's registry format,
+//!   an artifact per platform with its sha256, ready for `azd extension
+//!   source add -t file`.
+//!
+//! Before anything is written it checks every name azd matches
+//! ([`checks`]).
+
+mod checks;
+mod platforms;
+mod registry;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use azd_wasm_host_runtime::{self as runtime, Manifest};
+
+use checks::ExtensionYaml;
+use platforms::HostBinary;
+use registry::Artifact;
+
+/// Arguments of `package`.
+#[derive(Debug, clap::Args)]
+pub struct PackageArgs {
+    /// The provider manifest (default: `provider.toml` in the current folder).
+    pub manifest: Option<PathBuf>,
+    /// The extension manifest (default: `extension.yaml` beside the provider manifest).
+    #[arg(long)]
+    pub extension: Option<PathBuf>,
+    /// Where the source is written (default: `dist/` beside the provider manifest).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The URL the archive will be published under (a folder); default: the
+    /// archive's absolute path, for a local `file` source.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Do not ship precompiled code (the first start compiles the component).
+    #[arg(long)]
+    pub no_precompile: bool,
+    /// Also (or instead of this binary) ship the host build BINARY for
+    /// PLATFORM (`windows/amd64`, `darwin/arm64`, ...); repeatable.
+    #[arg(long = "host", value_name = "PLATFORM=BINARY")]
+    pub hosts: Vec<String>,
+    /// Ship every host build in DIR, laid out as `scripts/release.sh` writes
+    /// them: `DIR/<os>-<arch>/azd-wasm-host[.exe]`.
+    #[arg(long, value_name = "DIR")]
+    pub hosts_from: Option<PathBuf>,
+}
+
+/// What `package` made.
+#[derive(Debug)]
+pub struct Packaged {
+    /// The registry JSON.
+    pub registry: PathBuf,
+    /// The archives, with their platforms (`linux/amd64`).
+    pub archives: Vec<(String, PathBuf)>,
+    /// The extension id.
+    pub id: String,
+}
+
+/// What `package` reads and checks before it writes anything.
+struct Inputs {
+    manifest_path: PathBuf,
+    dir: PathBuf,
+    manifest: Manifest,
+    ext: ExtensionYaml,
+    /// The component's path inside the provider's folder (and the archive).
+    component_rel: PathBuf,
+}
+
+/// Reads the manifests and checks everything azd and the archive depend on.
+fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
+    let manifest_path = crate::paths::manifest_path(args.manifest.as_deref())?;
+    let dir = manifest_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let manifest = Manifest::load(&manifest_path)?;
+    let ext_path = args
+        .extension
+        .clone()
+        .unwrap_or_else(|| dir.join("extension.yaml"));
+    let ext_text = std::fs::read_to_string(&ext_path).with_context(|| {
+        format!(
+            "cannot read the extension manifest {} (azd-wasm-host new writes one)",
+            ext_path.display()
+        )
+    })?;
+    let ext: ExtensionYaml = serde_norway::from_str(&ext_text)
+        .with_context(|| format!("{} is not an extension manifest", ext_path.display()))?;
+    checks::check(&ext, &manifest, &ext_path)?;
+    checks::check_sample_project(&dir, &manifest.name)?;
+    let component_rel = archive_path(&manifest.component, &dir)?;
+    if !manifest.component.is_file() {
+        bail!(
+            "{} is not built: run azd-wasm-host build first",
+            crate::paths::shown(&manifest.component)
+        );
+    }
+    runtime::inspect_component(&manifest.component)?;
+    Ok(Inputs {
+        manifest_path,
+        dir,
+        manifest,
+        ext,
+        component_rel,
+    })
+}
+
+/// The component's path inside the archive: inside the provider's folder,
+/// and clear of the names the archive keeps for the host.
+fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    let rel = component
+        .strip_prefix(dir)
+        .ok()
+        .filter(|rel| {
+            !rel.components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        })
+        .map(Path::to_path_buf)
+        .with_context(|| {
+            format!(
+                "the component {} must be inside the provider's folder {}",
+                component.display(),
+                dir.display()
+            )
+        })?;
+    let top = rel
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let kept = [
+        "azd-wasm-host",
+        "azd-wasm-host.exe",
+        "provider.toml",
+        runtime::PRECOMPILED_DIR,
+    ];
+    if kept.contains(&top.as_str()) {
+        bail!(
+            "the component's path {} starts with `{top}`, which the archive keeps for the host; \
+             put the component elsewhere (e.g. build/)",
+            rel.display()
+        );
+    }
+    Ok(rel)
+}
+
+/// `package`: checks, stages and writes the extension source.
+pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
+    let inputs = read_inputs(args)?;
+    let hosts = platforms::host_binaries(&args.hosts, args.hosts_from.as_deref())?;
+    let out = args.out.clone().unwrap_or_else(|| inputs.dir.join("dist"));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let out = std::fs::canonicalize(&out)?;
+    let mut artifacts = Vec::with_capacity(hosts.len());
+    let mut archives = Vec::with_capacity(hosts.len());
+    for host in &hosts {
+        let archive = package_one(args, &inputs, host, &out)?;
+        let url = match &args.base_url {
+            Some(base) => format!("{}/{}", base.trim_end_matches('/'), file_name(&archive)),
+            None => archive.display().to_string(),
+        };
+        artifacts.push(Artifact {
+            platform: host.platform,
+            url,
+            sha256: sha256_hex(&archive)?,
+        });
+        archives.push((host.platform.key(), archive));
+    }
+    let ext = &inputs.ext;
+    let registry = out.join("registry.json");
+    let json = registry::registry_json(ext, &artifacts);
+    std::fs::write(&registry, serde_json::to_string_pretty(&json)? + "\n")?;
+    Ok(Packaged {
+        registry,
+        archives,
+        id: ext.id.clone(),
+    })
+}
+
+/// Stages and writes the archive of one platform; returns its path.
+fn package_one(
+    args: &PackageArgs,
+    inputs: &Inputs,
+    host: &HostBinary,
+    out: &Path,
+) -> anyhow::Result<PathBuf> {
+    let platform = host.platform;
+    let stage = tempfile::Builder::new().prefix(".stage-").tempdir_in(out)?;
+    let mut members = stage_files(stage.path(), inputs, host)?;
+    if !args.no_precompile && host.native {
+        eprintln!("==> precompile the component for {platform}");
+        runtime::precompile_into(
+            &inputs.manifest,
+            &stage.path().join(runtime::PRECOMPILED_DIR),
+        )?;
+        members.push(PathBuf::from(runtime::PRECOMPILED_DIR));
+    }
+    let ext = &inputs.ext;
+    let archive = out.join(format!(
+        "{}-{}.tar.gz",
+        ext.id.replace('.', "-"),
+        platform.slug()
+    ));
+    write_archive(stage.path(), &members, &archive)?;
+    eprintln!(
+        "Packaged {} {} for {platform}: {} ({:.1} MB){}",
+        ext.id,
+        ext.version,
+        crate::paths::shown(&archive),
+        std::fs::metadata(&archive)?.len() as f64 / 1e6,
+        if host.native || args.no_precompile {
+            ""
+        } else {
+            "; its first start compiles the component (code is precompiled only for this machine's platform)"
+        }
+    );
+    Ok(archive)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Copies the host binary (a native one stripped and started once), the
+/// manifest and the component into `stage`; returns the archive's top-level
+/// members.
+fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Result<Vec<PathBuf>> {
+    let entry_point = host.platform.exe_name();
+    let bin = stage.join(entry_point);
+    std::fs::copy(&host.path, &bin)
+        .with_context(|| format!("cannot copy {}", host.path.display()))?;
+    if host.native {
+        strip(&bin)?;
+    }
+    std::fs::copy(&inputs.manifest_path, stage.join("provider.toml"))?;
+    let dest = stage.join(&inputs.component_rel);
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::copy(&inputs.manifest.component, &dest)?;
+    let top = inputs
+        .component_rel
+        .components()
+        .next()
+        .map(|c| PathBuf::from(c.as_os_str()));
+    let mut members = vec![PathBuf::from(entry_point), PathBuf::from("provider.toml")];
+    // archive_path already refused a component under a name the host keeps.
+    members.extend(top);
+    Ok(members)
+}
+
+/// Strips the binary's symbols and debug lines with the system's `strip`,
+/// when there is one (a symbol-laden binary still works, at several times
+/// the size).
+fn strip(bin: &Path) -> anyhow::Result<()> {
+    let before = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
+    let Some(strip) = crate::tools::find_strip() else {
+        eprintln!("warning: no `strip` on PATH; the host binary is packaged with its symbols");
+        return Ok(());
+    };
+    let stripped_runs = |bin: &Path| {
+        std::process::Command::new(bin)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    match std::process::Command::new(&strip).arg(bin).status() {
+        Ok(status) if status.success() && !stripped_runs(bin) => {
+            bail!(
+                "{} made a host binary that does not start; package with a binary stripped by your platform's own tools",
+                strip.display()
+            );
+        }
+        Ok(status) if status.success() => {
+            let after = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
+            eprintln!(
+                "==> strip the host binary: {:.1} MB → {:.1} MB",
+                before as f64 / 1e6,
+                after as f64 / 1e6
+            );
+        }
+        _ => eprintln!(
+            "warning: {} failed; the host binary is packaged with its symbols",
+            strip.display()
+        ),
+    }
+    Ok(())
+}
+
+/// A `.tar.gz` of `members` (paths relative to `stage`), listed by name:
+/// azd refuses an entry `./` (it resolves to the extension folder itself).
+fn write_archive(stage: &Path, members: &[PathBuf], archive: &Path) -> anyhow::Result<()> {
+    let tmp = archive.with_extension("tmp");
+    let file =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    tar.follow_symlinks(false);
+    for member in members {
+        let path = stage.join(member);
+        if path.is_dir() {
+            tar.append_dir_all(member, &path)?;
+        } else {
+            tar.append_path_with_name(&path, member)?;
+        }
+    }
+    tar.into_inner()?.finish()?.flush()?;
+    std::fs::rename(&tmp, archive)?;
+    Ok(())
+}
+
+/// The sha256 of the file at `path`, in hex, read in pieces.
+fn sha256_hex(path: &Path) -> anyhow::Result<String> {
+    use sha2::Digest as _;
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut hash = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hash)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(hex::encode(hash.finalize()))
+}

@@ -1,0 +1,111 @@
+//! The manifest's `[build]` section: how `azd-wasm-host build` makes the
+//! component. The runtime accepts the section and never reads it; the
+//! author's toolchain reads it here.
+//!
+//! ```toml
+//! [build]
+//! language = "rust"      # a built-in recipe: rust, js, python, c
+//! # command = "make"     # or the author's own command, run in the manifest's folder
+//! # source = "."         # the provider's source, relative to the manifest
+//! ```
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::Deserialize;
+
+/// The `[build]` section: how `azd-wasm-host build` makes the component.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BuildSettings {
+    /// A built-in recipe: the language the provider is written in.
+    #[serde(default)]
+    pub language: Option<BuildLanguage>,
+    /// A shell command of the author's, run in the manifest's folder, that
+    /// writes the component (overrides `language`'s recipe).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The provider's source (a file or folder, relative to the manifest):
+    /// for `js` the module that exports `provider` (default `provider.js`),
+    /// for `python` the module name's file (default `provider.py`), for `c`
+    /// the C files' folder (default `.`), for `rust` the crate (default `.`).
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// The languages `azd-wasm-host build` knows how to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum BuildLanguage {
+    /// cargo, for `wasm32-wasip2` (or `wasm32-wasip1`, made a component by the host).
+    Rust,
+    /// componentize-qjs (npm), pinned in the project's `package.json`.
+    Js,
+    /// componentize-py (PyPI).
+    Python,
+    /// wit-bindgen's C bindings, a wasm32-wasi C compiler, made a component by the host.
+    C,
+}
+
+impl BuildLanguage {
+    /// The name `new` and the manifest use.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Rust => "rust",
+            Self::Js => "js",
+            Self::Python => "python",
+            Self::C => "c",
+        }
+    }
+}
+
+/// The part of a manifest the toolchain reads (the runtime checks the rest).
+#[derive(Deserialize)]
+struct WithBuild {
+    #[serde(default)]
+    build: Option<BuildSettings>,
+}
+
+impl BuildSettings {
+    /// The `[build]` section of the manifest text `text` (read from `path`),
+    /// if it has one.
+    pub(crate) fn parse(text: &str, path: &Path) -> anyhow::Result<Option<Self>> {
+        let table: toml::Table = toml::from_str(text)
+            .with_context(|| format!("invalid provider manifest {}", path.display()))?;
+        let with: WithBuild = toml::Value::Table(table)
+            .try_into()
+            .with_context(|| format!("provider manifest {}: `[build]`", path.display()))?;
+        Ok(with.build)
+    }
+
+    /// The `[build]` section of the manifest at `path`, if it has one.
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Option<Self>> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
+        Self::parse(&text, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_section_is_read_and_checked() {
+        let path = Path::new("/p/provider.toml");
+        let text = "name = \"x\"\ncomponent = \"c\"\n[build]\nlanguage = \"python\"\n";
+        let b = BuildSettings::parse(text, path).unwrap().unwrap();
+        assert_eq!(b.language, Some(BuildLanguage::Python));
+        assert_eq!(BuildSettings::parse("name = \"x\"\n", path).unwrap(), None);
+        let e = format!(
+            "{:#}",
+            BuildSettings::parse("[build]\nlanguage = \"cobol\"\n", path).unwrap_err()
+        );
+        assert!(e.contains("cobol") && e.contains("/p/provider.toml"), "{e}");
+        let e = format!(
+            "{:#}",
+            BuildSettings::parse("[build]\nextra = 1\n", path).unwrap_err()
+        );
+        assert!(e.contains("extra"), "{e}");
+    }
+}

@@ -1,0 +1,199 @@
+//! The files `azd-wasm-host new` writes, packaged into the binary.
+//!
+//! The WIT package and the guest helpers are this repository's own files,
+//! included as they are, so a new project always matches the host that made
+//! it. The provider sources of Rust, JavaScript and C are the repository's
+//! tested examples with their name replaced; the rest are templates under
+//! `host/author/templates/` whose `{{key}}` placeholders [`fill`] replaces.
+
+/// One file of a new project: where it goes (`/`-separated, relative to the
+/// project folder) and what it holds (placeholders not yet filled).
+pub(crate) struct File {
+    pub(crate) path: &'static str,
+    pub(crate) text: &'static str,
+}
+
+macro_rules! repo_file {
+    ($path:literal, $repo_path:literal) => {
+        File {
+            path: $path,
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../", $repo_path)),
+        }
+    };
+}
+
+macro_rules! template {
+    ($path:literal, $template:literal) => {
+        File {
+            path: $path,
+            text: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/templates/",
+                $template
+            )),
+        }
+    };
+}
+
+/// The WIT package, for every language: `wit/` (world 0.2.0 and, under
+/// `deps/`, the released 0.1.0 it builds on, and `azd:credentials`, for a
+/// provider that needs Azure access tokens).
+pub(crate) const WIT: &[File] = &[
+    repo_file!("wit/provisioning.wit", "wit/provisioning.wit"),
+    repo_file!(
+        "wit/deps/azd-provisioning-0.1.0/provisioning.wit",
+        "wit/deps/azd-provisioning-0.1.0/provisioning.wit"
+    ),
+    repo_file!(
+        "wit/deps/azd-credentials-0.1.0/credentials.wit",
+        "wit/deps/azd-credentials-0.1.0/credentials.wit"
+    ),
+];
+
+/// Every language's project files besides its own.
+pub(crate) const COMMON: &[File] = &[
+    template!("provider.toml", "common/provider.toml"),
+    template!("azure.yaml", "common/azure.yaml"),
+    template!("extension.yaml", "common/extension.yaml"),
+    template!(".gitignore", "common/gitignore"),
+    template!("README.md", "common/README.md"),
+];
+
+/// Rust: the crate, and the guest SDK beside it (`azd-provider-sdk/`).
+pub(crate) const RUST: &[File] = &[
+    template!("Cargo.toml", "rust/Cargo.toml"),
+    repo_file!("src/lib.rs", "examples/rust-hello/src/lib.rs"),
+    template!("azd-provider-sdk/Cargo.toml", "rust/sdk-Cargo.toml"),
+    repo_file!("azd-provider-sdk/src/lib.rs", "guest-sdk/src/lib.rs"),
+    repo_file!("azd-provider-sdk/src/azd.rs", "guest-sdk/src/azd.rs"),
+    repo_file!(
+        "azd-provider-sdk/src/credentials.rs",
+        "guest-sdk/src/credentials.rs"
+    ),
+    repo_file!("azd-provider-sdk/src/http.rs", "guest-sdk/src/http.rs"),
+    repo_file!(
+        "azd-provider-sdk/src/bindings.rs",
+        "guest-sdk/src/bindings.rs"
+    ),
+    repo_file!("azd-provider-sdk/src/error.rs", "guest-sdk/src/error.rs"),
+    repo_file!("azd-provider-sdk/src/log.rs", "guest-sdk/src/log.rs"),
+    repo_file!("azd-provider-sdk/src/output.rs", "guest-sdk/src/output.rs"),
+    repo_file!(
+        "azd-provider-sdk/src/provider.rs",
+        "guest-sdk/src/provider.rs"
+    ),
+    repo_file!("azd-provider-sdk/src/types.rs", "guest-sdk/src/types.rs"),
+];
+
+/// JavaScript: the module, its helper (`lib/`) and the pinned componentize-qjs.
+pub(crate) const JS: &[File] = &[
+    template!("package.json", "js/package.json"),
+    repo_file!("provider.js", "examples/js-hello/provider.js"),
+    repo_file!("lib/azd-provider.js", "guest-sdk/js/azd-provider.js"),
+];
+
+/// Python: the module and its helper (`lib/`).
+pub(crate) const PYTHON: &[File] = &[
+    template!("provider.py", "python/provider.py"),
+    repo_file!("lib/azd_provider.py", "guest-sdk/python/azd_provider.py"),
+];
+
+/// C: the provider and its helper header (`include/`).
+pub(crate) const C: &[File] = &[
+    repo_file!("provider.c", "examples/c-hello/provider.c"),
+    repo_file!("include/azd_provider.h", "guest-sdk/c/azd_provider.h"),
+];
+
+/// The js-hello example's `package.json`: the componentize-qjs version the
+/// repository builds and tests with, which new JavaScript projects pin too.
+const JS_HELLO_PACKAGE: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/js-hello/package.json"
+));
+
+/// The componentize-qjs version new JavaScript projects pin.
+pub(crate) fn componentize_qjs_version() -> String {
+    serde_json::from_str::<serde_json::Value>(JS_HELLO_PACKAGE)
+        .ok()
+        .and_then(|v| {
+            v["devDependencies"]["componentize-qjs"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "0.4.5".to_owned())
+}
+
+/// `text` with every `{{key}}` of `values` replaced.
+pub(crate) fn fill(text: &str, values: &[(&str, &str)]) -> String {
+    values.iter().fold(text.to_owned(), |text, (key, value)| {
+        text.replace(&format!("{{{{{key}}}}}"), value)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_replaces_every_placeholder_and_nothing_else() {
+        let text = fill("a {{name}} b {{name}} {x} {{other}}", &[("name", "todo")]);
+        assert_eq!(text, "a todo b todo {x} {{other}}");
+    }
+
+    #[test]
+    fn new_rust_projects_ship_every_source_file_of_the_sdk() {
+        let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guest-sdk/src");
+        let mut missing = Vec::new();
+        for entry in std::fs::read_dir(&sdk).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let shipped = format!("azd-provider-sdk/src/{name}");
+            if name.ends_with(".rs") && !RUST.iter().any(|f| f.path == shipped) {
+                missing.push(name);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "RUST does not ship guest-sdk/src/{missing:?}"
+        );
+    }
+
+    #[test]
+    fn the_pinned_componentize_qjs_is_the_examples() {
+        let version = componentize_qjs_version();
+        assert!(JS_HELLO_PACKAGE.contains(&format!("\"componentize-qjs\": \"{version}\"")));
+    }
+
+    #[test]
+    fn templates_name_only_known_placeholders() {
+        let known = [
+            "name",
+            "language",
+            "language_title",
+            "component",
+            "memory_mb",
+            "build_extra",
+            "extension_id",
+            "gitignore_extra",
+            "language_notes",
+            "host_version",
+            "componentize_qjs_version",
+        ];
+        for file in COMMON.iter().chain(RUST).chain(JS).chain(PYTHON).chain(C) {
+            let mut rest = file.text;
+            while let Some(start) = rest.find("{{") {
+                let tail = &rest[start + 2..];
+                let Some(end) = tail.find("}}") else { break };
+                let key = &tail[..end];
+                // Python f-strings and C use braces of their own; a placeholder is a bare word.
+                if key.chars().all(|c| c.is_ascii_lowercase() || c == '_') && !key.is_empty() {
+                    assert!(
+                        known.contains(&key),
+                        "{}: unknown placeholder {{{{{key}}}}}",
+                        file.path
+                    );
+                }
+                rest = &tail[end + 2..];
+            }
+        }
+    }
+}

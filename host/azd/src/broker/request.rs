@@ -1,0 +1,188 @@
+//! One request of azd's on its way to its one answer: served by the
+//! handler, its progress bound to the stream while it may send some, and the
+//! answer checked against azd's size limit before it goes.
+
+use std::sync::Arc;
+
+use azd_wasm_host_core::{CallContext, ErrorCode, Progress, ProviderError};
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::{MAX_MESSAGE_BYTES, Request, RequestKind};
+use futures::FutureExt;
+use prost::Message;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::shared::{RequestHandler, WIND_DOWN};
+use crate::progress::ProgressChannel;
+
+/// Room left under azd's limit for gRPC framing.
+const FRAME_MARGIN: usize = 64;
+
+/// One request of azd's, on its way to its one answer.
+pub(super) struct AzdRequest {
+    request_id: String,
+    /// The request, or why it is not one this version serves.
+    request: Result<Request, ProviderError>,
+    ctx: CallContext,
+}
+
+impl AzdRequest {
+    pub(super) fn new(
+        sequence: u64,
+        msg: Result<pb::ProvisioningMessage, (String, ProviderError)>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let msg = match msg {
+            Ok(msg) => msg,
+            Err((request_id, error)) => {
+                return Self {
+                    ctx: CallContext {
+                        request_id: request_id.clone(),
+                        sequence,
+                        cancel,
+                        progress: Progress::log_only(request_id.clone()),
+                    },
+                    request_id,
+                    request: Err(error),
+                };
+            }
+        };
+        let request = msg
+            .message_type
+            .ok_or(())
+            .and_then(|body| Request::from_message(body).map_err(|_| ()))
+            .map_err(|()| {
+                ProviderError::host(
+                    ErrorCode::UnknownRequest,
+                    "azd-wasm-host cannot serve this message: its kind is empty or unknown to \
+                     this version",
+                )
+                .with_suggestion("Update azd-wasm-host to a version that supports your azd.")
+            });
+        let ctx = CallContext {
+            request_id: msg.request_id.clone(),
+            sequence,
+            cancel,
+            progress: Progress::log_only(msg.request_id.clone()),
+        };
+        Self {
+            request_id: msg.request_id,
+            request,
+            ctx,
+        }
+    }
+
+    /// Serves the request and sends its one answer (unless the stream is gone).
+    pub(super) async fn serve(
+        self,
+        handler: Arc<dyn RequestHandler>,
+        out: mpsc::Sender<pb::ProvisioningMessage>,
+    ) {
+        let Self {
+            request_id,
+            request,
+            mut ctx,
+        } = self;
+        let request = match request {
+            Ok(request) => request,
+            Err(err) => {
+                let _ = out.send(error_answer(&request_id, &err)).await;
+                return;
+            }
+        };
+        let kind = request.kind();
+        tracing::debug!(%request_id, %kind, "request");
+        let started = std::time::Instant::now();
+        // Present while the request may send progress; closed before the answer.
+        let progress = kind.sends_progress().then(|| {
+            let channel = ProgressChannel::new(out.clone());
+            ctx.progress = Progress::to_sink(request_id.clone(), channel.clone());
+            channel
+        });
+        let cancel = ctx.cancel.clone();
+        let work = std::panic::AssertUnwindSafe(handler.handle(request, ctx)).catch_unwind();
+        let mut work = std::pin::pin!(work);
+        let outcome = tokio::select! {
+            o = &mut work => o,
+            () = cancel.cancelled() => {
+                // The stream is gone, so the answer has nowhere to go; the handler
+                // still gets a moment to see the cancellation and stop cleanly.
+                tracing::debug!(%request_id, %kind, "request cancelled: the stream ended");
+                let _ = tokio::time::timeout(WIND_DOWN, work).await;
+                return;
+            }
+        };
+        let answer = answer(&request_id, kind, outcome);
+        tracing::debug!(%request_id, %kind, micros = started.elapsed().as_micros(), "answered");
+        match progress {
+            Some(channel) => {
+                let guard = channel.close().await;
+                let _ = out.send(answer).await;
+                drop(guard);
+            }
+            None => {
+                let _ = out.send(answer).await;
+            }
+        }
+    }
+}
+
+/// The envelope that answers request `id`: the handler's answer if it fits
+/// azd's limit, else an error saying what went wrong.
+fn answer(
+    id: &str,
+    kind: RequestKind,
+    outcome: std::thread::Result<Result<pb::provisioning_message::MessageType, ProviderError>>,
+) -> pb::ProvisioningMessage {
+    let body = match outcome {
+        Ok(Ok(body)) => body,
+        Ok(Err(err)) => {
+            tracing::debug!(request_id = %id, %kind, error = %err.message, "request failed");
+            return error_answer(id, &err);
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            tracing::debug!(request_id = %id, panic = %what, "handler panicked");
+            return error_answer(
+                id,
+                &ProviderError::host(
+                    ErrorCode::HandlerPanicked,
+                    format!("the {kind} handler failed unexpectedly: {what}"),
+                ),
+            );
+        }
+    };
+    let answer = pb::ProvisioningMessage {
+        request_id: id.to_owned(),
+        error: None,
+        message_type: Some(body),
+    };
+    let size = answer.encoded_len();
+    if size + FRAME_MARGIN <= MAX_MESSAGE_BYTES {
+        return answer;
+    }
+    error_answer(
+        id,
+        &ProviderError::host(
+            ErrorCode::AnswerTooLarge,
+            format!(
+                "the {kind} answer is {size} bytes, more than azd's limit of \
+                 {MAX_MESSAGE_BYTES} bytes per message"
+            ),
+        )
+        .with_suggestion("Return fewer or smaller outputs, parameters or resources."),
+    )
+}
+
+/// An envelope carrying only an error, for `request_id`.
+fn error_answer(request_id: &str, err: &ProviderError) -> pb::ProvisioningMessage {
+    pb::ProvisioningMessage {
+        request_id: request_id.to_owned(),
+        error: Some(err.to_wire()),
+        message_type: None,
+    }
+}

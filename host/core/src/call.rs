@@ -1,0 +1,160 @@
+//! What one call to a provider gets besides its arguments: [`CallContext`].
+//!
+//! Every call gets its request id, its place in the order azd sent requests, a
+//! cancellation token that fires when azd goes away, and a [`Progress`]
+//! reporter. Only deploy, preview and destroy get a reporter that reaches azd
+//! ([`RequestKind::sends_progress`]); for every other call the reporter writes
+//! to the debug log, because azd would take a progress message for the answer.
+//!
+//! Where a reporter's messages go is a [`ProgressSink`]: azd's side implements
+//! it over its stream (ordered, never after the answer); a test can implement
+//! it to watch what a provider reports.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use azd_wasm_host_proto::RequestKind;
+use tokio_util::sync::CancellationToken;
+
+/// Longest progress text sent to azd; longer text is cut at a character boundary.
+pub(crate) const MAX_PROGRESS_BYTES: usize = 16 * 1024;
+
+/// What one call to a provider gets besides its arguments.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    /// azd's id of the request being served.
+    pub request_id: String,
+    /// The request's place in the order azd sent requests on the stream.
+    pub sequence: u64,
+    /// Fires when the request is abandoned (azd went away). Long work must stop.
+    pub cancel: CancellationToken,
+    /// Where progress goes.
+    pub progress: Progress,
+}
+
+impl CallContext {
+    /// This context as a request of `kind` may use it: progress reaches azd
+    /// only when [`RequestKind::sends_progress`] says so, whatever reporter the
+    /// caller passed; otherwise it goes to the debug log.
+    #[must_use]
+    pub fn for_kind(self, kind: RequestKind) -> Self {
+        if kind.sends_progress() {
+            self
+        } else {
+            Self {
+                progress: Progress::log_only(self.request_id.clone()),
+                ..self
+            }
+        }
+    }
+}
+
+/// Where the progress of one request goes (azd's stream, in `listen`).
+#[async_trait]
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Sends one step of request `request_id`. The text is already cut to
+    /// 16 KiB and safe for a terminal. Returns once the step is
+    /// queued (or dropped, when the request has been answered).
+    async fn send(&self, request_id: &str, message: String);
+}
+
+/// Reports progress for one request, to a [`ProgressSink`] or to the debug log.
+#[derive(Clone)]
+pub struct Progress {
+    request_id: Arc<str>,
+    sink: Option<Arc<dyn ProgressSink>>,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress")
+            .field("request_id", &self.request_id)
+            .field("sent", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl Progress {
+    /// A reporter that only logs (for calls whose progress must not reach azd).
+    pub fn log_only(request_id: impl Into<String>) -> Self {
+        Self {
+            request_id: Arc::from(request_id.into()),
+            sink: None,
+        }
+    }
+
+    /// A reporter that sends to `sink`.
+    pub fn to_sink(request_id: impl Into<String>, sink: Arc<dyn ProgressSink>) -> Self {
+        Self {
+            request_id: Arc::from(request_id.into()),
+            sink: Some(sink),
+        }
+    }
+
+    /// The request this reporter belongs to.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// Reports one step: cut to [`MAX_PROGRESS_BYTES`], made safe for a
+    /// terminal, and handed to the sink (or logged).
+    pub async fn report(&self, message: impl Into<String>) {
+        let mut message = message.into();
+        crate::text::truncate(&mut message, MAX_PROGRESS_BYTES);
+        crate::text::sanitize_in_place(&mut message);
+        match &self.sink {
+            Some(sink) => sink.send(&self.request_id, message).await,
+            None => {
+                tracing::debug!(request_id = %self.request_id, %message, "progress outside deploy/preview/destroy (not sent)");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keeps what it is sent.
+    #[derive(Default)]
+    struct Kept(tokio::sync::Mutex<Vec<(String, String)>>);
+
+    #[async_trait]
+    impl ProgressSink for Kept {
+        async fn send(&self, request_id: &str, message: String) {
+            self.0.lock().await.push((request_id.to_owned(), message));
+        }
+    }
+
+    fn ctx(sink: Arc<Kept>) -> CallContext {
+        CallContext {
+            request_id: "r2".into(),
+            sequence: 0,
+            cancel: CancellationToken::new(),
+            progress: Progress::to_sink("r2", sink),
+        }
+    }
+
+    #[tokio::test]
+    async fn only_kinds_that_send_progress_reach_the_sink() {
+        for kind in RequestKind::ALL {
+            let sink = Arc::new(Kept::default());
+            let ctx = ctx(sink.clone()).for_kind(kind);
+            ctx.progress.report("hello").await;
+            let sent = !sink.0.lock().await.is_empty();
+            assert_eq!(sent, kind.sends_progress(), "{kind}");
+        }
+    }
+
+    #[tokio::test]
+    async fn reports_are_cut_and_made_safe_before_the_sink_sees_them() {
+        let sink = Arc::new(Kept::default());
+        let ctx = ctx(sink.clone());
+        ctx.progress.report("a\u{1b}[2Jb").await;
+        ctx.progress.report("é".repeat(MAX_PROGRESS_BYTES)).await;
+        let kept = sink.0.lock().await;
+        assert_eq!(kept[0], ("r2".to_owned(), "a[2Jb".to_owned()));
+        assert!(kept[1].1.len() <= MAX_PROGRESS_BYTES, "{}", kept[1].1.len());
+        assert!(kept[1].1.chars().all(|c| c == 'é'));
+    }
+}

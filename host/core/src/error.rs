@@ -1,0 +1,492 @@
+//! The provider's error type and its one conversion to azd's `ExtensionError`.
+//!
+//! Providers (native or WebAssembly) fail with [`ProviderError`]. It carries
+//! everything azd's `ExtensionError` does; the conversion to the wire type happens
+//! only at the broker's edge, in [`ProviderError::to_wire`].
+
+use azd_wasm_host_proto::azdext as pb;
+
+/// Where an error came from (azd's `ErrorOrigin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorOrigin {
+    /// Not said.
+    #[default]
+    Unspecified,
+    /// The local machine.
+    Local,
+    /// A remote service.
+    Service,
+    /// An external tool.
+    Tool,
+}
+
+/// The typed detail azd shows with an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorDetail {
+    /// A local failure: `code` in lower snake_case, `category` one of validation,
+    /// auth, dependency, compatibility, user, internal, local.
+    Local {
+        /// Machine-readable code, e.g. `missing_subscription_id`.
+        code: String,
+        /// Category azd understands.
+        category: String,
+    },
+    /// A failure a remote service reported.
+    Service {
+        /// The service's own error code.
+        error_code: String,
+        /// HTTP status.
+        status_code: i32,
+        /// Which service.
+        service_name: String,
+    },
+}
+
+/// A link shown with an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorLink {
+    /// Where it points.
+    pub url: String,
+    /// What it is called.
+    pub title: String,
+}
+
+/// A failure a provider (or the host on its behalf) reports to azd.
+#[derive(Debug, Clone, PartialEq, Eq, Default, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    /// What went wrong, for the user.
+    pub message: String,
+    /// Where it came from.
+    pub origin: ErrorOrigin,
+    /// What the user can do about it (may be empty).
+    pub suggestion: String,
+    /// Links shown with the error.
+    pub links: Vec<ErrorLink>,
+    /// The typed detail, if any.
+    pub detail: Option<ErrorDetail>,
+}
+
+/// Every code the host itself reports (a guest's own codes are its own).
+///
+/// Each has one string form ([`ErrorCode::as_str`], what azd shows and what
+/// tests match), one category, and says whether it is a *fault*: the
+/// provider's component failed instead of answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// The call ran past `call_timeout_secs`.
+    ProviderTimeout,
+    /// The guest trapped after its budget refused to grow a memory or table.
+    ProviderOutOfMemory,
+    /// The guest trapped (panic, `unreachable`, stack overflow, exit).
+    ProviderTrapped,
+    /// A call after a fault retired the instance (needs Initialize).
+    ProviderCrashed,
+    /// The request was cancelled (azd went away) while the guest ran.
+    ProviderCancelled,
+    /// A call before any Initialize of this instance.
+    ProviderNotInitialized,
+    /// The component is not a provider this host can run.
+    InvalidComponent,
+    /// The compile stopped without a result.
+    CompileFailed,
+    /// An answer, or one transfer from the guest, is too big.
+    AnswerTooLarge,
+    /// A host handler panicked.
+    HandlerPanicked,
+    /// An output's type is not one azd knows.
+    InvalidOutputType,
+    /// An output's value does not match its type.
+    InvalidOutputValue,
+    /// A grant cannot be opened safely (a symbolic link on its path).
+    UnsafeGrant,
+    /// The project directory azd named cannot be used.
+    InvalidProjectPath,
+    /// The azd environment's name breaks azd's rule.
+    InvalidEnvironmentName,
+    /// A request of a kind this version does not serve (or none).
+    UnknownRequest,
+    /// A request for another provider than the one registered.
+    UnknownProvider,
+    /// A request before any provider was registered.
+    NotRegistered,
+    /// A request before azd's Initialize.
+    NotInitialized,
+    /// A request reached a handler that does not serve its kind.
+    MisroutedRequest,
+    /// A config nested deeper than the host reads.
+    ConfigTooDeep,
+    /// `listen` could not start serving.
+    ExtensionFailedToStart,
+}
+
+impl ErrorCode {
+    /// Every code.
+    pub const ALL: [Self; 22] = [
+        Self::ProviderTimeout,
+        Self::ProviderOutOfMemory,
+        Self::ProviderTrapped,
+        Self::ProviderCrashed,
+        Self::ProviderCancelled,
+        Self::ProviderNotInitialized,
+        Self::InvalidComponent,
+        Self::CompileFailed,
+        Self::AnswerTooLarge,
+        Self::HandlerPanicked,
+        Self::InvalidOutputType,
+        Self::InvalidOutputValue,
+        Self::UnsafeGrant,
+        Self::InvalidProjectPath,
+        Self::InvalidEnvironmentName,
+        Self::UnknownRequest,
+        Self::UnknownProvider,
+        Self::NotRegistered,
+        Self::NotInitialized,
+        Self::MisroutedRequest,
+        Self::ConfigTooDeep,
+        Self::ExtensionFailedToStart,
+    ];
+
+    /// The code as azd shows it (`local_error.code`).
+    pub fn as_str(self) -> &'static str {
+        self.facts().0
+    }
+
+    /// The category it is reported under.
+    pub fn category(self) -> ErrorCategory {
+        self.facts().1
+    }
+
+    /// Whether the provider's component failed rather than answered: it
+    /// trapped, ran out of time or memory, could not be loaded, or answered
+    /// outside the contract.
+    pub fn is_fault(self) -> bool {
+        self.facts().2
+    }
+
+    /// The code whose string form is `code`.
+    pub fn parse(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+
+    fn facts(self) -> (&'static str, ErrorCategory, bool) {
+        use ErrorCategory::{Internal, Validation};
+        match self {
+            Self::ProviderTimeout => ("provider_timeout", Internal, true),
+            Self::ProviderOutOfMemory => ("provider_out_of_memory", Internal, true),
+            Self::ProviderTrapped => ("provider_trapped", Internal, true),
+            Self::ProviderCrashed => ("provider_crashed", Internal, true),
+            Self::ProviderCancelled => ("provider_cancelled", Internal, false),
+            Self::ProviderNotInitialized => ("provider_not_initialized", Internal, false),
+            Self::InvalidComponent => ("invalid_component", Validation, true),
+            Self::CompileFailed => ("compile_failed", Internal, true),
+            Self::AnswerTooLarge => ("answer_too_large", Validation, true),
+            Self::HandlerPanicked => ("handler_panicked", Internal, true),
+            Self::InvalidOutputType => ("invalid_output_type", Validation, true),
+            Self::InvalidOutputValue => ("invalid_output_value", Validation, true),
+            Self::UnsafeGrant => ("unsafe_grant", Validation, false),
+            Self::InvalidProjectPath => ("invalid_project_path", Validation, false),
+            Self::InvalidEnvironmentName => ("invalid_environment_name", Validation, false),
+            Self::UnknownRequest => ("unknown_request", Validation, false),
+            Self::UnknownProvider => ("unknown_provider", Validation, false),
+            Self::NotRegistered => ("not_registered", Internal, false),
+            Self::NotInitialized => ("not_initialized", Validation, false),
+            Self::MisroutedRequest => ("misrouted_request", Internal, false),
+            Self::ConfigTooDeep => ("config_too_deep", Validation, false),
+            Self::ExtensionFailedToStart => ("extension_failed_to_start", Validation, false),
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The categories azd understands for local errors. The guest SDK's
+/// `Category` has the same seven (a test keeps the two in step); a guest may
+/// still send any text, which is kept as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCategory {
+    /// Bad input or configuration.
+    Validation,
+    /// Sign-in or permissions.
+    Auth,
+    /// A missing or broken dependency.
+    Dependency,
+    /// A version or protocol mismatch.
+    Compatibility,
+    /// Something the user must do.
+    User,
+    /// A fault of the host or provider itself.
+    Internal,
+    /// A local machine problem.
+    Local,
+}
+
+impl ErrorCategory {
+    /// Every category.
+    pub const ALL: [Self; 7] = [
+        Self::Validation,
+        Self::Auth,
+        Self::Dependency,
+        Self::Compatibility,
+        Self::User,
+        Self::Internal,
+        Self::Local,
+    ];
+
+    /// The name azd reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Validation => "validation",
+            Self::Auth => "auth",
+            Self::Dependency => "dependency",
+            Self::Compatibility => "compatibility",
+            Self::User => "user",
+            Self::Internal => "internal",
+            Self::Local => "local",
+        }
+    }
+}
+
+impl ProviderError {
+    /// A local error with a code and category.
+    pub fn local(code: &str, category: ErrorCategory, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            origin: ErrorOrigin::Local,
+            detail: Some(ErrorDetail::Local {
+                code: code.to_owned(),
+                category: category.as_str().to_owned(),
+            }),
+            ..Self::default()
+        }
+    }
+
+    /// An error the host reports, under `code`'s category.
+    pub fn host(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::local(code.as_str(), code.category(), message)
+    }
+
+    /// Adds a suggestion.
+    #[must_use]
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        self.suggestion = suggestion.into();
+        self
+    }
+
+    /// Adds a link to the host's log file, where the details are.
+    #[must_use]
+    pub fn with_log_file(mut self, path: &std::path::Path) -> Self {
+        self.links.push(ErrorLink {
+            url: format!("file://{}", path.display()),
+            title: "azd-wasm-host log (details)".to_owned(),
+        });
+        self
+    }
+
+    /// The local error code, if this is a local error.
+    pub fn code(&self) -> Option<&str> {
+        match &self.detail {
+            Some(ErrorDetail::Local { code, .. }) => Some(code),
+            _ => None,
+        }
+    }
+
+    /// The host's code, when the host reported this error.
+    pub fn host_code(&self) -> Option<ErrorCode> {
+        self.code().and_then(ErrorCode::parse)
+    }
+
+    /// Whether the host reported this error because the provider's component
+    /// failed instead of answering ([`ErrorCode::is_fault`]). Anything else
+    /// is the provider's own answer.
+    pub fn is_fault(&self) -> bool {
+        self.host_code().is_some_and(ErrorCode::is_fault)
+    }
+
+    /// The wire form azd reads. Every text is [sanitized](crate::text::sanitize):
+    /// azd prints it on the user's terminal.
+    pub fn to_wire(&self) -> pb::ExtensionError {
+        let clean = |s: &str| crate::text::sanitize(s).into_owned();
+        let origin = match self.origin {
+            ErrorOrigin::Unspecified => pb::ErrorOrigin::Unspecified,
+            ErrorOrigin::Local => pb::ErrorOrigin::Local,
+            ErrorOrigin::Service => pb::ErrorOrigin::Service,
+            ErrorOrigin::Tool => pb::ErrorOrigin::Tool,
+        };
+        let source = self.detail.as_ref().map(|d| match d {
+            ErrorDetail::Local { code, category } => {
+                pb::extension_error::Source::LocalError(pb::LocalErrorDetail {
+                    code: clean(code),
+                    category: clean(category),
+                })
+            }
+            ErrorDetail::Service {
+                error_code,
+                status_code,
+                service_name,
+            } => pb::extension_error::Source::ServiceError(pb::ServiceErrorDetail {
+                error_code: clean(error_code),
+                status_code: *status_code,
+                service_name: clean(service_name),
+            }),
+        });
+        pb::ExtensionError {
+            message: clean(&self.message),
+            origin: origin as i32,
+            suggestion: clean(&self.suggestion),
+            links: self
+                .links
+                .iter()
+                .map(|l| pb::ErrorLink {
+                    url: clean(&l.url),
+                    title: clean(&l.title),
+                })
+                .collect(),
+            source,
+        }
+    }
+
+    /// Reads the wire form (used by the simulated azd and `run`).
+    pub fn from_wire(e: &pb::ExtensionError) -> Self {
+        let origin = match pb::ErrorOrigin::try_from(e.origin) {
+            Ok(pb::ErrorOrigin::Local) => ErrorOrigin::Local,
+            Ok(pb::ErrorOrigin::Service) => ErrorOrigin::Service,
+            Ok(pb::ErrorOrigin::Tool) => ErrorOrigin::Tool,
+            _ => ErrorOrigin::Unspecified,
+        };
+        let detail = e.source.as_ref().map(|s| match s {
+            pb::extension_error::Source::LocalError(l) => ErrorDetail::Local {
+                code: l.code.clone(),
+                category: l.category.clone(),
+            },
+            pb::extension_error::Source::ServiceError(s) => ErrorDetail::Service {
+                error_code: s.error_code.clone(),
+                status_code: s.status_code,
+                service_name: s.service_name.clone(),
+            },
+        });
+        Self {
+            message: e.message.clone(),
+            origin,
+            suggestion: e.suggestion.clone(),
+            links: e
+                .links
+                .iter()
+                .map(|l| ErrorLink {
+                    url: l.url.clone(),
+                    title: l.title.clone(),
+                })
+                .collect(),
+            detail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_are_the_guest_sdks() {
+        use azd_provider_sdk::Category as Sdk;
+        // Both matches are exhaustive: a category added on one side only fails
+        // to compile here.
+        let to_sdk = |c: ErrorCategory| match c {
+            ErrorCategory::Validation => Sdk::Validation,
+            ErrorCategory::Auth => Sdk::Auth,
+            ErrorCategory::Dependency => Sdk::Dependency,
+            ErrorCategory::Compatibility => Sdk::Compatibility,
+            ErrorCategory::User => Sdk::User,
+            ErrorCategory::Internal => Sdk::Internal,
+            ErrorCategory::Local => Sdk::Local,
+        };
+        let from_sdk = |c: Sdk| match c {
+            Sdk::Validation => ErrorCategory::Validation,
+            Sdk::Auth => ErrorCategory::Auth,
+            Sdk::Dependency => ErrorCategory::Dependency,
+            Sdk::Compatibility => ErrorCategory::Compatibility,
+            Sdk::User => ErrorCategory::User,
+            Sdk::Internal => ErrorCategory::Internal,
+            Sdk::Local => ErrorCategory::Local,
+        };
+        for c in ErrorCategory::ALL {
+            assert_eq!(c.as_str(), to_sdk(c).as_str());
+            assert_eq!(from_sdk(to_sdk(c)), c);
+        }
+    }
+
+    #[test]
+    fn every_code_has_one_string_form_and_faults_are_the_components() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "{code} twice");
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+            let e = ProviderError::host(code, "x");
+            assert_eq!(e.host_code(), Some(code));
+            assert_eq!(e.is_fault(), code.is_fault(), "{code}");
+        }
+        assert_eq!(ErrorCode::parse("bad_config"), None);
+        assert!(
+            !ProviderError::local("provider_timeoutx", ErrorCategory::Internal, "x").is_fault()
+        );
+        let faults: Vec<_> = ErrorCode::ALL
+            .into_iter()
+            .filter(|c| c.is_fault())
+            .collect();
+        assert_eq!(faults.len(), 10, "{faults:?}");
+    }
+
+    #[test]
+    fn wire_round_trip_keeps_every_field() {
+        let e = ProviderError {
+            message: "quota exceeded".into(),
+            origin: ErrorOrigin::Service,
+            suggestion: "ask for more".into(),
+            links: vec![ErrorLink {
+                url: "https://example.com/q".into(),
+                title: "Quotas".into(),
+            }],
+            detail: Some(ErrorDetail::Service {
+                error_code: "QuotaExceeded".into(),
+                status_code: 409,
+                service_name: "compute".into(),
+            }),
+        };
+        let wire = e.to_wire();
+        assert_eq!(wire.origin, pb::ErrorOrigin::Service as i32);
+        assert_eq!(ProviderError::from_wire(&wire), e);
+        let l = ProviderError::local("bad_config", ErrorCategory::Validation, "nope")
+            .with_suggestion("fix it");
+        assert_eq!(ProviderError::from_wire(&l.to_wire()), l);
+        assert_eq!(l.code(), Some("bad_config"));
+    }
+
+    #[test]
+    fn terminal_control_sequences_never_reach_azd() {
+        let mut e = ProviderError::local(
+            "c\u{1b}[2J",
+            ErrorCategory::Validation,
+            "boom\u{1b}]8;;https://x\u{7}here",
+        )
+        .with_suggestion("try \u{1b}]52;c;Zm9v\u{7}again");
+        e.links.push(ErrorLink {
+            url: "https://ok\r".into(),
+            title: "t\u{9b}1m".into(),
+        });
+        let wire = e.to_wire();
+        let texts = [
+            wire.message.as_str(),
+            wire.suggestion.as_str(),
+            wire.links[0].url.as_str(),
+            wire.links[0].title.as_str(),
+        ];
+        for t in texts {
+            assert!(!t.chars().any(char::is_control), "{t:?}");
+        }
+        assert_eq!(wire.message, "boom]8;;https://xhere");
+    }
+}

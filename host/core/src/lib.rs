@@ -1,0 +1,44 @@
+//! # azd-wasm-host-core
+//!
+//! The language every crate of the host speaks, and nothing else: no gRPC
+//! client, no WebAssembly engine.
+//!
+//! - [`Provider`] and [`ProviderFactory`]: the seam between azd's side (the
+//!   manager, which calls providers) and the WebAssembly runtime (which
+//!   implements them); tests implement it natively.
+//! - [`CallContext`] and [`Progress`]: what each call gets besides its
+//!   arguments. Progress goes to a [`ProgressSink`], which azd's side
+//!   implements over its stream.
+//! - [`ProviderError`], and [`ErrorCode`]: every code the host itself reports,
+//!   with its one string form.
+//! - [`AzdServices`] and [`TokenSource`]: what a provider may ask of azd
+//!   (environment values, questions to the user, access tokens), implemented
+//!   by azd's side and by the simulated azd, called by the runtime's imports.
+//! - Rules every side applies the same way: [`EnvironmentName`] (azd's rule
+//!   for environment names), [`text`] (guest text made safe for a terminal),
+//!   [`authority`] (`host:port` and HTTP origins, and what counts as loopback),
+//!   [`json`] (azd's `Struct` configs as JSON).
+//!
+//! Data crosses as the protobuf types of `azdext` (plain prost structs from
+//! `azd-wasm-host-proto`, without tonic): they are exactly azd's data model.
+
+// Library code must not panic on input nor write to stdout (azd's terminal).
+#![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+
+pub mod authority;
+mod azd;
+mod call;
+mod env_name;
+mod error;
+pub mod json;
+mod provider;
+pub mod text;
+
+pub use azd::{
+    AccessToken, AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,
+    TokenError, TokenSource,
+};
+pub use call::{CallContext, Progress, ProgressSink};
+pub use env_name::{EnvironmentName, InvalidEnvironmentName};
+pub use error::{ErrorCategory, ErrorCode, ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
+pub use provider::{Provider, ProviderFactory};

@@ -1,0 +1,391 @@
+//! The shared engine, the linker, and loading + validating a component.
+//!
+//! One [`Engine`] serves the whole process, for wasmtime's async API: guest
+//! calls are futures. Epoch interruption is on, with a ticker thread that
+//! advances the epoch every [`EPOCH_TICK`]; every store yields to the async
+//! runtime at each tick, so a guest computing in a loop still lets its caller
+//! drop the call (deadline, cancellation) within about one tick, and a guest
+//! waiting in a WASI call is just a pending future.
+//!
+//! The linker holds WASI preview 2 (async) and our `progress`/`log` imports,
+//! with two WASI interfaces served by the sandbox instead of wasmtime-wasi's:
+//! `wasi:filesystem/preopens` (directories opened beneath the project) and
+//! `wasi:sockets/ip-name-lookup` (only allowlisted names). A component is
+//! type-checked against it once, at load time, into a pre-instantiated world
+//! that every instance is made from.
+
+use std::io::Read as _;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, bail};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+use crate::bindings::ProvisioningProviderPre;
+use crate::cache::{self, CacheOutcome};
+use crate::sandbox::{FilteredLookup, PreopensFromGrants};
+use crate::store::HostState;
+
+/// How often the epoch advances (the granularity of deadlines and cancellation).
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+/// The export a provider component must have.
+pub(crate) const PROVIDER_EXPORT: &str = "azd:provisioning/provider@0.1.0";
+/// The world a provider targets (0.1.0's world loads too: its imports are a subset).
+pub const WORLD: &str = "azd:provisioning/provisioning-provider@0.2.0";
+/// The functions of [`PROVIDER_EXPORT`].
+const PROVIDER_FUNCTIONS: [&str; 8] = [
+    "initialize",
+    "state",
+    "deploy",
+    "preview",
+    "destroy",
+    "ensure-env",
+    "parameters",
+    "planned-outputs",
+];
+/// Guest stack limit; deeper recursion traps with a stack overflow.
+const MAX_WASM_STACK: usize = 1024 * 1024;
+
+/// The settings both compilers share.
+fn config() -> Config {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.max_wasm_stack(MAX_WASM_STACK);
+    config.wasm_component_model(true);
+    config
+}
+
+/// The process-wide engine, with Cranelift, the optimising compiler (made on
+/// first use, with the epoch ticker).
+pub(crate) fn shared_engine() -> anyhow::Result<Engine> {
+    static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let engine = Engine::new(&config()).map_err(|e| format!("{e:#}"))?;
+            start_ticker(&engine)?;
+            Ok(engine)
+        })
+        .clone()
+        .map_err(|e| anyhow!("cannot set up the WebAssembly engine: {e}"))
+}
+
+/// An engine with Winch, wasmtime's baseline compiler: it compiles several
+/// times faster than Cranelift (the 19 MB Python example: 2.9 s instead of
+/// 10.1 s on 2 cores) into slower code. Used only for a first start on a cold
+/// cache (`load::first_start`); `None` where Winch is not a supported
+/// (tier 1) compiler, i.e. off x86_64.
+pub(crate) fn quick_engine() -> Option<Engine> {
+    static QUICK: OnceLock<Option<Engine>> = OnceLock::new();
+    QUICK
+        .get_or_init(|| {
+            if !cfg!(target_arch = "x86_64") {
+                return None;
+            }
+            let mut config = config();
+            config.strategy(wasmtime::Strategy::Winch);
+            let engine = Engine::new(&config)
+                .inspect_err(|e| tracing::debug!(error = %format!("{e:#}"), "no baseline compiler"))
+                .ok()?;
+            start_ticker(&engine).ok()?;
+            Some(engine)
+        })
+        .clone()
+}
+
+/// Advances `engine`'s epoch every [`EPOCH_TICK`], for the life of the process.
+fn start_ticker(engine: &Engine) -> Result<(), String> {
+    let ticking = engine.clone();
+    std::thread::Builder::new()
+        .name("wasm-epoch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(EPOCH_TICK);
+                ticking.increment_epoch();
+            }
+        })
+        .map(drop)
+        .map_err(|e| format!("cannot start the epoch ticker thread: {e}"))
+}
+
+/// A linker with everything a provider may import.
+pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
+    use wasmtime_wasi::p2::bindings::{filesystem, sockets};
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // The sandbox's own versions of two interfaces replace wasmtime-wasi's.
+    linker.allow_shadowing(true);
+    filesystem::preopens::add_to_linker::<HostState, PreopensFromGrants>(
+        &mut linker,
+        HostState::preopens,
+    )?;
+    sockets::ip_name_lookup::add_to_linker::<HostState, FilteredLookup>(
+        &mut linker,
+        HostState::lookup,
+    )?;
+    linker.allow_shadowing(false);
+    // Outbound HTTP, behind `[policy.http]` (the hook is `sandbox::HttpGate`).
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    // Our imports, each served by the part of the store's data it needs.
+    {
+        use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
+        use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
+        use crate::bindings::credentials::azd::credentials::credentials;
+        use crate::imports::{azd::AzdAccess, credentials::Credentials, provisioning::CallBinding};
+        types::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
+        progress::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
+        log::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
+        environment::add_to_linker::<HostState, HasSelf<AzdAccess>>(&mut linker, |s| &mut s.azd)?;
+        prompt::add_to_linker::<HostState, HasSelf<AzdAccess>>(&mut linker, |s| &mut s.azd)?;
+        // Access tokens for granted scopes (`azd:credentials`).
+        credentials::add_to_linker::<HostState, HasSelf<Credentials>>(&mut linker, |s| {
+            &mut s.credentials
+        })?;
+    }
+    Ok(linker)
+}
+
+/// A loaded, validated component.
+pub(crate) struct Loaded {
+    pub(crate) component: Component,
+    pub(crate) pre: ProvisioningProviderPre<HostState>,
+    pub(crate) outcome: CacheOutcome,
+    /// Read + compile or cache load + validation.
+    pub(crate) load_time: Duration,
+    pub(crate) bytes_len: u64,
+}
+
+/// Opens the component at `path` and refuses what is clearly not a component.
+fn open_component(path: &Path) -> anyhow::Result<(std::fs::File, u64)> {
+    let read_error = |e: std::io::Error| {
+        anyhow!(e).context(format!("cannot read provider component {}", path.display()))
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let len = file.metadata().map_err(read_error)?.len();
+    let mut head = Vec::with_capacity(8);
+    (&file).take(8).read_to_end(&mut head).map_err(read_error)?;
+    let head = head.as_slice();
+    if wasmparser::Parser::is_core_wasm(head) {
+        bail!(
+            "{} is a core WebAssembly module, not a component: build the provider for world \
+             {WORLD} (e.g. `wasm-tools component new` with the WASI preview1 adapter)",
+            path.display()
+        );
+    }
+    if !wasmparser::Parser::is_component(head) {
+        bail!(
+            "{} is not a WebAssembly component (expected a binary `.wasm` component for world {WORLD})",
+            path.display()
+        );
+    }
+    Ok((file, len))
+}
+
+/// Looks the component at `path` over without compiling it (milliseconds,
+/// whatever its size): a component, exporting [`PROVIDER_EXPORT`], importing
+/// only interfaces this host links. Compiling later type-checks every detail.
+pub(crate) fn inspect_component(path: &Path) -> anyhow::Result<()> {
+    open_component(path)?;
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read provider component {}", path.display()))?;
+    let (imports, exports) = top_level_names(&bytes)
+        .map_err(|e| anyhow!("{} is not a valid component: {e}", path.display()))?;
+    if !exports.iter().any(|e| e == PROVIDER_EXPORT) {
+        let found = if exports.is_empty() {
+            "nothing".to_owned()
+        } else {
+            exports.join(", ")
+        };
+        bail!(
+            "{} is not a provider component: it does not export `{PROVIDER_EXPORT}` (it exports \
+             {found}); build it for {WORLD}",
+            path.display()
+        );
+    }
+    if let Some(unknown) = imports.iter().find(|i| !links(i)) {
+        bail!(
+            "{} imports `{unknown}`, which this host cannot provide (it provides WASI 0.2, {WORLD} and azd:credentials/credentials@0.1.0)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Whether the host links an import of this name (WASI 0.2 with
+/// `wasi:http`, the `azd:provisioning` interfaces of 0.1.x and 0.2.x, and
+/// `azd:credentials` 0.1.x).
+fn links(import: &str) -> bool {
+    let (interface, version) = import.split_once('@').unwrap_or((import, ""));
+    if interface.starts_with("wasi:") {
+        return version.starts_with("0.2.");
+    }
+    if interface == "azd:credentials/credentials" {
+        return version.starts_with("0.1.");
+    }
+    interface.starts_with("azd:provisioning/")
+        && (version.starts_with("0.1.") || version.starts_with("0.2."))
+}
+
+/// The names of a component's top-level imports and exports, read without
+/// descending into its core modules or nested components.
+fn top_level_names(
+    bytes: &[u8],
+) -> Result<(Vec<String>, Vec<String>), wasmparser::BinaryReaderError> {
+    use wasmparser::{Chunk, Parser, Payload};
+    let mut parser = Parser::new(0);
+    let mut rest = bytes;
+    let (mut imports, mut exports) = (Vec::new(), Vec::new());
+    while let Chunk::Parsed { consumed, payload } = parser.parse(rest, true)? {
+        rest = &rest[consumed..];
+        match payload {
+            Payload::ComponentImportSection(reader) => {
+                for import in reader {
+                    imports.push(import?.name.name.to_owned());
+                }
+            }
+            Payload::ComponentExportSection(reader) => {
+                for export in reader {
+                    exports.push(export?.name.name.to_owned());
+                }
+            }
+            Payload::ModuleSection {
+                unchecked_range, ..
+            }
+            | Payload::ComponentSection {
+                unchecked_range, ..
+            } => {
+                // Skip the nested module or component whole: the parent parser
+                // goes on after it.
+                let skip = unchecked_range.end.saturating_sub(unchecked_range.start);
+                rest = rest.get(skip..).unwrap_or_default();
+            }
+            Payload::End(_) => break,
+            _ => {}
+        }
+    }
+    Ok((imports, exports))
+}
+
+/// A component file, looked over ([`open_component`]) and identified once:
+/// its length and sha256 (what the cache key is made from).
+pub(crate) struct ComponentFile<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) len: u64,
+    pub(crate) sha: [u8; 32],
+}
+
+impl<'a> ComponentFile<'a> {
+    pub(crate) fn open(path: &'a Path) -> anyhow::Result<Self> {
+        let (_, len) = open_component(path)?;
+        let sha = cache::sha256_file(path)
+            .with_context(|| format!("cannot read provider component {}", path.display()))?;
+        Ok(Self { path, len, sha })
+    }
+}
+
+/// Compiles (or loads from the cache) and validates the component in `file`.
+/// Every failure names the file and says what is wrong.
+pub(crate) fn load_component(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    file: &ComponentFile<'_>,
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Loaded> {
+    let start = Instant::now();
+    let (component, outcome) = cache::load_or_compile(engine, file.path, &file.sha, cache_dir)
+        .map_err(|e| anyhow!("{} is not a valid component: {e:#}", file.path.display()))?;
+    ready(engine, linker, file, component, outcome, start)
+}
+
+/// The component in `file` from the cache in `cache_dir` if it holds a valid
+/// artifact for `engine`, validated; `Ok(None)` on a miss (nothing compiled).
+pub(crate) fn load_cached_component(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    file: &ComponentFile<'_>,
+    cache_dir: &Path,
+) -> anyhow::Result<Option<Loaded>> {
+    let start = Instant::now();
+    let Some(component) = cache::load_cached(engine, &file.sha, cache_dir) else {
+        return Ok(None);
+    };
+    ready(engine, linker, file, component, CacheOutcome::Hit, start).map(Some)
+}
+
+/// Validates a compiled or loaded component and makes its memory images.
+fn ready(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    file: &ComponentFile<'_>,
+    component: Component,
+    outcome: CacheOutcome,
+    start: Instant,
+) -> anyhow::Result<Loaded> {
+    let pre = validate(engine, linker, &component)
+        .with_context(|| format!("{} is not a provider component", file.path.display()))?;
+    prepare_memory_images(&component);
+    Ok(Loaded {
+        component,
+        pre,
+        outcome,
+        load_time: start.elapsed(),
+        bytes_len: file.len,
+    })
+}
+
+/// Makes the copy-on-write images of the component's memories now, on the
+/// loading thread, instead of at the first instantiation (the first Initialize).
+/// A failure only means the first instantiation makes them (or copies).
+fn prepare_memory_images(component: &Component) {
+    if let Err(e) = component.initialize_copy_on_write_image() {
+        tracing::debug!(error = %format!("{e:#}"), "memory images left for the first instance");
+    }
+}
+
+/// Type-checks `component` against our world: the export must exist with the
+/// right functions, and every import must be one the host links.
+fn validate(
+    engine: &Engine,
+    linker: &Linker<HostState>,
+    component: &Component,
+) -> anyhow::Result<ProvisioningProviderPre<HostState>> {
+    let ty = component.component_type();
+    let exports: Vec<&str> = ty.exports(engine).map(|(name, _)| name).collect();
+    if !exports.contains(&PROVIDER_EXPORT) {
+        let found = if exports.is_empty() {
+            "nothing".to_owned()
+        } else {
+            exports.join(", ")
+        };
+        bail!(
+            "it does not export `{PROVIDER_EXPORT}` (it exports {found}): it was built for another \
+             world; build it for {WORLD}"
+        );
+    }
+    let provider = ty
+        .exports(engine)
+        .find(|(name, _)| *name == PROVIDER_EXPORT)
+        .map(|(_, export)| export.ty);
+    if let Some(wasmtime::component::types::ComponentItem::ComponentInstance(provider)) = provider {
+        let present: Vec<&str> = provider.exports(engine).map(|(name, _)| name).collect();
+        let missing: Vec<&str> = PROVIDER_FUNCTIONS
+            .into_iter()
+            .filter(|f| !present.contains(f))
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "its `{PROVIDER_EXPORT}` lacks the function{} `{}` (rebuild it against this \
+                 host's WIT, {WORLD})",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join("`, `")
+            );
+        }
+    }
+    let instance_pre = linker.instantiate_pre(component).map_err(|e| {
+        anyhow!("it imports something this host cannot provide: {e:#} (the host provides WASI 0.2 and {WORLD})")
+    })?;
+    ProvisioningProviderPre::new(instance_pre).map_err(|e| {
+        anyhow!("its `{PROVIDER_EXPORT}` does not match {WORLD}: {e:#} (rebuild it against this host's WIT)")
+    })
+}

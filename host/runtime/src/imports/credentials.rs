@@ -1,0 +1,104 @@
+//! The host side of `azd:credentials`: Azure access tokens for the scopes the
+//! manifest grants (`[policy.azd] credential_scopes`).
+//!
+//! - A scope the manifest does not grant is refused without asking anyone.
+//! - A granted scope is asked of the [`TokenSource`] the runtime was given
+//!   (in `listen`: `azd auth token`, as azd's own Go extensions do it).
+//! - The guest gets the access token and its expiry, nothing else. Tokens are
+//!   never logged.
+//! - A token is kept per scope, for this instance, until [`REFRESH_MARGIN`]
+//!   before it expires.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use azd_wasm_host_core::TokenSource;
+
+use crate::bindings::credentials::azd::credentials::credentials::{
+    AccessToken, CredentialError, Host,
+};
+
+/// A kept token is asked for again this long before it expires.
+pub(crate) const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
+
+/// What one instance may get of access tokens, and the tokens it got.
+pub(crate) struct Credentials {
+    provider: Arc<str>,
+    /// The scopes the manifest grants.
+    granted: Vec<String>,
+    /// Where tokens come from; `None` when nothing can give one.
+    source: Option<Arc<dyn TokenSource>>,
+    /// Tokens given to the guest, by scope.
+    kept: HashMap<String, AccessToken>,
+}
+
+impl Credentials {
+    pub(crate) fn new(
+        provider: Arc<str>,
+        granted: Vec<String>,
+        source: Option<Arc<dyn TokenSource>>,
+    ) -> Self {
+        Self {
+            provider,
+            granted,
+            source,
+            kept: HashMap::new(),
+        }
+    }
+}
+
+fn error(code: &str, message: impl Into<String>) -> CredentialError {
+    CredentialError {
+        code: code.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Host for Credentials {
+    async fn get_token(&mut self, scope: String) -> Result<AccessToken, CredentialError> {
+        if !self.granted.contains(&scope) {
+            return Err(error(
+                "scope-not-granted",
+                format!(
+                    "the provider asked for a token for {scope:?}, which its manifest does not \
+                     grant; add it to `credential_scopes` under [policy.azd] in provider.toml \
+                     (granted: {})",
+                    if self.granted.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        self.granted.join(", ")
+                    }
+                ),
+            ));
+        }
+        if let Some(kept) = self.kept.get(&scope)
+            && kept.expires_on > now_unix() + REFRESH_MARGIN.as_secs()
+        {
+            return Ok(kept.clone());
+        }
+        let Some(source) = &self.source else {
+            return Err(error(
+                "azd-unavailable",
+                "no access tokens can be had here: the host is not running under azd",
+            ));
+        };
+        let token = source
+            .token(&scope)
+            .await
+            .map_err(|e| error(&e.code, e.message))?;
+        tracing::debug!(provider = %self.provider, %scope, expires_on = token.expires_on, "access token kept for the instance");
+        let token = AccessToken {
+            token: token.token,
+            expires_on: token.expires_on,
+        };
+        self.kept.insert(scope, token.clone());
+        Ok(token)
+    }
+}

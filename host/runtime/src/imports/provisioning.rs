@@ -1,0 +1,84 @@
+//! `progress` and `log`: what a guest reports while it serves a call.
+//!
+//! Progress goes to the call's reporter (azd's stream during deploy, preview
+//! and destroy; the debug log otherwise); log lines go to the host's log,
+//! tagged with the provider and the request.
+
+use std::sync::Arc;
+
+use azd_wasm_host_core::{CallContext, Progress};
+
+use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
+use crate::sandbox::clean_line;
+
+/// The call an instance is serving right now.
+struct ActiveCall {
+    request_id: Arc<str>,
+    progress: Progress,
+}
+
+/// The provider's name and the call it serves, if any.
+pub(crate) struct CallBinding {
+    provider: Arc<str>,
+    call: Option<ActiveCall>,
+}
+
+impl CallBinding {
+    pub(crate) fn new(provider: Arc<str>) -> Self {
+        Self {
+            provider,
+            call: None,
+        }
+    }
+
+    /// Binds to a call: its progress goes to `ctx`.
+    pub(crate) fn begin(&mut self, ctx: &CallContext) {
+        self.call = Some(ActiveCall {
+            request_id: Arc::from(ctx.request_id.as_str()),
+            progress: ctx.progress.clone(),
+        });
+    }
+
+    /// Unbinds the call.
+    pub(crate) fn end(&mut self) {
+        self.call = None;
+    }
+
+    fn request_id(&self) -> &str {
+        self.call.as_ref().map_or("", |c| &c.request_id)
+    }
+}
+
+impl types::Host for CallBinding {}
+
+impl progress::Host for CallBinding {
+    async fn report(&mut self, message: String) {
+        match &self.call {
+            Some(call) => call.progress.clone().report(message).await,
+            None => {
+                tracing::debug!(provider = %self.provider, message = %clean_line(message), "progress outside a call (dropped)");
+            }
+        }
+    }
+}
+
+impl log::Host for CallBinding {
+    fn write(&mut self, level: log::Level, message: String) {
+        let message = clean_line(message);
+        let provider = &*self.provider;
+        let request_id = self.request_id();
+        match level {
+            log::Level::Trace => {
+                tracing::trace!(target: "guest", provider, request_id, "{message}");
+            }
+            log::Level::Debug => {
+                tracing::debug!(target: "guest", provider, request_id, "{message}");
+            }
+            log::Level::Info => tracing::info!(target: "guest", provider, request_id, "{message}"),
+            log::Level::Warn => tracing::warn!(target: "guest", provider, request_id, "{message}"),
+            log::Level::Error => {
+                tracing::error!(target: "guest", provider, request_id, "{message}");
+            }
+        }
+    }
+}

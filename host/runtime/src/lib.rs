@@ -1,0 +1,69 @@
+//! # azd-wasm-host-runtime
+//!
+//! The WebAssembly provider runtime: runs a provider component (world
+//! `azd:provisioning/provisioning-provider@0.2.0`, or 0.1.0's) in a sandbox,
+//! behind the [`Provider`](azd_wasm_host_core::Provider) seam. It knows
+//! nothing of gRPC: what a guest asks of azd goes through the seams of
+//! `azd-wasm-host-core` ([`AzdServices`](azd_wasm_host_core::AzdServices),
+//! [`TokenSource`](azd_wasm_host_core::TokenSource)), given in
+//! [`RuntimeOptions`].
+//!
+//! Design:
+//! - One process-wide wasmtime `Engine` for the async API, with epoch
+//!   interruption; a ticker thread advances the epoch every 10 ms and every
+//!   store yields at each tick (`engine`). A component is compiled once (or
+//!   loaded from the compile cache, `cache`, or from its package's shipped
+//!   code, `shipped`), type-checked against a linker holding WASI preview 2,
+//!   `wasi:http` and our imports, and kept as a pre-instantiated world (`load`).
+//! - Every azd `Initialize` gets a fresh `Store` and instance (`instance`),
+//!   made from the provider's `template`: its own sandbox built from the
+//!   manifest policy (`sandbox`: deny by default; grants opened beneath the
+//!   project), its own budget for all its memories and tables (`limits`), and
+//!   a bound on what it can hand the host in one piece. The store's data is
+//!   `store`; the host side of each import is in `imports`.
+//! - A guest call is a future raced against its deadline and the request's
+//!   cancellation; the loser is dropped, which stops the guest even inside a
+//!   WASI call and frees its `Store`. No guest code runs on a thread of its own.
+//!   A fault answers that request with a clear error and retires the instance
+//!   until the next `Initialize` (`fault` maps each to its error).
+//! - WIT ⇄ protobuf conversions live in one place (`convert`); the `bindgen!`
+//!   output lives alone in `bindings`.
+//!
+//! The public face: [`load_provider`] and [`prepare_provider`] (a provider
+//! ready to register), [`check`] (a [`CheckReport`] the CLI renders),
+//! [`Manifest`] and its [`Policy`], [`RuntimeOptions`], and what `package`
+//! needs to ship precompiled code ([`precompile_into`], [`PRECOMPILED_DIR`]).
+//! This file only declares modules and re-exports.
+
+// Library code must not panic on input nor write to stdout (azd's terminal).
+#![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+
+mod bindings;
+mod cache;
+mod check;
+mod convert;
+mod engine;
+mod factory;
+mod fault;
+mod imports;
+mod instance;
+mod limits;
+mod load;
+mod manifest;
+mod options;
+mod sandbox;
+mod shipped;
+mod store;
+mod template;
+
+pub use cache::{CacheOutcome, create_private_dir, user_cache_dir};
+pub use check::{CheckReport, Import, check};
+pub use engine::WORLD;
+pub use load::{
+    BackgroundCompile, LoadedProvider, PreparedProvider, inspect_component, load_provider,
+    prepare_provider,
+};
+pub use manifest::{AzdGrants, EnvironmentAccess, FsAccess, FsGrant, HttpGrants, Manifest, Policy};
+pub use options::RuntimeOptions;
+pub use sandbox::remove_unused_dirs;
+pub use shipped::{PRECOMPILED_DIR, is_compiled, precompile_into};

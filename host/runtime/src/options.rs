@@ -1,0 +1,44 @@
+//! [`RuntimeOptions`]: what the runtime takes from the process around it.
+//!
+//! The runtime reads no environment variable of its own (only those a
+//! manifest's `env` grant copies into a guest): the binary decides where the
+//! cache is, which azd environment a command runs in, and who answers for azd,
+//! and passes it here.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use azd_wasm_host_core::{AzdServices, TokenSource};
+
+/// Options of [`load_provider`](crate::load_provider) and
+/// [`prepare_provider`](crate::prepare_provider).
+#[derive(Clone, Default)]
+pub struct RuntimeOptions {
+    /// Compile cache directory; `None` compiles without a cache.
+    pub cache_dir: Option<PathBuf>,
+    /// The azd environment name, for `{env}` in grants and the `environment`
+    /// import (`listen` passes `AZD_ENVIRONMENT`). When absent, the host asks
+    /// azd for its current environment (if [`RuntimeOptions::services`] is set).
+    /// Checked with azd's rule; an invalid one fails every `Initialize`.
+    pub environment: Option<String>,
+    /// azd's own services (environment values, prompts); `None` when the
+    /// host is not connected to azd.
+    pub services: Option<Arc<dyn AzdServices>>,
+    /// Where access tokens for granted scopes come from; `None`: nowhere
+    /// (a guest's request fails with `azd-unavailable`).
+    pub tokens: Option<Arc<dyn TokenSource>>,
+    /// Whether the user can be asked (false under `--no-prompt`).
+    pub interactive: bool,
+}
+
+impl std::fmt::Debug for RuntimeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeOptions")
+            .field("cache_dir", &self.cache_dir)
+            .field("environment", &self.environment)
+            .field("services", &self.services.is_some())
+            .field("tokens", &self.tokens.is_some())
+            .field("interactive", &self.interactive)
+            .finish()
+    }
+}

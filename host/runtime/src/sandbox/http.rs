@@ -1,0 +1,328 @@
+//! Outbound HTTP for guests (`wasi:http/outgoing-handler`), behind the
+//! manifest's `[policy.http]`.
+//!
+//! wasmtime-wasi-http builds the request and sends it (TLS by rustls against
+//! the Mozilla root store); [`HttpGate`] is the hook it calls first:
+//! - a request to an origin the manifest does not list is refused before any
+//!   name lookup or connection (`HTTP-request-denied`), and remembered, so the
+//!   error azd shows names the grant to add ([`HttpGate::take_denied`]);
+//! - each request's connect, first-byte and between-bytes timeouts are at most
+//!   the policy's (itself at most a call), whatever the guest asked for, and
+//!   the response's head (TLS handshake included) must come within it;
+//! - a response body is read up to `max_response_bytes`, then fails with
+//!   `HTTP-response-body-size` (a `Content-Length` above it fails at once);
+//! - at most [`MAX_CONNECTIONS`] requests of an instance hold a connection at
+//!   once; one more fails with `connection-limit-reached` (no file descriptors
+//!   or sockets run out because a guest opened thousands).
+//!
+//! This is separate from `[policy] network` (raw TCP through `wasi:sockets`):
+//! an HTTP grant opens no socket to the guest.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use azd_wasm_host_core::authority::HttpOrigin;
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt as _;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
+
+use crate::manifest::Policy;
+
+/// Denied origins remembered per call (the first few are enough to name).
+const MAX_DENIED_KEPT: usize = 8;
+/// Requests of one instance that may hold a connection at the same time.
+pub(crate) const MAX_CONNECTIONS: usize = 32;
+
+/// The `[policy.http]` of one instance, as the hook wasmtime-wasi-http calls.
+pub(crate) struct HttpGate {
+    allow: Arc<[HttpOrigin]>,
+    timeout: Duration,
+    max_response_bytes: u64,
+    /// Origins refused since the last [`HttpGate::take_denied`].
+    denied: Vec<String>,
+    /// One permit per request holding a connection.
+    connections: Arc<tokio::sync::Semaphore>,
+    provider: Arc<str>,
+}
+
+impl HttpGate {
+    /// The gate of `policy` (already checked when the manifest was read).
+    pub(crate) fn new(policy: &Policy, provider: Arc<str>) -> Self {
+        let allow = policy
+            .http
+            .allow
+            .iter()
+            .filter_map(|o| HttpOrigin::parse(o).ok())
+            .collect();
+        Self {
+            allow,
+            timeout: policy.http_timeout(),
+            max_response_bytes: policy.http.max_response_bytes,
+            denied: Vec::new(),
+            connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
+            provider,
+        }
+    }
+
+    /// The origins refused since the last call of this, as `scheme://host:port`.
+    pub(crate) fn take_denied(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.denied)
+    }
+
+    /// Whether the policy allows the origin of `uri`; `Err` is the origin as
+    /// text, for the error.
+    fn admit(&self, uri: &http::Uri) -> Result<(), String> {
+        match HttpOrigin::of_uri(uri) {
+            Some(wanted) if self.allow.contains(&wanted) => Ok(()),
+            Some(wanted) => Err(wanted.to_string()),
+            None => Err(uri.to_string()),
+        }
+    }
+
+    /// The guest's timeouts, each capped at the policy's.
+    fn options(&self, asked: Option<RequestOptions>) -> RequestOptions {
+        let cap = |t: Option<Duration>| Some(t.map_or(self.timeout, |t| t.min(self.timeout)));
+        let asked = asked.unwrap_or_default();
+        RequestOptions {
+            connect_timeout: cap(asked.connect_timeout),
+            first_byte_timeout: cap(asked.first_byte_timeout),
+            between_bytes_timeout: cap(asked.between_bytes_timeout),
+        }
+    }
+}
+
+/// What `send_request` returns: the response and the connection's own future.
+type Sent = wasmtime_wasi_http::Result<(
+    http::Response<WasiBody>,
+    Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+)>;
+
+impl WasiHttpHooks for HttpGate {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
+    ) -> Box<dyn Future<Output = Sent> + Send> {
+        drop(fut);
+        if let Err(origin) = self.admit(request.uri()) {
+            tracing::debug!(provider = %self.provider, %origin, "guest HTTP request refused: origin not granted");
+            if self.denied.len() < MAX_DENIED_KEPT && !self.denied.contains(&origin) {
+                self.denied.push(origin);
+            }
+            return Box::new(async { Err(Error::HttpRequestDenied) });
+        }
+        let Ok(permit) = Arc::clone(&self.connections).try_acquire_owned() else {
+            tracing::debug!(provider = %self.provider, "guest HTTP request refused: {MAX_CONNECTIONS} connections already open");
+            return Box::new(async { Err(Error::ConnectionLimitReached) });
+        };
+        let options = self.options(options);
+        let limit = self.max_response_bytes;
+        let deadline = self.timeout;
+        tracing::debug!(provider = %self.provider, method = %request.method(), uri = %azd_wasm_host_core::text::sanitize(&request.uri().to_string()), "guest HTTP request");
+        Box::new(async move {
+            // One deadline for the response's head, TLS handshake included
+            // (which the per-phase timeouts leave unbounded).
+            let sent = wasmtime_wasi_http::default_send_request(request, Some(options));
+            let (response, io) = tokio::time::timeout(deadline, sent)
+                .await
+                .map_err(|_| Error::ConnectionTimeout)??;
+            if let Some(len) = response.body().size_hint().exact()
+                && len > limit
+            {
+                return Err(Error::HttpResponseBodySize(Some(len)));
+            }
+            let response = response.map(|body| Capped { body, left: limit }.boxed_unsync());
+            // The permit lives as long as the connection does.
+            let io = async move {
+                let done = io.await;
+                drop(permit);
+                done
+            };
+            Ok((response, Box::new(io) as Box<dyn Future<Output = _> + Send>))
+        })
+    }
+}
+
+/// A response body that fails once more than its budget has been read.
+struct Capped<B> {
+    body: B,
+    left: u64,
+}
+
+impl<B> Body for Capped<B>
+where
+    B: Body<Data = Bytes, Error = Error> + Unpin,
+{
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let frame = match Pin::new(&mut self.body).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => frame,
+            other => return other,
+        };
+        if let Some(data) = frame.data_ref() {
+            let len = data.len() as u64;
+            if len > self.left {
+                self.left = 0;
+                return Poll::Ready(Some(Err(Error::HttpResponseBodySize(None))));
+            }
+            self.left -= len;
+        }
+        Poll::Ready(Some(Ok(frame)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(allow: &[&str]) -> HttpGate {
+        let mut policy = Policy::default();
+        policy.http.allow = allow.iter().map(|s| (*s).to_owned()).collect();
+        policy.http.timeout_secs = 5.0;
+        HttpGate::new(&policy, Arc::from("p"))
+    }
+
+    #[test]
+    fn only_granted_origins_are_admitted_by_scheme_host_and_port() {
+        let g = gate(&["https://Storage.Example.com", "http://127.0.0.1:10000"]);
+        let admit = |u: &str| g.admit(&u.parse().unwrap());
+        admit("https://storage.example.com/c?restype=container").unwrap();
+        admit("https://storage.example.com:443/").unwrap();
+        admit("http://127.0.0.1:10000/devstoreaccount1").unwrap();
+        for (uri, shown) in [
+            (
+                "http://storage.example.com/",
+                "http://storage.example.com:80",
+            ),
+            (
+                "https://storage.example.com:8443/",
+                "https://storage.example.com:8443",
+            ),
+            ("https://evil.example.com/", "https://evil.example.com:443"),
+            ("http://127.0.0.1:10001/", "http://127.0.0.1:10001"),
+            (
+                "https://storage.example.com.evil.com/",
+                "https://storage.example.com.evil.com:443",
+            ),
+        ] {
+            assert_eq!(admit(uri).unwrap_err(), shown, "{uri}");
+        }
+    }
+
+    #[test]
+    fn the_guests_timeouts_never_pass_the_policys() {
+        let g = gate(&[]);
+        let o = g.options(Some(RequestOptions {
+            connect_timeout: Some(Duration::from_secs(1)),
+            first_byte_timeout: Some(Duration::from_secs(600)),
+            between_bytes_timeout: None,
+        }));
+        assert_eq!(o.connect_timeout, Some(Duration::from_secs(1)));
+        assert_eq!(o.first_byte_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(o.between_bytes_timeout, Some(Duration::from_secs(5)));
+    }
+
+    #[tokio::test]
+    async fn a_denied_request_fails_and_is_remembered_once() {
+        let mut g = gate(&["https://ok.example.com"]);
+        for _ in 0..2 {
+            let req = http::Request::builder()
+                .uri("https://other.example.com/x")
+                .body(
+                    http_body_util::Empty::new()
+                        .map_err(|_| unreachable!())
+                        .boxed_unsync(),
+                )
+                .unwrap();
+            let sent = Pin::from(g.send_request(req, None, Box::new(async { Ok(()) }))).await;
+            assert!(matches!(sent, Err(Error::HttpRequestDenied)));
+        }
+        assert_eq!(g.take_denied(), ["https://other.example.com:443"]);
+        assert!(g.take_denied().is_empty());
+    }
+
+    #[tokio::test]
+    async fn requests_past_the_connection_bound_are_refused_until_one_ends() {
+        // A server that accepts and never answers: every request holds its connection.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((sock, _)) = listener.accept().await {
+                held.push(sock);
+            }
+        });
+        let mut g = gate(&[&format!("http://127.0.0.1:{port}")]);
+        let request = || {
+            http::Request::builder()
+                .uri(format!("http://127.0.0.1:{port}/"))
+                .body(
+                    http_body_util::Empty::new()
+                        .map_err(|_| unreachable!())
+                        .boxed_unsync(),
+                )
+                .unwrap()
+        };
+        let mut pending = Vec::new();
+        for _ in 0..MAX_CONNECTIONS {
+            let sent = Pin::from(g.send_request(request(), None, Box::new(async { Ok(()) })));
+            pending.push(tokio::spawn(sent));
+        }
+        let one_more = Pin::from(g.send_request(request(), None, Box::new(async { Ok(()) }))).await;
+        assert!(
+            matches!(one_more, Err(Error::ConnectionLimitReached)),
+            "the request past the bound was not refused"
+        );
+        // When the held requests end (here: are dropped), their permits come back.
+        for p in &pending {
+            p.abort();
+        }
+        for p in pending {
+            let _ = p.await;
+        }
+        assert_eq!(g.connections.available_permits(), MAX_CONNECTIONS);
+    }
+
+    #[tokio::test]
+    async fn a_body_past_its_budget_fails() {
+        let chunks = http_body_util::StreamBody::new(futures::stream::iter(
+            [Bytes::from_static(b"12345"), Bytes::from_static(b"67890")]
+                .map(|b| Ok::<_, Error>(Frame::data(b))),
+        ));
+        let capped = Capped {
+            body: chunks,
+            left: 7,
+        };
+        let err = capped.collect().await.err().unwrap();
+        assert!(matches!(err, Error::HttpResponseBodySize(_)), "{err:?}");
+        let chunks = http_body_util::StreamBody::new(futures::stream::iter(
+            [Bytes::from_static(b"12345")].map(|b| Ok::<_, Error>(Frame::data(b))),
+        ));
+        let read = Capped {
+            body: chunks,
+            left: 5,
+        }
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes();
+        assert_eq!(&read[..], b"12345");
+    }
+}

@@ -1,0 +1,113 @@
+//! The sandbox of one instance: exactly what the manifest policy grants, and
+//! nothing else.
+//!
+//! The `WasiCtxBuilder` default is the starting point: no environment, no
+//! preopened directories, no sockets, no name lookup, stdin closed. On top:
+//! - each `fs` grant becomes a preopened directory ([`fs`]: opened beneath the
+//!   project, never through a symbolic link), read-only or read-write;
+//! - each allowlisted environment variable is copied from the host if set
+//!   (azd's credentials can never be allowlisted, see the manifest);
+//! - TCP connects reach only allowlisted destinations, and name lookups only
+//!   allowlisted names ([`net`]); UDP never;
+//! - HTTP requests reach only the granted origins, each bounded in time and
+//!   in the bytes it reads ([`http`]);
+//! - guest stdout/stderr go to the host's log ([`output`]).
+//!
+//! Not bounded here: how much a guest writes into a read-write grant. The
+//! README's sandbox section says so; grant read-write only where a provider
+//! must write.
+
+mod fs;
+mod http;
+mod net;
+mod output;
+
+use std::sync::Arc;
+
+use azd_wasm_host_core::{EnvironmentName, ProviderError};
+use wasmtime::component::{HasData, Resource, ResourceTable};
+use wasmtime_wasi::WasiCtx;
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::filesystem::Descriptor;
+use wasmtime_wasi::p2::bindings::filesystem::preopens;
+
+pub use fs::remove_unused_dirs;
+pub(crate) use fs::{GrantedDir, guest_form};
+pub(crate) use http::HttpGate;
+pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
+use output::LogStream;
+pub(crate) use output::{OutputTail, clean_line};
+
+use crate::manifest::Policy;
+
+/// Everything the sandbox of one instance holds.
+pub(crate) struct Sandbox {
+    /// The WASI context: environment, stdio, sockets.
+    pub(crate) wasi: WasiCtx,
+    /// The granted directories (served by [`GrantedPreopens`]).
+    pub(crate) dirs: Vec<GrantedDir>,
+    /// The network allowlist (consulted by [`GuestLookup`] and the connect check).
+    pub(crate) network: NetworkPolicy,
+    /// The guest's last stderr lines.
+    pub(crate) stderr_tail: OutputTail,
+    /// The HTTP grants (the hook of `wasi:http/outgoing-handler`).
+    pub(crate) http: HttpGate,
+}
+
+/// Builds the sandbox of an instance serving `project_path` in the azd
+/// environment `env`.
+pub(crate) fn build(
+    policy: &Policy,
+    project_path: &str,
+    env: Option<&EnvironmentName>,
+    provider: &Arc<str>,
+) -> Result<Sandbox, ProviderError> {
+    let dirs = fs::open_grants(&policy.fs, project_path, env, provider)?;
+    let mut b = WasiCtxBuilder::new();
+    let stderr_tail = OutputTail::default();
+    b.stdout(LogStream::new(provider.clone(), "stdout", None));
+    b.stderr(LogStream::new(
+        provider.clone(),
+        "stderr",
+        Some(stderr_tail.clone()),
+    ));
+    for name in &policy.env {
+        if let Ok(value) = std::env::var(name) {
+            b.env(name, value);
+        }
+    }
+    let network = NetworkPolicy::new(&policy.network);
+    network.configure(&mut b);
+    Ok(Sandbox {
+        wasi: b.build(),
+        dirs,
+        network,
+        stderr_tail,
+        http: HttpGate::new(policy, provider.clone()),
+    })
+}
+
+/// Links `wasi:filesystem/preopens` to [`GrantedPreopens`] (in place of
+/// wasmtime-wasi's, which opens directories by path).
+pub(crate) struct PreopensFromGrants;
+
+impl HasData for PreopensFromGrants {
+    type Data<'a> = GrantedPreopens<'a>;
+}
+
+/// The granted directories, as the guest asks for them.
+pub(crate) struct GrantedPreopens<'a> {
+    pub(crate) table: &'a mut ResourceTable,
+    pub(crate) dirs: &'a [GrantedDir],
+}
+
+impl preopens::Host for GrantedPreopens<'_> {
+    fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+        let mut out = Vec::with_capacity(self.dirs.len());
+        for granted in self.dirs {
+            let fd = self.table.push(Descriptor::Dir(granted.dir.clone()))?;
+            out.push((fd, granted.guest_path.clone()));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,179 @@
+//! Guest stdout and stderr: complete lines go to the host's `tracing` log,
+//! never to the terminal (the terminal belongs to azd's user), and stderr's
+//! newest lines are kept for the error of a trap.
+
+use std::sync::Arc;
+
+use azd_wasm_host_core::text;
+use bytes::Bytes;
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
+
+/// Longest log line or output line taken from a guest; longer text is cut.
+const MAX_LINE_BYTES: usize = 16 * 1024;
+
+/// A guest's text as one log line: control characters removed, cut at
+/// [`MAX_LINE_BYTES`].
+pub(crate) fn clean_line(mut text: String) -> String {
+    text::truncate(&mut text, MAX_LINE_BYTES);
+    text::sanitize_in_place(&mut text);
+    text
+}
+
+/// Guest stdout or stderr: complete lines go to the host's `tracing` log, never
+/// to the terminal (the terminal belongs to azd's user).
+#[derive(Clone)]
+pub(crate) struct LogStream {
+    provider: Arc<str>,
+    name: &'static str,
+    /// The newest lines, kept for the error of a trap (stderr only).
+    tail: Option<OutputTail>,
+}
+
+impl LogStream {
+    pub(crate) fn new(provider: Arc<str>, name: &'static str, tail: Option<OutputTail>) -> Self {
+        Self {
+            provider,
+            name,
+            tail,
+        }
+    }
+}
+
+/// How many of a guest's last stderr lines a trap's error carries.
+const TAIL_LINES: usize = 12;
+/// How long each of those lines may be.
+const TAIL_LINE_BYTES: usize = 512;
+
+/// The newest lines a guest wrote to a stream: a trap's error carries them
+/// (a Python traceback, a JavaScript exception), so its words are not lost.
+#[derive(Clone, Default)]
+pub(crate) struct OutputTail(Arc<parking_lot::Mutex<std::collections::VecDeque<String>>>);
+
+impl OutputTail {
+    fn push(&self, line: &str) {
+        let mut line = line.to_owned();
+        text::truncate(&mut line, TAIL_LINE_BYTES);
+        let mut tail = self.0.lock();
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+
+    /// The kept lines, oldest first.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.0.lock().iter().cloned().collect()
+    }
+}
+
+impl IsTerminal for LogStream {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for LogStream {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(LineWriter {
+            stream: self.clone(),
+            pending: Vec::new(),
+        })
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(LineWriter {
+            stream: self.clone(),
+            pending: Vec::new(),
+        })
+    }
+}
+
+/// Splits written bytes into lines and logs each one.
+struct LineWriter {
+    stream: LogStream,
+    pending: Vec<u8>,
+}
+
+impl LineWriter {
+    fn push(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+        while let Some(pos) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=pos).collect();
+            self.emit(&line[..line.len() - 1]);
+        }
+        if self.pending.len() > MAX_LINE_BYTES {
+            let line = std::mem::take(&mut self.pending);
+            self.emit(&line);
+        }
+    }
+
+    fn emit(&self, line: &[u8]) {
+        let text = clean_line(String::from_utf8_lossy(line).into_owned());
+        if let Some(tail) = &self.stream.tail
+            && !text.trim().is_empty()
+        {
+            tail.push(&text);
+        }
+        tracing::debug!(target: "guest", provider = %self.stream.provider, stream = self.stream.name, "{text}");
+    }
+
+    fn flush_pending(&mut self) {
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            self.emit(&line);
+        }
+    }
+}
+
+impl Drop for LineWriter {
+    fn drop(&mut self) {
+        self.flush_pending();
+    }
+}
+
+impl OutputStream for LineWriter {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        self.push(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> Result<usize, StreamError> {
+        Ok(64 * 1024)
+    }
+}
+
+#[async_trait::async_trait]
+impl Pollable for LineWriter {
+    async fn ready(&mut self) {}
+}
+
+impl tokio::io::AsyncWrite for LineWriter {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.push(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.flush_pending();
+        std::task::Poll::Ready(Ok(()))
+    }
+}

@@ -1,0 +1,127 @@
+//! What a guest's `Store` holds: [`HostState`].
+//!
+//! The sandbox built from the manifest policy (WASI context, granted
+//! directories, network rule, HTTP gate), the resource table, the instance's
+//! resource budget, and the host side of each of our imports, each in a field
+//! of its own: the call in progress (`progress`, `log`), azd's services as
+//! granted (`environment`, `prompt`) and access tokens (`azd:credentials`).
+//! The linker hands each import its field (`engine::linker`), so the imports
+//! know nothing of this struct.
+//!
+//! Deadlines and cancellation are not here: a call is a future, and the
+//! runtime drops it (see `instance.rs`).
+
+use std::sync::Arc;
+
+use azd_wasm_host_core::CallContext;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::sockets::WasiSocketsCtxView;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::imports::azd::AzdAccess;
+use crate::imports::credentials::Credentials;
+use crate::imports::provisioning::CallBinding;
+use crate::limits::InstanceLimits;
+use crate::sandbox::{
+    GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy, OutputTail, Sandbox,
+};
+
+/// The data of one instance's `Store`.
+pub(crate) struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    dirs: Vec<GrantedDir>,
+    network: NetworkPolicy,
+    http_ctx: wasmtime_wasi_http::WasiHttpCtx,
+    /// The HTTP grants; what it refused names the grant in errors.
+    pub(crate) http: HttpGate,
+    pub(crate) limits: InstanceLimits,
+    /// The call being served (`progress`, `log`).
+    pub(crate) call: CallBinding,
+    /// azd's services and what the manifest grants of them.
+    pub(crate) azd: AzdAccess,
+    /// Access tokens for the granted scopes (`azd:credentials`).
+    pub(crate) credentials: Credentials,
+    /// The guest's last stderr lines.
+    stderr_tail: OutputTail,
+}
+
+impl HostState {
+    pub(crate) fn new(
+        provider: Arc<str>,
+        sandbox: Sandbox,
+        memory_bytes: usize,
+        azd: AzdAccess,
+        credentials: Credentials,
+    ) -> Self {
+        Self {
+            wasi: sandbox.wasi,
+            table: ResourceTable::new(),
+            dirs: sandbox.dirs,
+            network: sandbox.network,
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http: sandbox.http,
+            limits: InstanceLimits::new(memory_bytes),
+            stderr_tail: sandbox.stderr_tail,
+            call: CallBinding::new(provider),
+            azd,
+            credentials,
+        }
+    }
+
+    /// The guest's last lines on stderr.
+    pub(crate) fn stderr_tail(&self) -> Vec<String> {
+        self.stderr_tail.lines()
+    }
+
+    /// Binds the instance to a call: its progress goes to `ctx`; what the
+    /// sandbox refused is counted afresh.
+    pub(crate) fn begin_call(&mut self, ctx: &CallContext) {
+        self.call.begin(ctx);
+        self.limits.take_denied();
+        self.http.take_denied();
+    }
+
+    /// Unbinds the call.
+    pub(crate) fn end_call(&mut self) {
+        self.call.end();
+    }
+
+    /// The granted directories, for `wasi:filesystem/preopens`.
+    pub(crate) fn preopens(&mut self) -> GrantedPreopens<'_> {
+        GrantedPreopens {
+            table: &mut self.table,
+            dirs: &self.dirs,
+        }
+    }
+
+    /// Name lookups, behind the network allowlist.
+    pub(crate) fn lookup(&mut self) -> GuestLookup<'_> {
+        GuestLookup {
+            sockets: WasiSocketsCtxView {
+                ctx: self.wasi.sockets(),
+                table: &mut self.table,
+            },
+            policy: &mut self.network,
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for HostState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! [`Template`]: what every instance of one provider is made from (the
+//! factory that makes them is in `factory.rs`).
+//!
+//! The compiled component may not exist yet: `listen` registers with azd and
+//! signals Ready in milliseconds, while the component compiles on a blocking
+//! thread ([`Compiling`]). An instance waits for the compile only when azd
+//! sends its first Initialize (and stops waiting if azd goes away). The azd
+//! environment the command runs in is settled once, on first use: the name
+//! azd passed (`AZD_ENVIRONMENT`), else the one azd reports as current.
+
+use std::sync::Arc;
+
+use azd_wasm_host_core::{
+    AzdServices, CallContext, EnvironmentName, ErrorCode, ProviderError, TokenSource,
+};
+use tokio::sync::{OnceCell, watch};
+use wasmtime::Store;
+use wasmtime::component::Component;
+
+use crate::bindings::ProvisioningProviderPre;
+use crate::imports::azd::AzdAccess;
+use crate::imports::credentials::Credentials;
+use crate::limits::MAX_GUEST_TRANSFER;
+use crate::manifest::Policy;
+use crate::options::RuntimeOptions;
+use crate::sandbox;
+use crate::store::HostState;
+
+/// A compiled, validated component.
+pub(crate) struct Compiled {
+    pub(crate) pre: ProvisioningProviderPre<HostState>,
+    pub(crate) component: Component,
+}
+
+/// The state of the compile: not finished, done, or failed (why).
+type CompileState = Option<Result<Arc<Compiled>, Arc<str>>>;
+
+/// The receiving end of a compile that may still be running.
+#[derive(Clone)]
+pub(crate) struct Compiling(watch::Receiver<CompileState>);
+
+/// The sending end: the compile reports here when it is done.
+pub(crate) struct CompileDone(watch::Sender<CompileState>);
+
+impl Compiling {
+    /// A compile that has not finished yet, and where it reports.
+    pub(crate) fn pending() -> (Self, CompileDone) {
+        let (tx, rx) = watch::channel(None);
+        (Self(rx), CompileDone(tx))
+    }
+
+    /// A compile that is already done.
+    pub(crate) fn done(compiled: Compiled) -> Self {
+        Self(watch::channel(Some(Ok(Arc::new(compiled)))).1)
+    }
+
+    /// Waits for the compile, unless `ctx` is cancelled first.
+    async fn wait(&self, name: &str, ctx: &CallContext) -> Result<Arc<Compiled>, ProviderError> {
+        let mut rx = self.0.clone();
+        let state = tokio::select! {
+            r = rx.wait_for(Option::is_some) => r.map(|s| s.clone()),
+            () = ctx.cancel.cancelled() => {
+                return Err(ProviderError::host(
+                    ErrorCode::ProviderCancelled,
+                    format!("provider `{name}`: azd went away while the component was compiling"),
+                ));
+            }
+        };
+        match state {
+            Ok(Some(Ok(compiled))) => Ok(compiled),
+            Ok(Some(Err(why))) => Err(ProviderError::host(
+                ErrorCode::InvalidComponent,
+                format!("provider `{name}` cannot run: {why}"),
+            )
+            .with_suggestion("run `azd-wasm-host check` on the provider's manifest for details")),
+            // The sender went away without a result: the compile thread died.
+            Ok(None) | Err(_) => Err(ProviderError::host(
+                ErrorCode::CompileFailed,
+                format!("provider `{name}`: compiling the component stopped unexpectedly"),
+            )),
+        }
+    }
+}
+
+impl CompileDone {
+    /// Reports the compile's result to every waiting instance.
+    pub(crate) fn finish(self, result: Result<Compiled, String>) {
+        self.0
+            .send_replace(Some(result.map(Arc::new).map_err(Arc::from)));
+    }
+}
+
+/// What every instance of one provider is made from.
+pub(crate) struct Template {
+    pub(crate) name: Arc<str>,
+    pub(crate) policy: Policy,
+    pub(crate) compiled: Compiling,
+    /// The environment name azd passed, if any.
+    environment_given: Option<String>,
+    /// The environment, settled on first use.
+    environment: OnceCell<Result<Option<EnvironmentName>, ProviderError>>,
+    /// azd's services, when the host is connected to azd.
+    services: Option<Arc<dyn AzdServices>>,
+    /// Where access tokens come from.
+    tokens: Option<Arc<dyn TokenSource>>,
+    /// Whether the user can be asked (false under `--no-prompt`).
+    interactive: bool,
+}
+
+impl Template {
+    pub(crate) fn new(
+        name: &str,
+        policy: Policy,
+        compiled: Compiling,
+        opts: &RuntimeOptions,
+    ) -> Self {
+        Self {
+            name: Arc::from(name),
+            policy,
+            compiled,
+            environment_given: opts.environment.clone().filter(|e| !e.is_empty()),
+            environment: OnceCell::new(),
+            services: opts.services.clone(),
+            tokens: opts.tokens.clone(),
+            interactive: opts.interactive,
+        }
+    }
+
+    /// The azd environment of the command: the name azd passed, else the one
+    /// azd reports as current, else none. An invalid name is an error.
+    pub(crate) async fn environment(&self) -> Result<Option<EnvironmentName>, ProviderError> {
+        self.environment
+            .get_or_init(|| async {
+                let name = match (&self.environment_given, &self.services) {
+                    (Some(given), _) => given.clone(),
+                    (None, Some(services)) => match services.current_environment().await {
+                        Ok(name) => name,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "azd has no current environment");
+                            return Ok(None);
+                        }
+                    },
+                    (None, None) => return Ok(None),
+                };
+                EnvironmentName::parse(&name).map(Some).map_err(|e| {
+                    ProviderError::host(ErrorCode::InvalidEnvironmentName, e.to_string())
+                        .with_suggestion("select a valid environment with `azd env select <name>`")
+                })
+            })
+            .await
+            .clone()
+    }
+
+    /// The compiled component, once it is ready.
+    pub(crate) async fn compiled(&self, ctx: &CallContext) -> Result<Arc<Compiled>, ProviderError> {
+        self.compiled.wait(&self.name, ctx).await
+    }
+
+    /// A fresh `Store` for one instance of `compiled`: its sandbox, azd's
+    /// services as granted, its budget for memories and tables, a yield at every
+    /// epoch tick, and the bound on what the guest may hand the host at once.
+    pub(crate) fn new_store(
+        &self,
+        compiled: &Compiled,
+        sandbox: sandbox::Sandbox,
+        environment: Option<EnvironmentName>,
+    ) -> Store<HostState> {
+        let azd = AzdAccess {
+            grants: self.policy.azd.clone(),
+            services: self.services.clone(),
+            environment,
+            interactive: self.interactive,
+        };
+        let credentials = Credentials::new(
+            self.name.clone(),
+            self.policy.azd.credential_scopes.clone(),
+            self.tokens.clone(),
+        );
+        let state = HostState::new(
+            self.name.clone(),
+            sandbox,
+            self.policy.memory_bytes(),
+            azd,
+            credentials,
+        );
+        let mut store = Store::new(compiled.component.engine(), state);
+        store.limiter_async(|s| &mut s.limits);
+        store.epoch_deadline_async_yield_and_update(1);
+        store.set_hostcall_fuel(MAX_GUEST_TRANSFER);
+        store
+    }
+}

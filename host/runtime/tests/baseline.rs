@@ -1,0 +1,120 @@
+//! A big component (4 MB or more) on an empty compile cache starts on code from
+//! Winch, wasmtime's baseline compiler (x86_64), while Cranelift's code is
+//! compiled into the cache behind it. The sandbox's bounds must hold on that
+//! code exactly as on Cranelift's: a runaway loop stops at its deadline,
+//! unbounded allocation at the memory budget, unbounded recursion at the stack
+//! limit, and a trap retires only its instance.
+//!
+//! Its own test binary: it installs a global log subscriber to see which code ran.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use azd_wasm_host_fixtures as fixtures;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use azd_wasm_host_runtime::{RuntimeOptions, prepare_provider};
+
+use fixtures::behaviour_component_with;
+use fixtures::harness::{Setup, code, options};
+
+#[derive(Clone, Default)]
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_big_component_on_baseline_code_is_bounded_like_any_other() {
+    let sink = LogSink::default();
+    let writer = sink.clone();
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+    const FILLER: usize = 5 << 20;
+    let wasm = behaviour_component_with(&format!("(data $filler \"{}\")", "a".repeat(FILLER)));
+    assert!(wasm.len() > FILLER, "{} bytes", wasm.len());
+    let setup = Setup::new(&wasm, "call_timeout_secs = 1\nmemory_mb = 16");
+    let opts = RuntimeOptions {
+        cache_dir: Some(setup.cache()),
+        ..RuntimeOptions::default()
+    };
+    let (factory, _compile) = prepare_provider(&setup.manifest(), None, opts)
+        .unwrap()
+        .compile_in_background();
+    let project = setup.project();
+    let fresh = || async {
+        let p = factory.create().await.unwrap();
+        p.initialize(
+            project.to_str().unwrap(),
+            options(),
+            fixtures::harness::ctx("init"),
+        )
+        .await
+        .unwrap();
+        p
+    };
+
+    let p = fresh().await;
+    let log = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            log.contains("running the baseline compiler's code"),
+            "{log}"
+        );
+    }
+
+    let start = Instant::now();
+    let e = p
+        .destroy(Default::default(), fixtures::harness::ctx("loop"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "provider_timeout", "{e}");
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+
+    let e = fresh()
+        .await
+        .ensure_env(fixtures::harness::ctx("grow"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "provider_out_of_memory", "{e}");
+    assert!(e.message.contains("16 MiB"), "{e}");
+
+    let e = fresh()
+        .await
+        .parameters(fixtures::harness::ctx("recurse"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "provider_trapped", "{e}");
+    assert!(e.message.contains("stack overflow"), "{e}");
+
+    let p = fresh().await;
+    let e = p
+        .planned_outputs(fixtures::harness::ctx("trap"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&e), "provider_trapped", "{e}");
+    fresh()
+        .await
+        .deploy(fixtures::harness::ctx("after"))
+        .await
+        .expect("a fresh instance serves calls");
+}

@@ -1,0 +1,196 @@
+//! `azd-wasm-host check`: the runtime's [`CheckReport`] as text, on stdout.
+//!
+//! ```text
+//! provider:  localfiles
+//! component: build/localfiles.wasm (19081234 bytes) targets azd:provisioning/provisioning-provider@0.2.0: OK
+//! manifest:  provider.toml
+//!
+//! imports (capabilities the component asks for):
+//!   wasi:filesystem/types@0.2.6                  files (only the fs grants below)
+//!
+//! policy (what the sandbox grants):
+//!   fs       . (read; inside the azd project)
+//! ```
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use azd_wasm_host_runtime::{CheckReport, EnvironmentAccess, FsAccess, Policy, RuntimeOptions};
+
+/// `check`: validate and describe a component, on stdout.
+pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
+    let opts = RuntimeOptions {
+        cache_dir: crate::env::cache_dir(),
+        ..RuntimeOptions::default()
+    };
+    let report = tokio::task::spawn_blocking(move || azd_wasm_host_runtime::check(&path, &opts))
+        .await
+        .context("the check stopped unexpectedly")??;
+    let text = render(&report);
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// The report as `check` prints it.
+pub(crate) fn render(report: &CheckReport) -> String {
+    let manifest = &report.manifest;
+    let mut out = String::new();
+    let _ = writeln!(out, "provider:  {}", manifest.name);
+    let _ = writeln!(
+        out,
+        "component: {} ({} bytes) targets {}: OK",
+        manifest.component.display(),
+        report.component_bytes,
+        report.world
+    );
+    match &manifest.source {
+        Some(src) => {
+            let _ = writeln!(out, "manifest:  {}", src.display());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "manifest:  none (bare component: deny-all policy, default limits)"
+            );
+        }
+    }
+    let _ = writeln!(out, "\nimports (capabilities the component asks for):");
+    for import in &report.imports {
+        let _ = writeln!(out, "  {:<44} {}", import.name, import.reach);
+    }
+    write_policy(&mut out, &manifest.policy);
+    out
+}
+
+/// The policy section of [`render`]: what the sandbox grants.
+fn write_policy(out: &mut String, policy: &Policy) {
+    let _ = writeln!(out, "\npolicy (what the sandbox grants):");
+    if policy.is_deny_all() {
+        let _ = writeln!(
+            out,
+            "  deny-all: no files, no environment variables, no network, no HTTP"
+        );
+    }
+    write_reach(out, policy);
+    let _ = writeln!(
+        out,
+        "  memory   {} MiB per instance (all memories and tables together)",
+        policy.memory_mb
+    );
+    let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
+    if policy.azd.environment != EnvironmentAccess::None {
+        let _ = writeln!(out, "  azd      environment: {}", policy.azd.environment);
+    }
+    if policy.azd.prompt {
+        let _ = writeln!(out, "  azd      prompt: may ask the user");
+    }
+    for scope in &policy.azd.credential_scopes {
+        let _ = writeln!(
+            out,
+            "  azd      access tokens for {scope} (from `azd auth token`)"
+        );
+    }
+    if policy.fs.iter().any(|g| g.access == FsAccess::ReadWrite) {
+        let _ = writeln!(
+            out,
+            "  disk     not bounded: read-write grants may take what the disk holds"
+        );
+    }
+}
+
+/// The grants of [`write_policy`] that reach outside the sandbox: files,
+/// environment variables, the network and HTTP.
+fn write_reach(out: &mut String, policy: &Policy) {
+    for g in &policy.fs {
+        let place = if g.outside_project {
+            "OUTSIDE the azd project (granted explicitly)"
+        } else {
+            "inside the azd project"
+        };
+        let _ = writeln!(out, "  fs       {} ({}; {place})", g.path, g.access);
+    }
+    for e in &policy.env {
+        let _ = writeln!(out, "  env      {e}");
+    }
+    for n in &policy.network {
+        let _ = writeln!(
+            out,
+            "  network  {n} (TCP connect; name lookups only for listed names)"
+        );
+    }
+    for origin in &policy.http.allow {
+        let _ = writeln!(
+            out,
+            "  http     {origin} (TLS by the host; plaintext only to loopback)"
+        );
+    }
+    if !policy.http.allow.is_empty() {
+        let _ = writeln!(
+            out,
+            "  http     each request: {} s at most, {} bytes of response body at most",
+            policy.http_timeout().as_secs_f64(),
+            policy.http.max_response_bytes
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use azd_wasm_host_fixtures::harness::Setup;
+    use azd_wasm_host_fixtures::wasi_component;
+
+    use super::*;
+
+    fn report_of(policy: &str) -> String {
+        let setup = Setup::new(&wasi_component(), policy);
+        let opts = RuntimeOptions {
+            cache_dir: Some(setup.cache()),
+            ..RuntimeOptions::default()
+        };
+        render(&azd_wasm_host_runtime::check(&setup.manifest(), &opts).unwrap())
+    }
+
+    #[test]
+    fn the_report_lists_imports_and_what_the_policy_grants() {
+        let report = report_of("fs = [{ path = \".\", access = \"read\" }]\nenv = [\"PATH\"]");
+        assert!(report.starts_with("provider:  fixture\n"), "{report}");
+        assert!(
+            report.contains("targets azd:provisioning/provisioning-provider@0.1.0: OK"),
+            "{report}"
+        );
+        assert!(report.contains("wasi:filesystem/preopens"), "{report}");
+        assert!(report.contains("wasi:cli/environment"), "{report}");
+        assert!(
+            report.contains("fs       . (read; inside the azd project)"),
+            "{report}"
+        );
+        assert!(report.contains("env      PATH"), "{report}");
+        assert!(!report.contains("disk"), "{report}");
+        assert!(report.ends_with('\n'), "{report}");
+    }
+
+    #[test]
+    fn a_bare_component_is_deny_all() {
+        let setup = Setup::new(&wasi_component(), "");
+        let bare = setup.dir.path().join("build/fixture.wasm");
+        let report =
+            render(&azd_wasm_host_runtime::check(&bare, &RuntimeOptions::default()).unwrap());
+        assert!(
+            report.contains("manifest:  none (bare component"),
+            "{report}"
+        );
+        assert!(report.contains("deny-all: no files"), "{report}");
+    }
+
+    #[test]
+    fn grants_outside_the_project_and_unbounded_disk_are_said() {
+        let report =
+            report_of("fs = [{ path = \"../shared\", access = \"read\", outside_project = true }]");
+        assert!(report.contains("OUTSIDE the azd project"), "{report}");
+        let report = report_of("fs = [{ path = \"out\", access = \"read-write\" }]");
+        assert!(report.contains("disk     not bounded"), "{report}");
+    }
+}
