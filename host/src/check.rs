@@ -24,7 +24,7 @@ pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
         cache_dir: crate::env::cache_dir(),
         ..RuntimeOptions::default()
     };
-    let report = tokio::task::spawn_blocking(move || azd_wasm_host_runtime::check(&path, &opts))
+    let report = tokio::task::spawn_blocking(move || inspect(&path, &opts))
         .await
         .context("the check stopped unexpectedly")??;
     let text = render(&report);
@@ -32,6 +32,16 @@ pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     Ok(())
+}
+
+/// The runtime's findings, once the manifest's `[build]` section (which only
+/// the author's toolchain reads) is found valid too.
+fn inspect(path: &std::path::Path, opts: &RuntimeOptions) -> anyhow::Result<CheckReport> {
+    let report = azd_wasm_host_runtime::check(path, opts)?;
+    if let Some(manifest) = &report.manifest.source {
+        azd_wasm_host_author::check_build_section(manifest).context("check failed")?;
+    }
+    Ok(report)
 }
 
 /// The report as `check` prints it.
@@ -183,6 +193,18 @@ mod tests {
             "{report}"
         );
         assert!(report.contains("deny-all: no files"), "{report}");
+    }
+
+    #[test]
+    fn a_build_section_build_could_not_follow_fails_the_check() {
+        let setup = Setup::new(&wasi_component(), "\n[build]\nlanguage = \"cobol\"");
+        let e = format!(
+            "{:#}",
+            inspect(&setup.manifest(), &RuntimeOptions::default()).unwrap_err()
+        );
+        assert!(e.contains("cobol") && e.contains("provider.toml"), "{e}");
+        let setup = Setup::new(&wasi_component(), "\n[build]\nlanguage = \"c\"");
+        inspect(&setup.manifest(), &RuntimeOptions::default()).expect("a valid [build] passes");
     }
 
     #[test]

@@ -39,11 +39,8 @@ pub(crate) fn debug_requested(flag: bool) -> bool {
 pub(crate) fn log_file_path() -> Option<PathBuf> {
     match std::env::var_os(ENV_LOG_FILE).filter(|v| !v.is_empty()) {
         Some(p) => Some(PathBuf::from(p)),
-        None => dirs::cache_dir().map(|d| {
-            d.join("azd-wasm-host")
-                .join("logs")
-                .join("azd-wasm-host.log")
-        }),
+        None => azd_wasm_host_runtime::user_cache_dir()
+            .map(|d| d.join("logs").join("azd-wasm-host.log")),
     }
 }
 

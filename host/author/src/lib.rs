@@ -36,3 +36,4 @@ pub use build::{BuildArgs, build};
 pub use names::shell_word;
 pub use new::{Language, NewArgs, new};
 pub use package::{PackageArgs, Packaged, package};
+pub use settings::check_build_section;

@@ -59,6 +59,15 @@ impl BuildLanguage {
     }
 }
 
+/// Checks the `[build]` section of the manifest at `path` (`azd-wasm-host
+/// check` reports it beside the runtime's findings): `Ok` when there is none
+/// or it is one `build` can follow.
+pub fn check_build_section(path: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
+    BuildSettings::parse(&text, path).map(drop)
+}
+
 /// The part of a manifest the toolchain reads (the runtime checks the rest).
 #[derive(Deserialize)]
 struct WithBuild {
@@ -70,19 +79,9 @@ impl BuildSettings {
     /// The `[build]` section of the manifest text `text` (read from `path`),
     /// if it has one.
     pub(crate) fn parse(text: &str, path: &Path) -> anyhow::Result<Option<Self>> {
-        let table: toml::Table = toml::from_str(text)
-            .with_context(|| format!("invalid provider manifest {}", path.display()))?;
-        let with: WithBuild = toml::Value::Table(table)
-            .try_into()
+        let with: WithBuild = toml::from_str(text)
             .with_context(|| format!("provider manifest {}: `[build]`", path.display()))?;
         Ok(with.build)
-    }
-
-    /// The `[build]` section of the manifest at `path`, if it has one.
-    pub(crate) fn load(path: &Path) -> anyhow::Result<Option<Self>> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
-        Self::parse(&text, path)
     }
 }
 

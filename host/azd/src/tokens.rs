@@ -40,10 +40,6 @@ impl TokenSource for AzdCliTokens {
     }
 }
 
-fn error(code: &str, message: impl Into<String>) -> TokenError {
-    TokenError::new(code, message)
-}
-
 /// Runs `azd auth token --output json --scope <scope>` and reads its answer.
 async fn ask_azd(azd: &OsStr, scope: &str) -> Result<AccessToken, TokenError> {
     let mut cmd = tokio::process::Command::new(azd);
@@ -55,13 +51,13 @@ async fn ask_azd(azd: &OsStr, scope: &str) -> Result<AccessToken, TokenError> {
     let shown = azd.to_string_lossy().into_owned();
     let out = match tokio::time::timeout(AZD_TIMEOUT, cmd.output()).await {
         Err(_) => {
-            return Err(error(
+            return Err(TokenError::new(
                 "token-failed",
                 format!("`{shown} auth token` did not answer within {AZD_TIMEOUT:?}"),
             ));
         }
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(error(
+            return Err(TokenError::new(
                 "azd-not-found",
                 format!(
                     "cannot run `{shown}` to get a token: it is not on PATH (set \
@@ -70,7 +66,10 @@ async fn ask_azd(azd: &OsStr, scope: &str) -> Result<AccessToken, TokenError> {
             ));
         }
         Ok(Err(e)) => {
-            return Err(error("token-failed", format!("cannot run `{shown}`: {e}")));
+            return Err(TokenError::new(
+                "token-failed",
+                format!("cannot run `{shown}`: {e}"),
+            ));
         }
         Ok(Ok(out)) => out,
     };
@@ -93,7 +92,7 @@ fn azd_refused(out: &std::process::Output) -> TokenError {
         .take(MAX_ERROR_CHARS)
         .collect();
     let signed_out = text.contains("azd auth login") || text.contains("not logged in");
-    error(
+    TokenError::new(
         if signed_out {
             "not-signed-in"
         } else {
@@ -112,7 +111,7 @@ fn parse_token(stdout: &[u8]) -> Result<AccessToken, TokenError> {
         expires_on: String,
     }
     let bad = |why: String| {
-        error(
+        TokenError::new(
             "token-failed",
             format!("azd's answer is not a token: {why}"),
         )

@@ -41,9 +41,11 @@ pub struct BuildArgs {
 /// `build`: makes the component; returns its path.
 pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
     let path = crate::paths::manifest_path(args.manifest.as_deref())?;
-    let manifest = Manifest::load(&path)?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
+    let manifest = Manifest::parse(&text, &path)?;
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let Some(settings) = BuildSettings::load(&path)? else {
+    let Some(settings) = BuildSettings::parse(&text, &path)? else {
         bail!(
             "{} has no [build] section: add `[build]` with `language = \"rust\"` (or js, python, c), \
              or `command = \"...\"` that writes {}",
