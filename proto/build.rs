@@ -35,6 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(false)
         .build_server(false)
+        // The schema, for reading azd's bytes without recursion (the host's
+        // `inbound` walks it): protoc's FileDescriptorSet, imports included.
+        .file_descriptor_set_path(messages.join("azdext.fds"))
         .out_dir(&messages)
         .compile_protos(&files, &includes)?;
 

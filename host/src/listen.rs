@@ -5,9 +5,13 @@
 //! and serves until azd ends the stream; the component compiles on a blocking
 //! thread meanwhile and the first Initialize waits for it. SIGINT and SIGTERM end it the same
 //! way: running requests are cancelled, every task winds down, and the process
-//! exits 0. A stream that *fails* (a message that cannot be read, a broken
-//! connection that is not azd going away) is reported on stderr and exits
-//! non-zero. Writes nothing to stdout: azd's terminal is the user's.
+//! exits 0. azd ending the stream, or dropping the connection, once every
+//! request it sent is answered is how every azd command ends: an info line in
+//! the log, exit 0. The same while requests are unanswered (azd's command was
+//! cancelled, or azd was killed) stops them and logs a warning naming each and
+//! how long it had run; exit 0 too, since azd chose it. Only azd refusing the
+//! stream is an error (exit 1). Writes nothing to stdout: azd's terminal is
+//! the user's.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,16 +68,27 @@ pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyho
         compile.finish(COMPILE_GRACE).await;
     }
     match served? {
-        StreamEnd::Failed(status) if !azd_went_away(&status) => {
+        StreamEnd::Failed(status) => {
             let e = anyhow::anyhow!(
-                "the provisioning stream with azd failed: {} ({:?})",
+                "azd refused the provisioning stream: {} ({:?})",
                 status.message(),
                 status.code()
             );
             tracing::error!("{e}");
             Err(e)
         }
-        end => {
+        StreamEnd::Interrupted { cause, unanswered } => {
+            // azd's choice (its command was cancelled, or it was killed), not a
+            // failure of ours: said in the log, with what it cut short.
+            let list: Vec<String> = unanswered.iter().map(ToString::to_string).collect();
+            tracing::warn!(
+                "azd went away with {} request(s) unanswered, which were stopped: {} ({cause})",
+                unanswered.len(),
+                list.join(", ")
+            );
+            Ok(())
+        }
+        end @ (StreamEnd::ClosedByAzd | StreamEnd::Shutdown) => {
             tracing::debug!(?end, "stream ended; exiting");
             Ok(())
         }
@@ -204,15 +219,6 @@ async fn report_error(client: &AzdClient, e: &anyhow::Error, log_file: Option<&P
     if let Err(status) = client.extension().report_error(request).await {
         tracing::debug!(code = ?status.code(), "azd did not take the error report");
     }
-}
-
-/// Whether a failed stream is just azd going away (its process ended, or it
-/// cancelled the call), which is how every azd command ends.
-fn azd_went_away(status: &tonic::Status) -> bool {
-    matches!(
-        status.code(),
-        tonic::Code::Cancelled | tonic::Code::Unavailable
-    )
 }
 
 /// Cancels `shutdown` on SIGINT or SIGTERM (on Windows: Ctrl-C, Ctrl-Break, or

@@ -215,6 +215,76 @@ async fn azd_killed_mid_operation_makes_listen_exit_within_a_second() {
     assert!(call.await.unwrap().is_err());
 }
 
+/// How every azd command ends: once the last answer is in, azd's process exits
+/// and the connection drops, with no stream end first. That is not an error.
+#[tokio::test]
+async fn azd_dropping_the_connection_after_the_last_answer_exits_0_with_no_error_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut process = sim
+        .spawn_extension_with(
+            command(&manifest, &dir.path().join("cache")),
+            SpawnOptions::default(),
+        )
+        .await
+        .unwrap();
+    let h = sim.provider(NAME, WAIT).await.unwrap();
+    h.initialize(&dir.path().to_string_lossy(), options())
+        .await
+        .unwrap();
+    h.state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+    sim.cut_connections();
+    let status = process.wait(Duration::from_secs(5)).await.unwrap();
+    assert!(status.success(), "{status}");
+    let log = std::fs::read_to_string(dir.path().join("host.log")).unwrap();
+    assert!(
+        !log.lines().any(|l| l.contains("ERROR")),
+        "a normal end logs no error:\n{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("INFO") && l.contains("every request it sent was answered")),
+        "the end is said once, at info:\n{log}"
+    );
+}
+
+/// The same drop while a request runs: the guest is stopped and the log names
+/// the request and how long it had run.
+#[tokio::test]
+async fn azd_dropping_the_connection_mid_operation_names_what_it_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write_fixture(dir.path());
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut process = sim
+        .spawn_extension_with(
+            command(&manifest, &dir.path().join("cache")),
+            SpawnOptions::default(),
+        )
+        .await
+        .unwrap();
+    let h = sim.provider(NAME, WAIT).await.unwrap();
+    h.initialize(&dir.path().to_string_lossy(), options())
+        .await
+        .unwrap();
+    let call = start_endless_destroy(h).await;
+    sim.cut_connections();
+    let status = process.wait(Duration::from_secs(5)).await.unwrap();
+    assert!(call.await.unwrap().is_err());
+    assert!(status.success(), "azd chose to go: {status}");
+    let log = std::fs::read_to_string(dir.path().join("host.log")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("WARN") && l.contains("unanswered"))
+        .unwrap_or_else(|| panic!("a warning names the request:\n{log}"));
+    assert!(
+        line.contains("destroy ") && line.contains("running for"),
+        "{line}"
+    );
+}
+
 #[tokio::test]
 async fn the_stream_closed_mid_operation_interrupts_the_guest() {
     let dir = tempfile::tempdir().unwrap();

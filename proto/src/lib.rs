@@ -37,6 +37,11 @@ pub mod request;
 
 pub use request::{Request, RequestKind, progress_message};
 
+/// The schema of every message above (and of the well-known types they use),
+/// as protoc's encoded `google.protobuf.FileDescriptorSet`.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/messages/azdext.fds"));
+
 /// Maximum size of one gRPC message in either direction, as azd configures it (4 MiB).
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 

@@ -60,6 +60,26 @@ impl RequestKind {
         })
     }
 
+    /// The number of the envelope field (`ProvisioningMessage.message_type`)
+    /// that carries this kind of request.
+    pub fn envelope_field(self) -> u32 {
+        match self {
+            Self::Initialize => 4,
+            Self::State => 6,
+            Self::Deploy => 8,
+            Self::Preview => 10,
+            Self::Destroy => 12,
+            Self::EnsureEnv => 14,
+            Self::Parameters => 16,
+            Self::PlannedOutputs => 19,
+        }
+    }
+
+    /// The kind carried by envelope field `field`, if that field is a request.
+    pub fn from_envelope_field(field: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.envelope_field() == field)
+    }
+
     /// Whether progress messages may be sent while this request is served.
     ///
     /// azd shows progress only for deploy, preview and destroy; for every other
@@ -237,7 +257,33 @@ mod tests {
         }
         let answer = MessageType::StateResponse(Default::default());
         assert_eq!(RequestKind::of_message(&answer), None);
-        assert!(Request::from_message(answer).is_err());
+        assert!(Request::from_message(answer.clone()).is_err());
+        // The field number is the one prost writes: the envelope's first key
+        // after the request id is (field << 3) | 2.
+        for kind in RequestKind::ALL {
+            let r = every_request()
+                .into_iter()
+                .find(|r| r.kind() == kind)
+                .unwrap();
+            let bytes = prost::Message::encode_to_vec(&ProvisioningMessage {
+                request_id: String::new(),
+                error: None,
+                message_type: Some(r.into_message()),
+            });
+            let mut key = 0u32;
+            for (i, b) in bytes.iter().enumerate() {
+                key |= u32::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            assert_eq!(key, (kind.envelope_field() << 3) | 2, "{kind}");
+            assert_eq!(
+                RequestKind::from_envelope_field(kind.envelope_field()),
+                Some(kind)
+            );
+        }
+        assert_eq!(RequestKind::from_envelope_field(7), None);
     }
 
     #[test]

@@ -35,7 +35,7 @@ mod pacing;
 mod progress;
 mod tokens;
 
-pub use broker::{BrokerError, StreamEnd};
+pub use broker::{BrokerError, StreamEnd, Unanswered};
 pub use client::{AzdClient, ClientError, require_env};
 pub use inbound::MAX_CONFIG_DEPTH;
 pub use manager::{ManagerError, ProvisioningManager};

@@ -793,3 +793,167 @@ async fn ready_waits_for_the_dispatcher() {
     tokio::time::timeout(WAIT, ready).await.unwrap().unwrap();
     assert_eq!(sim.ready_calls(), 1);
 }
+
+/// `msg`'s bytes as prost writes them.
+fn bytes_of(msg: &pb::ProvisioningMessage) -> Vec<u8> {
+    prost::Message::encode_to_vec(msg)
+}
+
+/// A state request with id `id` and hint `hint`.
+fn state_request(id: &str, hint: &str) -> pb::ProvisioningMessage {
+    pb::ProvisioningMessage {
+        request_id: id.into(),
+        error: None,
+        message_type: Some(MessageType::StateRequest(pb::ProvisioningStateRequest {
+            options: Some(pb::ProvisioningStateOptions { hint: hint.into() }),
+            provider_name: NAME.into(),
+        })),
+    }
+}
+
+/// Field `field` as a group (wire types 3 and 4) around `inner`.
+fn group(field: u32, inner: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_key(field, prost::encoding::WireType::StartGroup, &mut out);
+    out.extend_from_slice(inner);
+    prost::encoding::encode_key(field, prost::encoding::WireType::EndGroup, &mut out);
+    out
+}
+
+fn hint_of(answer: &pb::ProvisioningMessage) -> String {
+    match &answer.message_type {
+        Some(MessageType::StateResponse(r)) => r
+            .state_result
+            .as_ref()
+            .and_then(|s| s.state.as_ref())
+            .map(|s| s.outputs["HINT"].value.clone())
+            .unwrap_or_default(),
+        other => panic!("expected a state response, got {other:?} ({answer:?})"),
+    }
+}
+
+#[tokio::test]
+async fn an_envelope_with_an_unknown_group_field_is_answered_normally() {
+    let s = setup(Script::default()).await;
+    s.handle
+        .initialize("/proj", options("layer1"))
+        .await
+        .unwrap();
+    // A group holding a varint and a nested group, after the body (as a newer
+    // azd's extra field would come) and before it.
+    let unknown = group(
+        1000,
+        &[&[0x08, 0x2a][..], &group(7, &[0x10, 0x01])].concat(),
+    );
+    let after = [bytes_of(&state_request("g-after", "a")), unknown.clone()].concat();
+    let before = [unknown, bytes_of(&state_request("g-before", "b"))].concat();
+    for (id, hint, bytes) in [("g-after", "a", after), ("g-before", "b", before)] {
+        let raw = s.handle.send_bytes(id, bytes.into()).await.unwrap();
+        assert_eq!(raw.answer.request_id, id);
+        assert!(raw.answer.error.is_none(), "{:?}", raw.answer.error);
+        assert_eq!(hint_of(&raw.answer), hint);
+    }
+}
+
+#[tokio::test]
+async fn garbage_after_a_request_id_is_answered_with_invalid_message_and_the_stream_serves_on() {
+    let s = setup(Script::default()).await;
+    s.handle
+        .initialize("/proj", options("layer1"))
+        .await
+        .unwrap();
+    // The id, then a state request whose body claims more bytes than follow.
+    let garbage = [
+        &[0x0a, 5][..],
+        b"bad-1",
+        &[0x32, 0x7f, 0x12, 0x03, 0xff, 0x00],
+    ]
+    .concat();
+    let raw = s.handle.send_bytes("bad-1", garbage.into()).await.unwrap();
+    assert_eq!(raw.answer.request_id, "bad-1");
+    let err = ProviderError::from_wire(&raw.answer.error.expect("an error answer"));
+    assert_eq!(err.code(), Some("invalid_message"), "{err:?}");
+    assert!(err.message.contains("the state request"), "{}", err.message);
+    assert!(
+        matches!(&err.detail, Some(azd_wasm_host_core::ErrorDetail::Local { category, .. }) if category == "validation"),
+        "{err:?}"
+    );
+    // Nothing to answer in bytes with no id: nothing comes back.
+    s.handle.push_bytes(vec![0xff; 12].into()).await.unwrap();
+    // The stream still serves, in order.
+    let st = s
+        .handle
+        .state(pb::ProvisioningStateOptions {
+            hint: "after".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(st.state.unwrap().outputs["HINT"].value, "after");
+    assert_eq!(s.handle.stray_messages(), 0);
+    assert_eq!(s.handle.late_messages(), 0);
+    assert!(!s.serving.is_finished());
+}
+
+#[tokio::test]
+async fn azd_dropping_the_connection_after_its_last_answer_is_a_clean_end() {
+    let s = setup(Script::default()).await;
+    s.handle
+        .initialize("/proj", options("layer1"))
+        .await
+        .unwrap();
+    s.handle
+        .state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+    // azd's process ends: no stream end, the connection just goes.
+    s.sim.cut_connections();
+    let end = tokio::time::timeout(WAIT, s.serving)
+        .await
+        .expect("receive returns once the connection is gone")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(end, StreamEnd::ClosedByAzd), "{end:?}");
+}
+
+#[tokio::test]
+async fn azd_dropping_the_connection_mid_deploy_names_the_request_it_cut_short() {
+    let gate = Arc::new(Notify::new());
+    let (started_tx, mut started) = mpsc::channel(1);
+    let (cancel_tx, mut cancelled) = mpsc::channel(1);
+    let s = setup(Script {
+        deploy_gate: Some(gate),
+        deploy_started: Some(started_tx),
+        cancelled: Some(cancel_tx),
+        ..Default::default()
+    })
+    .await;
+    s.handle.initialize("/proj", options("")).await.unwrap();
+    let h = s.handle.clone();
+    let deploy = tokio::spawn(async move { h.deploy(|_| {}).await });
+    started.recv().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    s.sim.cut_connections();
+    let end = tokio::time::timeout(WAIT, s.serving)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let StreamEnd::Interrupted { cause, unanswered } = end else {
+        panic!("expected an interrupted end, got {end:?}");
+    };
+    assert_eq!(unanswered.len(), 1, "{unanswered:?}");
+    let cut = &unanswered[0];
+    assert_eq!(cut.kind, Some(azd_wasm_host_proto::RequestKind::Deploy));
+    assert!(cut.running_for >= Duration::from_millis(50), "{cut}");
+    assert!(cut.to_string().starts_with("deploy "), "{cut}");
+    // The transport failed (as when azd's process ends), not a stream end.
+    assert!(cause.starts_with("the connection to azd ended"), "{cause}");
+    eprintln!("cut mid-deploy: {cause}; unanswered: {cut}");
+    // The provider was stopped: the same request saw its cancellation.
+    let id = tokio::time::timeout(WAIT, cancelled.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(id, cut.request_id);
+    assert!(deploy.await.unwrap().is_err());
+}

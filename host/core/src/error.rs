@@ -116,13 +116,15 @@ pub enum ErrorCode {
     MisroutedRequest,
     /// A config nested deeper than the host reads.
     ConfigTooDeep,
+    /// A message azd sent that cannot be decoded.
+    InvalidMessage,
     /// `listen` could not start serving.
     ExtensionFailedToStart,
 }
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [Self; 22] = [
+    pub const ALL: [Self; 23] = [
         Self::ProviderTimeout,
         Self::ProviderOutOfMemory,
         Self::ProviderTrapped,
@@ -144,6 +146,7 @@ impl ErrorCode {
         Self::NotInitialized,
         Self::MisroutedRequest,
         Self::ConfigTooDeep,
+        Self::InvalidMessage,
         Self::ExtensionFailedToStart,
     ];
 
@@ -193,6 +196,7 @@ impl ErrorCode {
             Self::NotInitialized => ("not_initialized", Validation, false),
             Self::MisroutedRequest => ("misrouted_request", Internal, false),
             Self::ConfigTooDeep => ("config_too_deep", Validation, false),
+            Self::InvalidMessage => ("invalid_message", Validation, false),
             Self::ExtensionFailedToStart => ("extension_failed_to_start", Validation, false),
         }
     }

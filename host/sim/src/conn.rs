@@ -18,9 +18,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::CallError;
+use crate::wire::ToExtension;
 
 /// What the writer half carries: a message, or the status that ends the stream.
-pub(crate) type Outgoing = Result<pb::ProvisioningMessage, tonic::Status>;
+pub(crate) type Outgoing = Result<ToExtension, tonic::Status>;
 
 /// Messages queued towards the extension before senders wait.
 pub(crate) const OUTGOING_CAPACITY: usize = 64;
@@ -127,6 +128,11 @@ impl StreamConn {
 
     /// Queues a message towards the extension; fails once the stream is over.
     pub(crate) async fn send(&self, msg: pb::ProvisioningMessage) -> Result<(), CallError> {
+        self.send_wire(ToExtension::Message(msg)).await
+    }
+
+    /// Queues a message or raw bytes towards the extension.
+    pub(crate) async fn send_wire(&self, msg: ToExtension) -> Result<(), CallError> {
         if self.is_closed() {
             return Err(CallError::StreamClosed);
         }

@@ -12,6 +12,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::conn::StreamConn;
 use crate::error::CallError;
+use crate::wire::ToExtension;
 
 /// How long a call waits for its answer unless [`ProviderHandle::with_call_timeout`] says
 /// otherwise. azd itself waits forever; this only turns a hang into [`CallError::Timeout`].
@@ -167,6 +168,37 @@ impl ProviderHandle {
         Ok(RawExchange { progress, answer })
     }
 
+    /// Sends `bytes` as one message, exactly as they are (they need not be protobuf), and
+    /// returns what came back for `request_id`, which they should carry: progress, then the
+    /// first other message as the answer.
+    pub async fn send_bytes(
+        &self,
+        request_id: &str,
+        bytes: bytes::Bytes,
+    ) -> Result<RawExchange, CallError> {
+        let mut progress = Vec::new();
+        let answer = self
+            .exchange_wire(
+                request_id,
+                ToExtension::Raw(bytes),
+                true,
+                &mut |p: &pb::ProvisioningProgressMessage| progress.push(p.clone()),
+            )
+            .await?;
+        Ok(RawExchange { progress, answer })
+    }
+
+    /// Sends `bytes` as one message and expects nothing back (anything that comes counts as
+    /// stray, [`ProviderHandle::stray_messages`]).
+    pub async fn push_bytes(&self, bytes: bytes::Bytes) -> Result<(), CallError> {
+        timeout_at(
+            Instant::now() + self.call_timeout,
+            self.conn.send_wire(ToExtension::Raw(bytes)),
+        )
+        .await
+        .map_err(|_| CallError::Timeout)?
+    }
+
     /// Sends `msg` and waits for its final answer, passing progress to `on_progress`.
     async fn exchange(
         &self,
@@ -177,15 +209,33 @@ impl ProviderHandle {
             msg.request_id = uuid::Uuid::new_v4().to_string();
         }
         let progress_allowed = RequestKind::of(&msg).is_some_and(RequestKind::sends_progress);
-        let deadline = Instant::now() + self.call_timeout;
-        let (mut rx, _guard) = self.conn.begin_call(&msg.request_id, progress_allowed)?;
         tracing::debug!(
             provider = %self.name,
             id = %msg.request_id,
             kind = message_kind(&msg),
             "sim azd sends"
         );
-        timeout_at(deadline, self.conn.send(msg))
+        let id = msg.request_id.clone();
+        self.exchange_wire(
+            &id,
+            ToExtension::Message(msg),
+            progress_allowed,
+            on_progress,
+        )
+        .await
+    }
+
+    /// Sends `msg` for request `id` and waits for its final answer.
+    async fn exchange_wire(
+        &self,
+        id: &str,
+        msg: ToExtension,
+        progress_allowed: bool,
+        on_progress: &mut (dyn FnMut(&pb::ProvisioningProgressMessage) + Send),
+    ) -> Result<pb::ProvisioningMessage, CallError> {
+        let deadline = Instant::now() + self.call_timeout;
+        let (mut rx, _guard) = self.conn.begin_call(id, progress_allowed)?;
+        timeout_at(deadline, self.conn.send_wire(msg))
             .await
             .map_err(|_| CallError::Timeout)??;
         loop {

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::server::extension_service_server::ExtensionService;
-use azd_wasm_host_proto::server::provisioning_service_server::ProvisioningService;
 use futures::Stream;
 use parking_lot::Mutex;
 use pb::provisioning_message::MessageType;
@@ -18,6 +17,7 @@ use tonic::{Code, Request, Response, Status, Streaming};
 
 use crate::auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TokenKey};
 use crate::conn::{OUTGOING_CAPACITY, Outgoing, StreamConn};
+use crate::generated::provisioning_service_server::ProvisioningService;
 use crate::handle::ProviderHandle;
 
 /// Errors an extension reported through `ExtensionService/ReportError` kept at most.

@@ -22,9 +22,13 @@
 //! - every task is owned: the reader and each request's task are tracked, and
 //!   [`Broker::receive`] returns only after they are done (or, for handlers,
 //!   after [`WIND_DOWN`]);
-//! - the stream ends when azd closes it, when it fails, or when the caller's
-//!   shutdown token fires; every running request is cancelled then, and
-//!   `receive` says which of the three it was ([`StreamEnd`]).
+//! - no message ends the stream: one that cannot be read is answered (see
+//!   `inbound`); the stream ends when azd closes it or its connection breaks,
+//!   or when the caller's shutdown token fires; every running request is
+//!   cancelled then, and `receive` says how it ended ([`StreamEnd`]): azd done
+//!   with every request answered (the normal end of a command, whether azd
+//!   closed the stream or just dropped the connection), or interrupted with
+//!   requests unanswered (which, and how long they had run).
 //!
 //! The reader task is in `reader.rs`, each request's way to its answer in
 //! `request.rs`, what they share with the broker in `shared.rs`.
@@ -43,7 +47,8 @@ use reader::Reader;
 use request::AzdRequest;
 pub(crate) use shared::RequestHandler;
 pub use shared::StreamEnd;
-use shared::{EndRecord, Pending, Queued, WIND_DOWN};
+pub use shared::Unanswered;
+use shared::{EndRecord, InFlight, Pending, Queued, WIND_DOWN};
 
 mod reader;
 mod request;
@@ -130,6 +135,7 @@ impl Broker {
             requests: req_tx,
             ended: broker.ended.clone(),
             end: broker.end.clone(),
+            in_flight: InFlight::default(),
             next_sequence: 0,
         };
         let client = client.clone();
@@ -211,7 +217,7 @@ impl Broker {
         let handlers = TaskTracker::new();
         let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
         loop {
-            let (sequence, msg) = tokio::select! {
+            let queued = tokio::select! {
                 biased;
                 () = shutdown.cancelled() => break,
                 () = self.ended.cancelled() => break,
@@ -228,7 +234,7 @@ impl Broker {
                     Err(_) => break,
                 },
             };
-            let request = AzdRequest::new(sequence, msg, self.ended.child_token());
+            let request = AzdRequest::new(queued, self.ended.child_token());
             let out = self.out.clone();
             let handler = handler.clone();
             handlers.spawn(async move {

@@ -1,6 +1,8 @@
 //! The stream's reader task: every message azd sends is read here, once,
 //! and goes to the one place it belongs: the waiter of one of our requests,
-//! the dispatcher (a request, or why one is refused unread), or the debug log.
+//! the dispatcher (a request, or why one is refused unread), or the log.
+//! No message ends the stream; only its transport does, and how it ended
+//! depends on whether azd was still waiting for answers.
 
 use azd_wasm_host_core::ProviderError;
 use azd_wasm_host_proto::RequestKind;
@@ -8,7 +10,8 @@ use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::shared::{EndRecord, Pending, Queued, StreamEnd};
+use super::shared::{EndRecord, InFlight, Pending, Queued, StreamEnd};
+use crate::inbound::Unreadable;
 
 /// The reader task's state: where answers and requests go, and how to end.
 pub(super) struct Reader {
@@ -16,6 +19,8 @@ pub(super) struct Reader {
     pub(super) requests: mpsc::Sender<Queued>,
     pub(super) ended: CancellationToken,
     pub(super) end: EndRecord,
+    /// azd's requests not answered yet.
+    pub(super) in_flight: InFlight,
     /// Numbers requests in the order azd sent them.
     pub(super) next_sequence: u64,
 }
@@ -25,42 +30,61 @@ impl Reader {
     pub(super) async fn run(mut self, mut inbound: tonic::Streaming<bytes::Bytes>) {
         let end = loop {
             let next = tokio::select! {
-                () = self.ended.cancelled() => break None,
+                () = self.ended.cancelled() => break StreamEnd::Shutdown,
                 n = inbound.message() => n,
             };
-            match next {
-                Ok(Some(bytes)) => match crate::inbound::decode(&bytes) {
-                    Ok(msg) => {
-                        if !self.route(msg).await {
-                            break None;
-                        }
-                    }
-                    Err(crate::inbound::Unreadable::Refused { request_id, error }) => {
-                        tracing::warn!(%request_id, error = %error.message, "request refused unread");
-                        if !self.dispatch(Err((request_id, error))).await {
-                            break None;
-                        }
-                    }
-                    Err(crate::inbound::Unreadable::Malformed(e)) => {
-                        tracing::error!(error = %e, "azd sent a message that cannot be read");
-                        break Some(StreamEnd::Failed(tonic::Status::internal(format!(
-                            "azd sent a message that cannot be read: {e}"
-                        ))));
-                    }
-                },
-                Ok(None) => {
-                    tracing::debug!("azd closed the provisioning stream");
-                    break Some(StreamEnd::ClosedByAzd);
-                }
+            let served = match next {
+                Ok(Some(bytes)) => self.read(&bytes).await,
+                Ok(None) => break self.azd_left("azd ended the provisioning stream".to_owned()),
                 Err(status) => {
-                    tracing::debug!(code = ?status.code(), message = status.message(), "provisioning stream failed");
-                    break Some(StreamEnd::Failed(status));
+                    break self.azd_left(format!(
+                        "the connection to azd ended: {} ({:?})",
+                        status.message(),
+                        status.code()
+                    ));
                 }
+            };
+            if !served {
+                break StreamEnd::Shutdown;
             }
         };
-        match end {
-            Some(end) => self.finish(end),
-            None => self.finish(StreamEnd::Shutdown),
+        self.finish(end);
+    }
+
+    /// Reads one message and hands it on. `false` once the stream is over.
+    async fn read(&mut self, bytes: &bytes::Bytes) -> bool {
+        match crate::inbound::decode(bytes) {
+            Ok(msg) => self.route(msg).await,
+            Err(Unreadable::Refused { request_id, error }) => {
+                tracing::warn!(%request_id, size = bytes.len(), error = %error.message, "a message azd sent is answered unread");
+                let waiter = self.pending.lock().remove(&request_id);
+                if let Some(waiter) = waiter {
+                    // azd's answer to one of ours: the error is that answer.
+                    let _ = waiter.send(pb::ProvisioningMessage {
+                        request_id,
+                        error: Some(error.to_wire()),
+                        message_type: None,
+                    });
+                    return true;
+                }
+                self.dispatch(Err((request_id, error)), None).await
+            }
+            Err(Unreadable::Anonymous(why)) => {
+                tracing::warn!(size = bytes.len(), %why, "a message azd sent names no request to answer; ignored");
+                true
+            }
+        }
+    }
+
+    /// How the stream ended when azd ended it or its connection broke: the
+    /// normal end of a command when every request was answered.
+    fn azd_left(&self, cause: String) -> StreamEnd {
+        let unanswered = self.in_flight.unanswered();
+        if unanswered.is_empty() {
+            tracing::info!(%cause, "azd is done: every request it sent was answered");
+            StreamEnd::ClosedByAzd
+        } else {
+            StreamEnd::Interrupted { cause, unanswered }
         }
     }
 
@@ -75,15 +99,15 @@ impl Reader {
         // A request of a kind we know, or an empty envelope (an unknown kind decodes
         // as empty): both get an answer. An error envelope with no kind is azd
         // answering something we no longer wait for.
-        let is_request =
-            RequestKind::of(&msg).is_some() || (msg.message_type.is_none() && msg.error.is_none());
+        let kind = RequestKind::of(&msg);
+        let is_request = kind.is_some() || (msg.message_type.is_none() && msg.error.is_none());
         if !is_request {
             // An answer or progress for nothing we asked: answering it could start
             // a loop of errors, so it is only logged.
             tracing::debug!(request_id = %msg.request_id, "ignoring a message that is neither a request nor an answer we wait for");
             return true;
         }
-        self.dispatch(Ok(msg)).await
+        self.dispatch(Ok(msg), kind).await
     }
 
     /// Hands a request (or why it is refused) to the dispatcher, numbered in
@@ -91,12 +115,23 @@ impl Reader {
     async fn dispatch(
         &mut self,
         request: Result<pb::ProvisioningMessage, (String, ProviderError)>,
+        kind: Option<RequestKind>,
     ) -> bool {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
+        let id = match &request {
+            Ok(msg) => &msg.request_id,
+            Err((id, _)) => id,
+        };
+        let tracked = self.in_flight.track(sequence, id, kind);
+        let queued = Queued {
+            sequence,
+            request,
+            tracked,
+        };
         tokio::select! {
             () = self.ended.cancelled() => false,
-            r = self.requests.send((sequence, request)) => r.is_ok(),
+            r = self.requests.send(queued) => r.is_ok(),
         }
     }
 

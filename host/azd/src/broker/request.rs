@@ -12,7 +12,7 @@ use prost::Message;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::shared::{RequestHandler, WIND_DOWN};
+use super::shared::{Queued, RequestHandler, Tracked, WIND_DOWN};
 use crate::progress::ProgressChannel;
 
 /// Room left under azd's limit for gRPC framing.
@@ -24,14 +24,17 @@ pub(super) struct AzdRequest {
     /// The request, or why it is not one this version serves.
     request: Result<Request, ProviderError>,
     ctx: CallContext,
+    /// Its place among the unanswered, given up once the answer is queued.
+    tracked: Tracked,
 }
 
 impl AzdRequest {
-    pub(super) fn new(
-        sequence: u64,
-        msg: Result<pb::ProvisioningMessage, (String, ProviderError)>,
-        cancel: CancellationToken,
-    ) -> Self {
+    pub(super) fn new(queued: Queued, cancel: CancellationToken) -> Self {
+        let Queued {
+            sequence,
+            request: msg,
+            tracked,
+        } = queued;
         let msg = match msg {
             Ok(msg) => msg,
             Err((request_id, error)) => {
@@ -44,6 +47,7 @@ impl AzdRequest {
                     },
                     request_id,
                     request: Err(error),
+                    tracked,
                 };
             }
         };
@@ -69,6 +73,7 @@ impl AzdRequest {
             request_id: msg.request_id,
             request,
             ctx,
+            tracked,
         }
     }
 
@@ -82,11 +87,13 @@ impl AzdRequest {
             request_id,
             request,
             mut ctx,
+            tracked,
         } = self;
         let request = match request {
             Ok(request) => request,
             Err(err) => {
                 let _ = out.send(error_answer(&request_id, &err)).await;
+                drop(tracked);
                 return;
             }
         };
@@ -124,6 +131,7 @@ impl AzdRequest {
                 let _ = out.send(answer).await;
             }
         }
+        drop(tracked);
     }
 }
 

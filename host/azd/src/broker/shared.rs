@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use azd_wasm_host_core::{CallContext, ProviderError};
-use azd_wasm_host_proto::Request;
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::{Request, RequestKind};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
@@ -31,21 +31,107 @@ pub(crate) trait RequestHandler: Send + Sync + 'static {
 /// Why the stream ended.
 #[derive(Debug, Clone)]
 pub enum StreamEnd {
-    /// azd closed it: the normal end of an azd command.
+    /// azd ended the stream, or dropped the connection, with every request it
+    /// sent answered: the normal end of an azd command.
     ClosedByAzd,
-    /// It failed: a transport error, or a message that could not be read.
+    /// The stream or the connection ended while requests azd sent were still
+    /// unanswered (they were cancelled).
+    Interrupted {
+        /// How it ended, as the transport said.
+        cause: String,
+        /// The requests left unanswered, in the order azd sent them.
+        unanswered: Vec<Unanswered>,
+    },
+    /// azd refused to open the stream.
     Failed(tonic::Status),
     /// The caller's shutdown token fired (e.g. SIGTERM).
     Shutdown,
+}
+
+/// A request azd sent that had no answer when the stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanswered {
+    /// Its id.
+    pub request_id: String,
+    /// Its kind, when it could be read.
+    pub kind: Option<RequestKind>,
+    /// How long it had been running.
+    pub running_for: Duration,
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            Some(kind) => write!(f, "{kind} {}", self.request_id)?,
+            None => write!(f, "request {}", self.request_id)?,
+        }
+        write!(f, " (running for {:.1} s)", self.running_for.as_secs_f64())
+    }
 }
 
 /// The reader's record of how the stream ended.
 pub(super) type EndRecord = Arc<OnceLock<StreamEnd>>;
 pub(super) type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<pb::ProvisioningMessage>>>>;
 
+/// azd's requests not answered yet, by their place in azd's order: taken in
+/// by the reader, let go when their answer is queued.
+#[derive(Clone, Default)]
+pub(super) struct InFlight(Arc<Mutex<HashMap<u64, (String, Option<RequestKind>, Instant)>>>);
+
+impl InFlight {
+    /// Records request `sequence`; it stays recorded while the result lives.
+    pub(super) fn track(
+        &self,
+        sequence: u64,
+        request_id: &str,
+        kind: Option<RequestKind>,
+    ) -> Tracked {
+        self.0
+            .lock()
+            .insert(sequence, (request_id.to_owned(), kind, Instant::now()));
+        Tracked {
+            table: self.clone(),
+            sequence,
+        }
+    }
+
+    /// The requests still unanswered, in azd's order.
+    pub(super) fn unanswered(&self) -> Vec<Unanswered> {
+        let table = self.0.lock();
+        let mut out: Vec<(u64, Unanswered)> = table
+            .iter()
+            .map(|(sequence, (id, kind, since))| {
+                let request = Unanswered {
+                    request_id: id.clone(),
+                    kind: *kind,
+                    running_for: since.elapsed(),
+                };
+                (*sequence, request)
+            })
+            .collect();
+        drop(table);
+        out.sort_by_key(|(sequence, _)| *sequence);
+        out.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// One request's place in [`InFlight`], given up when dropped.
+pub(super) struct Tracked {
+    table: InFlight,
+    sequence: u64,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.table.0.lock().remove(&self.sequence);
+    }
+}
+
 /// A request as the reader hands it over: its place in the order azd sent
-/// requests, and the envelope (or why it is refused unread).
-pub(super) type Queued = (
-    u64,
-    Result<pb::ProvisioningMessage, (String, ProviderError)>,
-);
+/// requests, the envelope (or why it is refused unread), and its record
+/// among the unanswered.
+pub(super) struct Queued {
+    pub(super) sequence: u64,
+    pub(super) request: Result<pb::ProvisioningMessage, (String, ProviderError)>,
+    pub(super) tracked: Tracked,
+}
