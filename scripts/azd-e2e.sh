@@ -258,6 +258,17 @@ expect_no_env() {
   if grep -q "^$1=" "$env_file"; then fail "$1 is still in $env_file"; fi
   pass "$1 is gone from $env_file"
 }
+# Every azd command ends by dropping its connection to the extension once it has its answers; that
+# is the normal end of a command, so a log file holding an ERROR line after commands that all
+# succeeded would send a user after a failure that never happened.
+expect_no_error_logged() { # WHEN
+  [[ -s "$log_file" ]] || fail "the log file $log_file is empty or missing $1"
+  if grep -n -w ERROR "$log_file" | sed 's/^/  ! /' | tee -a "$transcript" | grep -q .; then
+    fail "the log file $log_file has ERROR lines $1, though every command succeeded"
+  fi
+  grep -q "every request it sent was answered" "$log_file" || fail "the log file does not say how the commands ended"
+  pass "no ERROR line in $log_file $1 ($(grep -c 'every request it sent was answered' "$log_file") clean ends logged)"
+}
 snapshot() { # a digest of everything under the project except azd's own bookkeeping
   (cd "$project" && find . -path ./.azure/"$env_name"/.env -prune -o -type f -print0 |
     sort -z | xargs -0 sha256sum; find . -type d | sort) | sha256sum | cut -d' ' -f1
@@ -289,6 +300,7 @@ expect_env_json LOCALFILES_PATHS "{\"db\": \"$root/db.json\", \"settings\": \"$r
 expect_env LOCALFILES_READY true
 grep -q '^AZURE_SUBSCRIPTION_ID=' "$env_file" && fail "provision wrote a subscription id without being asked"
 pass "no AZURE_SUBSCRIPTION_ID / AZURE_LOCATION needed"
+expect_no_error_logged "after the first provision"
 
 # --- preview: reports, changes nothing ---------------------------------------------------------
 before="$(snapshot)"
@@ -340,6 +352,8 @@ pass "state file is gone"
 for key in LOCALFILES_ROOT LOCALFILES_RESOURCE_COUNT LOCALFILES_RESOURCES LOCALFILES_PATHS LOCALFILES_BYTES LOCALFILES_READY; do
   expect_no_env "$key"
 done
+
+expect_no_error_logged "after provision, preview, provision, env refresh and both downs"
 
 # --- a JavaScript provider: progress order, a deep config, a thrown exception -------------------
 # scripts/e2e/steps-provider.js, served by the same extension through AZD_WASM_HOST_MANIFEST,

@@ -11,6 +11,10 @@ use tonic::codec::{Codec, EncodeBuf, Encoder};
 
 /// One message towards the extension.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "nearly every message is a Message; boxing it would allocate for each"
+)]
 pub(crate) enum ToExtension {
     /// A message as azd sends it.
     Message(pb::ProvisioningMessage),

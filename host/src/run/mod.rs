@@ -28,6 +28,8 @@ mod ask;
 mod dotenv;
 mod drive;
 mod environment;
+#[cfg(test)]
+mod fuzz;
 mod outcome;
 mod project;
 mod report;

@@ -76,7 +76,14 @@ pub(super) type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<pb::Provisio
 /// azd's requests not answered yet, by their place in azd's order: taken in
 /// by the reader, let go when their answer is queued.
 #[derive(Clone, Default)]
-pub(super) struct InFlight(Arc<Mutex<HashMap<u64, (String, Option<RequestKind>, Instant)>>>);
+pub(super) struct InFlight(Arc<Mutex<HashMap<u64, Running>>>);
+
+/// One request in [`InFlight`].
+struct Running {
+    request_id: String,
+    kind: Option<RequestKind>,
+    since: Instant,
+}
 
 impl InFlight {
     /// Records request `sequence`; it stays recorded while the result lives.
@@ -86,9 +93,12 @@ impl InFlight {
         request_id: &str,
         kind: Option<RequestKind>,
     ) -> Tracked {
-        self.0
-            .lock()
-            .insert(sequence, (request_id.to_owned(), kind, Instant::now()));
+        let running = Running {
+            request_id: request_id.to_owned(),
+            kind,
+            since: Instant::now(),
+        };
+        self.0.lock().insert(sequence, running);
         Tracked {
             table: self.clone(),
             sequence,
@@ -100,11 +110,11 @@ impl InFlight {
         let table = self.0.lock();
         let mut out: Vec<(u64, Unanswered)> = table
             .iter()
-            .map(|(sequence, (id, kind, since))| {
+            .map(|(sequence, r)| {
                 let request = Unanswered {
-                    request_id: id.clone(),
-                    kind: *kind,
-                    running_for: since.elapsed(),
+                    request_id: r.request_id.clone(),
+                    kind: r.kind,
+                    running_for: r.since.elapsed(),
                 };
                 (*sequence, request)
             })

@@ -29,6 +29,8 @@ use prost::Message as _;
 
 use scan::Malformed;
 
+#[cfg(test)]
+mod fuzz;
 mod scan;
 mod schema;
 
