@@ -14,7 +14,10 @@
 # 3. runs every Rust test in the workspace: unit tests, WAT-fixture runtime
 #    tests, the manager against the simulated azd, and the real binary as a
 #    child process driving every example component, and the author's toolchain
-#    (new → build → run → package) for a new provider in each language.
+#    (new → build → run → package) for a new provider in each language; and the fuzz
+#    campaigns (README, Fuzzing: azd's envelopes against prost and over loopback gRPC,
+#    provider.toml, component bytes, azure.yaml, .env), about 50 s in all, each printing its
+#    figures (AZD_WASM_HOST_FUZZ_SECS lengthens every campaign).
 # 4. with AZD_WASM_HOST_E2E=1 (CI sets it), builds the real azd CLI 1.31.2 from the
 #    Go module proxy and runs it end to end against the extension
 #    (scripts/azd-e2e.sh, reusing the debug build of step 3).
@@ -43,7 +46,12 @@ step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "cargo test"
-cargo test --workspace
+cargo test --workspace -- --skip fuzz_
+
+step "fuzz campaigns (figures printed by each)"
+# Only the fuzz_ tests, with their output shown; binaries without one print nothing.
+cargo test --workspace fuzz_ -- --nocapture 2>&1 |
+  grep -v -E '^(running 0 tests|test result: ok\. 0 passed; .*|[[:space:]]*Running .*|)$'
 
 if [ "${AZD_WASM_HOST_E2E:-0}" = 1 ]; then
   step "real azd end to end"

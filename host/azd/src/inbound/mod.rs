@@ -13,7 +13,7 @@
 //!   to [`MAX_CONFIG_DEPTH`] levels deep is decoded (prost without its
 //!   recursion limit; the runtime's threads have stacks sized for it); a
 //!   deeper one is refused by name (`config_too_deep`), and any other
-//!   nesting past [`scan::MAX_NESTING`] as an invalid message.
+//!   nesting past [`MAX_NESTING`] as an invalid message.
 //! - Unknown fields of every wire type, groups included, are skipped, as
 //!   prost and Go's protobuf skip them.
 //! - A message that is not protobuf, or that prost refuses, is answered with
@@ -37,6 +37,11 @@ mod schema;
 /// The deepest `infra.config` read, in levels of nested objects and lists.
 pub const MAX_CONFIG_DEPTH: usize = 1000;
 
+/// The deepest nesting of messages and groups decoded: room for a config at
+/// [`MAX_CONFIG_DEPTH`] (three levels per object: `Struct`, its map entry,
+/// `Value`) under the envelope, the request and its options.
+const MAX_NESTING: usize = 3 * MAX_CONFIG_DEPTH + 16;
+
 /// Bytes of an unreadable message shown (in hex) in the debug log.
 const HEX_PREFIX: usize = 64;
 
@@ -59,10 +64,9 @@ pub(crate) fn decode(bytes: &Bytes) -> Result<pb::ProvisioningMessage, Unreadabl
         Ok(shape) if shape.config_depth > MAX_CONFIG_DEPTH => {
             return Err(refuse(bytes, too_deep(shape.config_depth)));
         }
-        Ok(shape) if shape.nesting > scan::MAX_NESTING => format!(
+        Ok(shape) if shape.nesting > MAX_NESTING => format!(
             "it nests messages or groups {} levels deep; azd-wasm-host reads at most {}",
-            shape.nesting,
-            scan::MAX_NESTING
+            shape.nesting, MAX_NESTING
         ),
         Ok(_) => match pb::ProvisioningMessage::decode(bytes.clone()) {
             Ok(msg) => return Ok(msg),

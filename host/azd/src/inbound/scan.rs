@@ -16,11 +16,6 @@
 
 use super::schema::Schema;
 
-/// The deepest nesting of messages and groups decoded: room for a config at
-/// [`super::MAX_CONFIG_DEPTH`] (three levels per object: `Struct`, its map
-/// entry, `Value`) under the envelope, the request and its options.
-pub(super) const MAX_NESTING: usize = 3 * super::MAX_CONFIG_DEPTH + 16;
-
 /// How deep a readable message nests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Shape {
