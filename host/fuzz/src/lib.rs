@@ -14,6 +14,8 @@
 //! - [`envelopes`]: azd's envelopes of every kind, with random contents, and
 //!   structure-aware mutations of them (unknown fields of every wire type,
 //!   groups nested shallow and deep, cuts, flips, garbage).
+//! - [`stream`]: a provider's stream driven with them through the simulated
+//!   azd, in process or against the real binary, every answer checked.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ use std::time::{Duration, Instant};
 
 pub mod envelopes;
 mod mutate;
+pub mod stream;
 
 pub use mutate::Mutator;
 

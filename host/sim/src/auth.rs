@@ -136,6 +136,20 @@ impl TokenKey {
     }
 }
 
+/// A random W3C `traceparent` (version 00, sampled), as azd passes to extensions.
+pub(crate) fn random_traceparent() -> anyhow::Result<String> {
+    let mut ids = [0u8; 24];
+    getrandom::fill(&mut ids).map_err(|e| anyhow::anyhow!("no randomness for a trace id: {e}"))?;
+    // All-zero ids are invalid; randomness makes them practically impossible, but be exact.
+    ids[0] |= 1;
+    ids[16] |= 1;
+    Ok(format!(
+        "00-{}-{}-01",
+        hex::encode(&ids[..16]),
+        hex::encode(&ids[16..])
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,18 +236,4 @@ mod tests {
         assert!(b.verify(&a.sign(&c)).is_err());
         assert_eq!(a.audience(), AUD);
     }
-}
-
-/// A random W3C `traceparent` (version 00, sampled), as azd passes to extensions.
-pub(crate) fn random_traceparent() -> anyhow::Result<String> {
-    let mut ids = [0u8; 24];
-    getrandom::fill(&mut ids).map_err(|e| anyhow::anyhow!("no randomness for a trace id: {e}"))?;
-    // All-zero ids are invalid; randomness makes them practically impossible, but be exact.
-    ids[0] |= 1;
-    ids[16] |= 1;
-    Ok(format!(
-        "00-{}-{}-01",
-        hex::encode(&ids[..16]),
-        hex::encode(&ids[16..])
-    ))
 }

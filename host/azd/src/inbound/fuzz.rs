@@ -2,7 +2,7 @@
 //! means the walk reads it too (with the same config depth), and `decode`
 //! never panics and refuses under the id the bytes start with. Seeded with
 //! envelopes of every kind, mutated; bounded in time (see
-//! `azd_wasm_host_fuzz::Campaign`); replays `tests/regressions/inbound/` first.
+//! `azd_wasm_host_fuzz::Campaign`); replays the kept regression inputs first.
 
 use azd_wasm_host_fuzz::envelopes::Envelopes;
 use azd_wasm_host_fuzz::{Campaign, Tally, regressions};
@@ -97,8 +97,7 @@ fn fuzz_the_walk_agrees_with_prost_and_decode_never_panics() {
         .spawn(|| {
             let campaign = Campaign::new("inbound-walk", 8);
             let mut tally = campaign.tally();
-            let dir =
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/inbound");
+            let dir = azd_wasm_host_fuzz::stream::inbound_regressions();
             let kept = regressions(&dir);
             assert!(
                 !kept.is_empty(),
