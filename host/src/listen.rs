@@ -10,7 +10,8 @@
 //! the log, exit 0. The same while requests are unanswered (azd's command was
 //! cancelled, or azd was killed) stops them and logs a warning naming each and
 //! how long it had run; exit 0 too, since azd chose it. Only azd refusing the
-//! stream is an error (exit 1). Writes nothing to stdout: azd's terminal is
+//! stream, or a gRPC frame that cannot be read at all (over 16 MiB, or not
+//! decompressing), is an error (exit 1). Writes nothing to stdout: azd's terminal is
 //! the user's.
 
 use std::path::{Path, PathBuf};
@@ -70,7 +71,7 @@ pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyho
     match served? {
         StreamEnd::Failed(status) => {
             let e = anyhow::anyhow!(
-                "azd refused the provisioning stream: {} ({:?})",
+                "the provisioning stream with azd failed: {} ({:?})",
                 status.message(),
                 status.code()
             );

@@ -183,8 +183,10 @@ impl AzdClient {
         + 'static,
     ) -> Result<tonic::Streaming<bytes::Bytes>, tonic::Status> {
         let service = InterceptedService::new(self.inner.channel.clone(), self.inner.auth.clone());
+        // Read more than azd's limit, so that a message past it (azd's own
+        // never is) is answered by name instead of ending the stream.
         let mut grpc = tonic::client::Grpc::new(service)
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_decoding_message_size(crate::inbound::MAX_INTAKE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES)
             .accept_compressed(CompressionEncoding::Gzip);
         grpc.ready()

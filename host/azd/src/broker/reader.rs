@@ -36,6 +36,11 @@ impl Reader {
             let served = match next {
                 Ok(Some(bytes)) => self.read(&bytes).await,
                 Ok(None) => break self.azd_left("azd ended the provisioning stream".to_owned()),
+                Err(status) if unreadable_frame(&status) => {
+                    // The stream cannot go on past a frame it cannot read.
+                    tracing::error!(code = ?status.code(), message = status.message(), "azd sent a message the stream cannot read past");
+                    break StreamEnd::Failed(status);
+                }
                 Err(status) => {
                     break self.azd_left(format!(
                         "the connection to azd ended: {} ({:?})",
@@ -141,5 +146,48 @@ impl Reader {
         let _ = self.end.set(end);
         self.ended.cancel();
         self.pending.lock().clear();
+    }
+}
+
+/// Whether the stream failed on a message's gRPC frame (larger than even the
+/// intake limit, a bad compression flag, a body that does not decompress)
+/// rather than on the connection: tonic reads nothing after such a frame.
+fn unreadable_frame(status: &tonic::Status) -> bool {
+    match status.code() {
+        tonic::Code::OutOfRange | tonic::Code::ResourceExhausted => true,
+        tonic::Code::Internal => {
+            let m = status.message();
+            m.starts_with("protocol error: received message")
+                || m.starts_with("Error decompressing")
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unreadable_frame;
+    use tonic::Status;
+
+    #[test]
+    fn a_frame_that_cannot_be_read_is_told_from_a_connection_that_ended() {
+        for frame in [
+            Status::out_of_range("Error, decoded message length too large: found 99 bytes"),
+            Status::resource_exhausted("Error decompressing: size limit exceeded"),
+            Status::internal("Error decompressing: corrupt deflate stream"),
+            Status::internal("protocol error: received message with invalid compression flag: 7"),
+        ] {
+            assert!(unreadable_frame(&frame), "{frame:?}");
+        }
+        // How azd's connection ends (the first is what azd 1.31.2 leaves behind).
+        for ended in [
+            Status::unknown("h2 protocol error: error reading a body from connection"),
+            Status::internal("Unexpected EOF decoding stream."),
+            Status::internal("h2 protocol error: stream error received: unexpected internal error"),
+            Status::unavailable("connection reset"),
+            Status::cancelled("operation was canceled"),
+        ] {
+            assert!(!unreadable_frame(&ended), "{ended:?}");
+        }
     }
 }

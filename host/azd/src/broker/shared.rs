@@ -42,7 +42,8 @@ pub enum StreamEnd {
         /// The requests left unanswered, in the order azd sent them.
         unanswered: Vec<Unanswered>,
     },
-    /// azd refused to open the stream.
+    /// azd refused to open the stream, or sent a message whose gRPC frame
+    /// cannot be read (the stream cannot go on past it).
     Failed(tonic::Status),
     /// The caller's shutdown token fired (e.g. SIGTERM).
     Shutdown,

@@ -22,8 +22,8 @@
 //!   id goes unanswered (there is nobody to answer), and is logged.
 
 use azd_wasm_host_core::{ErrorCode, ProviderError};
-use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::{MAX_MESSAGE_BYTES, RequestKind};
 use bytes::Bytes;
 use prost::Message as _;
 
@@ -41,6 +41,11 @@ pub const MAX_CONFIG_DEPTH: usize = 1000;
 /// [`MAX_CONFIG_DEPTH`] (three levels per object: `Struct`, its map entry,
 /// `Value`) under the envelope, the request and its options.
 const MAX_NESTING: usize = 3 * MAX_CONFIG_DEPTH + 16;
+
+/// The largest message read off the stream: four times azd's limit. A message
+/// over azd's limit but within this is read and answered (`invalid_message`);
+/// a larger one ends the stream (its bytes are never read, so no id is known).
+pub(crate) const MAX_INTAKE_BYTES: usize = 4 * MAX_MESSAGE_BYTES;
 
 /// Bytes of an unreadable message shown (in hex) in the debug log.
 const HEX_PREFIX: usize = 64;
@@ -61,6 +66,9 @@ pub(crate) enum Unreadable {
 /// Decodes one message; refuses one nested too deep or not readable.
 pub(crate) fn decode(bytes: &Bytes) -> Result<pb::ProvisioningMessage, Unreadable> {
     let problem = match scan::shape(bytes) {
+        _ if bytes.len() > MAX_MESSAGE_BYTES => {
+            format!("it is larger than azd's limit of {MAX_MESSAGE_BYTES} bytes per message")
+        }
         Ok(shape) if shape.config_depth > MAX_CONFIG_DEPTH => {
             return Err(refuse(bytes, too_deep(shape.config_depth)));
         }
@@ -306,6 +314,24 @@ mod tests {
             let (request_id, _) = refused(&[&[0x0a, 1, b'x'][..], tail].concat());
             assert_eq!(request_id, "x");
         }
+    }
+
+    #[test]
+    fn a_message_past_azds_size_limit_is_refused_under_its_id() {
+        let msg = pb::ProvisioningMessage {
+            request_id: "big".into(),
+            error: None,
+            message_type: Some(MessageType::StateRequest(pb::ProvisioningStateRequest {
+                options: Some(pb::ProvisioningStateOptions {
+                    hint: "x".repeat(MAX_MESSAGE_BYTES),
+                }),
+                provider_name: "p".into(),
+            })),
+        };
+        let (request_id, error) = refused(&encoded(&msg));
+        assert_eq!(request_id, "big");
+        assert_eq!(error.code(), Some("invalid_message"));
+        assert!(error.message.contains("larger than azd's limit"), "{error}");
     }
 
     #[test]
