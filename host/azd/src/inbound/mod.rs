@@ -65,33 +65,36 @@ pub(crate) enum Unreadable {
 
 /// Decodes one message; refuses one nested too deep or not readable.
 pub(crate) fn decode(bytes: &Bytes) -> Result<pb::ProvisioningMessage, Unreadable> {
-    let problem = match scan::shape(bytes) {
-        _ if bytes.len() > MAX_MESSAGE_BYTES => {
-            format!("it is larger than azd's limit of {MAX_MESSAGE_BYTES} bytes per message")
-        }
-        Ok(shape) if shape.config_depth > MAX_CONFIG_DEPTH => {
-            return Err(refuse(bytes, too_deep(shape.config_depth)));
-        }
-        Ok(shape) if shape.nesting > MAX_NESTING => format!(
-            "it nests messages or groups {} levels deep; azd-wasm-host reads at most {}",
-            shape.nesting, MAX_NESTING
-        ),
-        Ok(_) => match pb::ProvisioningMessage::decode(bytes.clone()) {
-            Ok(msg) => return Ok(msg),
-            Err(e) => e.to_string(),
-        },
-        Err(Malformed { what, at }) => {
-            format!("it is not valid protobuf: {what} at byte {at}")
+    let problem = if bytes.len() > MAX_MESSAGE_BYTES {
+        format!("it is larger than azd's limit of {MAX_MESSAGE_BYTES} bytes per message")
+    } else {
+        match scan::shape(bytes) {
+            Ok(shape) if shape.config_depth > MAX_CONFIG_DEPTH => {
+                return Err(refuse(bytes, too_deep(shape.config_depth)));
+            }
+            Ok(shape) if shape.nesting > MAX_NESTING => format!(
+                "it nests messages or groups {} levels deep; azd-wasm-host reads at most \
+                 {MAX_NESTING}",
+                shape.nesting
+            ),
+            Ok(_) => match pb::ProvisioningMessage::decode(bytes.clone()) {
+                Ok(msg) => return Ok(msg),
+                Err(e) => e.to_string(),
+            },
+            Err(Malformed { what, at }) => {
+                format!("it is not valid protobuf: {what} at byte {at}")
+            }
         }
     };
     let head = scan::head(bytes);
-    let what = match head.body_field.and_then(RequestKind::from_envelope_field) {
+    let kind = head.body_field.and_then(RequestKind::from_envelope_field);
+    let what = match kind {
         Some(kind) => format!("the {kind} request azd sent"),
         None => "a message azd sent".to_owned(),
     };
     tracing::debug!(
         size = bytes.len(),
-        prefix = %hex::encode(&bytes[..bytes.len().min(HEX_PREFIX)]),
+        prefix = %hex::encode(debug_prefix(bytes, &head)),
         %problem,
         "unreadable message"
     );
@@ -110,6 +113,18 @@ pub(crate) fn decode(bytes: &Bytes) -> Result<pb::ProvisioningMessage, Unreadabl
         Some(request_id) => Err(Unreadable::Refused { request_id, error }),
         None => Err(Unreadable::Anonymous(error.message)),
     }
+}
+
+/// The first bytes of an unreadable message, for the debug log: at most
+/// [`HEX_PREFIX`], and of an Initialize, whose contents carry the
+/// environment's values (`virtual_env`), only the bytes before its contents.
+fn debug_prefix<'a>(bytes: &'a [u8], head: &scan::Head) -> &'a [u8] {
+    let initialize = head.body_field == Some(RequestKind::Initialize.envelope_field());
+    let shown = match (initialize, head.body_contents_at) {
+        (true, at) => at.unwrap_or(0),
+        (false, _) => HEX_PREFIX,
+    };
+    &bytes[..bytes.len().min(shown).min(HEX_PREFIX)]
 }
 
 /// The refusal of a config nested `depth` levels deep.
@@ -332,6 +347,17 @@ mod tests {
         assert_eq!(request_id, "big");
         assert_eq!(error.code(), Some("invalid_message"));
         assert!(error.message.contains("larger than azd's limit"), "{error}");
+    }
+
+    #[test]
+    fn the_debug_log_shows_no_contents_of_an_initialize() {
+        // id "i", then initialize_request (field 4) of 5 bytes, cut short.
+        let bytes = [0x0a, 1, b'i', 0x22, 5, 0x0a, 3, b's', b'e', b'c'];
+        let head = scan::head(&bytes);
+        assert_eq!(debug_prefix(&bytes, &head), &bytes[..5]);
+        // Any other kind: the first 64 bytes.
+        let state = [&[0x0a, 1, b's', 0x32, 0x7f][..], &[b'x'; 100]].concat();
+        assert_eq!(debug_prefix(&state, &scan::head(&state)).len(), HEX_PREFIX);
     }
 
     #[test]

@@ -152,6 +152,8 @@ pub(super) struct Head {
     /// The number of the body's field (`message_type`, fields 2 to 20), the
     /// last one whose key was read.
     pub(super) body_field: Option<u32>,
+    /// Where that field's contents start, when its length could be read.
+    pub(super) body_contents_at: Option<usize>,
 }
 
 /// Reads the envelope's top-level fields up to the first byte that is not
@@ -171,12 +173,17 @@ pub(super) fn head(bytes: &[u8]) -> Head {
             5 => advance(pos, 4, end).map(|p| pos = p),
             2 => {
                 // The body's key names its kind even when what follows is cut short.
-                if groups.is_empty() && (2..=20).contains(&field) {
+                let body = groups.is_empty() && (2..=20).contains(&field);
+                if body {
                     head.body_field = Some(field);
+                    head.body_contents_at = None;
                 }
                 let Ok(len) = varint(bytes, &mut pos, end) else {
                     break;
                 };
+                if body {
+                    head.body_contents_at = Some(pos);
+                }
                 let Ok(at) = advance(pos, usize::try_from(len).unwrap_or(usize::MAX), end) else {
                     break;
                 };
