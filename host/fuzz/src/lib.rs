@@ -131,11 +131,11 @@ impl Tally {
     pub fn record(&mut self, class: &str, detail: &str) {
         self.tried += 1;
         *self.classes.entry(class.to_owned()).or_default() += 1;
-        // The message up to what it quotes of the input, digits aside: the
+        // The message's first line up to what it quotes of the input, digits aside: the
         // same check failing on other bytes is one outcome.
         let shape: String = detail
             .chars()
-            .take_while(|c| !matches!(c, '"' | '\'' | '`'))
+            .take_while(|c| !matches!(c, '"' | '\'' | '`' | '\n'))
             .map(|c| if c.is_ascii_digit() { '#' } else { c })
             .take(160)
             .collect();
