@@ -3,7 +3,8 @@
 //! [`shape`] follows the schema into every field prost decodes as a message
 //! and into every group (wire types 3 and 4, which prost skips *recursively*
 //! wherever they appear as unknown fields), with an explicit stack of 12
-//! bytes a level (at most six times the message's size, for a hostile one),
+//! bytes a level (a group key can be one byte: up to twelve times the
+//! message's size, for a hostile one),
 //! and measures two depths: the nesting of messages and groups, and the
 //! nesting of the config (objects and lists). It refuses exactly what prost refuses
 //! at the wire level (a bad key, a truncated field, an unmatched end group)
@@ -36,7 +37,7 @@ pub(super) struct Malformed {
 const NONE: u32 = u32::MAX;
 
 /// One message or group being walked, in 12 bytes: the walk keeps one per
-/// level, and a hostile message can nest a level every two bytes.
+/// level, and a hostile message can nest a level every byte.
 #[derive(Clone, Copy)]
 struct Frame {
     /// Its type in the schema; [`NONE`] for a group (always unknown here).
@@ -193,6 +194,8 @@ pub(super) fn head(bytes: &[u8]) -> Head {
                 pos = at;
                 Ok(())
             }
+            // Fields after groups this deep are no envelope field azd wrote.
+            3 if groups.len() >= 64 => Err("groups too deep"),
             3 => {
                 groups.push(field);
                 Ok(())
