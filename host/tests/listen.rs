@@ -215,24 +215,31 @@ async fn azd_killed_mid_operation_makes_listen_exit_within_a_second() {
     assert!(call.await.unwrap().is_err());
 }
 
-/// How every azd command ends: once the last answer is in, azd's process exits
-/// and the connection drops, with no stream end first. That is not an error.
-#[tokio::test]
-async fn azd_dropping_the_connection_after_the_last_answer_exits_0_with_no_error_logged() {
+/// The fixture served by the real binary (spawned with `spawn`) and
+/// initialized: its folder (which holds `host.log`), the simulated azd, the
+/// process, and the provider.
+async fn initialized(
+    spawn: SpawnOptions,
+) -> (tempfile::TempDir, SimAzd, ExtensionProcess, ProviderHandle) {
     let dir = tempfile::tempdir().unwrap();
     let manifest = write_fixture(dir.path());
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut process = sim
-        .spawn_extension_with(
-            command(&manifest, &dir.path().join("cache")),
-            SpawnOptions::default(),
-        )
+    let process = sim
+        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), spawn)
         .await
         .unwrap();
     let h = sim.provider(NAME, WAIT).await.unwrap();
     h.initialize(&dir.path().to_string_lossy(), options())
         .await
         .unwrap();
+    (dir, sim, process, h)
+}
+
+/// How every azd command ends: once the last answer is in, azd's process exits
+/// and the connection drops, with no stream end first. That is not an error.
+#[tokio::test]
+async fn azd_dropping_the_connection_after_the_last_answer_exits_0_with_no_error_logged() {
+    let (dir, sim, mut process, h) = initialized(SpawnOptions::default()).await;
     h.state(pb::ProvisioningStateOptions::default())
         .await
         .unwrap();
@@ -255,20 +262,7 @@ async fn azd_dropping_the_connection_after_the_last_answer_exits_0_with_no_error
 /// the request and how long it had run.
 #[tokio::test]
 async fn azd_dropping_the_connection_mid_operation_names_what_it_cut_short() {
-    let dir = tempfile::tempdir().unwrap();
-    let manifest = write_fixture(dir.path());
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut process = sim
-        .spawn_extension_with(
-            command(&manifest, &dir.path().join("cache")),
-            SpawnOptions::default(),
-        )
-        .await
-        .unwrap();
-    let h = sim.provider(NAME, WAIT).await.unwrap();
-    h.initialize(&dir.path().to_string_lossy(), options())
-        .await
-        .unwrap();
+    let (dir, sim, mut process, h) = initialized(SpawnOptions::default()).await;
     let call = start_endless_destroy(h).await;
     sim.cut_connections();
     let status = process.wait(Duration::from_secs(5)).await.unwrap();
@@ -287,17 +281,7 @@ async fn azd_dropping_the_connection_mid_operation_names_what_it_cut_short() {
 
 #[tokio::test]
 async fn the_stream_closed_mid_operation_interrupts_the_guest() {
-    let dir = tempfile::tempdir().unwrap();
-    let manifest = write_fixture(dir.path());
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut process = sim
-        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), debug_spawn())
-        .await
-        .unwrap();
-    let h = sim.provider(NAME, WAIT).await.unwrap();
-    h.initialize(&dir.path().to_string_lossy(), options())
-        .await
-        .unwrap();
+    let (_dir, sim, mut process, h) = initialized(debug_spawn()).await;
     let call = start_endless_destroy(h).await;
     let t0 = Instant::now();
     sim.close_streams();
@@ -322,17 +306,7 @@ async fn the_stream_closed_mid_operation_interrupts_the_guest() {
 #[cfg(unix)]
 #[tokio::test]
 async fn sigterm_stops_the_guest_and_exits_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let manifest = write_fixture(dir.path());
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut process = sim
-        .spawn_extension_with(command(&manifest, &dir.path().join("cache")), debug_spawn())
-        .await
-        .unwrap();
-    let h = sim.provider(NAME, WAIT).await.unwrap();
-    h.initialize(&dir.path().to_string_lossy(), options())
-        .await
-        .unwrap();
+    let (_dir, _sim, mut process, h) = initialized(debug_spawn()).await;
     let call = start_endless_destroy(h).await;
     let t0 = Instant::now();
     let pid = process.id().unwrap().to_string();

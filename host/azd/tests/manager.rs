@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use azd_wasm_host_azd::{AzdClient, ManagerError, ProvisioningManager, StreamEnd};
 use azd_wasm_host_core::{CallContext, ErrorCategory, Provider, ProviderError, ProviderFactory};
+use azd_wasm_host_fuzz::envelopes::group;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{CallError, ProviderHandle, SimAzd, SimOptions};
 use pb::provisioning_message::MessageType;
@@ -731,11 +732,16 @@ async fn re_initialize_makes_a_fresh_instance_and_running_requests_keep_theirs()
     assert_eq!(st.state.unwrap().outputs["LAYER"].value, "layer1");
 }
 
-#[tokio::test]
-async fn cancellation_reaches_the_provider_when_the_stream_ends() {
+/// A deploy that holds its answer until it is cancelled, started: the setup,
+/// the call, and where the provider says which request saw its cancellation.
+async fn deploy_held_open() -> (
+    Setup,
+    tokio::task::JoinHandle<Result<pb::ProvisioningDeployResult, CallError>>,
+    mpsc::Receiver<String>,
+) {
     let gate = Arc::new(Notify::new());
     let (started_tx, mut started) = mpsc::channel(1);
-    let (cancel_tx, mut cancelled) = mpsc::channel(1);
+    let (cancel_tx, cancelled) = mpsc::channel(1);
     let s = setup(Script {
         deploy_gate: Some(gate),
         deploy_started: Some(started_tx),
@@ -747,6 +753,12 @@ async fn cancellation_reaches_the_provider_when_the_stream_ends() {
     let h = s.handle.clone();
     let deploy = tokio::spawn(async move { h.deploy(|_| {}).await });
     started.recv().await.unwrap();
+    (s, deploy, cancelled)
+}
+
+#[tokio::test]
+async fn cancellation_reaches_the_provider_when_the_stream_ends() {
+    let (s, deploy, mut cancelled) = deploy_held_open().await;
     let t0 = Instant::now();
     s.sim.close_streams();
     let id = tokio::time::timeout(WAIT, cancelled.recv())
@@ -809,15 +821,6 @@ fn state_request(id: &str, hint: &str) -> pb::ProvisioningMessage {
             provider_name: NAME.into(),
         })),
     }
-}
-
-/// Field `field` as a group (wire types 3 and 4) around `inner`.
-fn group(field: u32, inner: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    prost::encoding::encode_key(field, prost::encoding::WireType::StartGroup, &mut out);
-    out.extend_from_slice(inner);
-    prost::encoding::encode_key(field, prost::encoding::WireType::EndGroup, &mut out);
-    out
 }
 
 fn hint_of(answer: &pb::ProvisioningMessage) -> String {
@@ -917,20 +920,7 @@ async fn azd_dropping_the_connection_after_its_last_answer_is_a_clean_end() {
 
 #[tokio::test]
 async fn azd_dropping_the_connection_mid_deploy_names_the_request_it_cut_short() {
-    let gate = Arc::new(Notify::new());
-    let (started_tx, mut started) = mpsc::channel(1);
-    let (cancel_tx, mut cancelled) = mpsc::channel(1);
-    let s = setup(Script {
-        deploy_gate: Some(gate),
-        deploy_started: Some(started_tx),
-        cancelled: Some(cancel_tx),
-        ..Default::default()
-    })
-    .await;
-    s.handle.initialize("/proj", options("")).await.unwrap();
-    let h = s.handle.clone();
-    let deploy = tokio::spawn(async move { h.deploy(|_| {}).await });
-    started.recv().await.unwrap();
+    let (s, deploy, mut cancelled) = deploy_held_open().await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     s.sim.cut_connections();
     let end = tokio::time::timeout(WAIT, s.serving)

@@ -13,6 +13,16 @@ use prost_types::value::Kind;
 
 use crate::Mutator;
 
+/// Field `field` as a group (wire types 3 and 4) around `inner`: how an
+/// unknown field written by an older protobuf library looks.
+pub fn group(field: u32, inner: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_key(field, WireType::StartGroup, &mut out);
+    out.extend_from_slice(inner);
+    encode_key(field, WireType::EndGroup, &mut out);
+    out
+}
+
 /// One mutated envelope.
 #[derive(Debug, Clone)]
 pub struct Sample {
@@ -189,10 +199,8 @@ impl Envelopes {
                     out.extend(bytes);
                 }
                 _ if depth > 0 => {
-                    encode_key(field, WireType::StartGroup, &mut out);
                     let inner = self.unknown_fields(depth - 1);
-                    out.extend(inner);
-                    encode_key(field, WireType::EndGroup, &mut out);
+                    out.extend(group(field, &inner));
                 }
                 _ => {
                     encode_key(field, WireType::Varint, &mut out);

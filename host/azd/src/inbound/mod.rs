@@ -150,6 +150,7 @@ fn refuse(bytes: &[u8], error: ProviderError) -> Unreadable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use azd_wasm_host_fuzz::envelopes::group;
     use pb::provisioning_message::MessageType;
     use prost_types::value::Kind as V;
 
@@ -195,15 +196,6 @@ mod tests {
 
     fn depth(bytes: &[u8]) -> usize {
         scan::shape(bytes).unwrap().config_depth
-    }
-
-    /// `field` as an unknown group holding `inner` (keys and values).
-    fn group(field: u32, inner: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        prost::encoding::encode_key(field, prost::encoding::WireType::StartGroup, &mut out);
-        out.extend_from_slice(inner);
-        prost::encoding::encode_key(field, prost::encoding::WireType::EndGroup, &mut out);
-        out
     }
 
     fn refused(bytes: &[u8]) -> (String, ProviderError) {
