@@ -23,10 +23,12 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::LazyLock;
 
 use anyhow::Context as _;
-use regex::Regex;
+pub(super) use read::DotEnvError;
+use read::{Parser, Statement, is_space, line_of};
+
+mod read;
 
 /// A `.env` file: its text and the statements found in it.
 #[derive(Debug, Default, Clone)]
@@ -37,23 +39,6 @@ pub(super) struct DotEnv {
     statements: Vec<Statement>,
     /// The file used `\r\n` line endings; they are written back.
     crlf: bool,
-}
-
-#[derive(Debug, Clone)]
-struct Statement {
-    key: String,
-    value: String,
-    /// Bytes of `text` from the key (or `export`) to the end of the value.
-    span: Range<usize>,
-    export: bool,
-}
-
-/// Why a `.env` file cannot be read.
-#[derive(Debug, thiserror::Error)]
-#[error("line {line}: {what}")]
-pub(super) struct DotEnvError {
-    line: usize,
-    what: String,
 }
 
 impl DotEnv {
@@ -116,37 +101,119 @@ impl DotEnv {
     /// is appended. Fails, changing nothing, for the rare value azd's reader
     /// cannot read back in any notation (it ends in a backslash and needs
     /// quotes).
+    ///
+    /// Every candidate is checked in place, in the whole file: the edit must
+    /// leave every other statement with its own text, and the key with
+    /// `value`. (A statement may follow a quoted value on its line, so a bare
+    /// replacement there would swallow it: then a line break goes after it.)
     pub(super) fn set(&mut self, key: &str, value: &str) -> Result<(), UnwritableValue> {
         let index = self.statements.iter().rposition(|s| s.key == key);
         if index.is_some_and(|i| self.statements[i].value == value) {
             return Ok(());
         }
-        let line = assignment(key, value).ok_or_else(|| UnwritableValue(key.to_owned()))?;
-        match index {
-            Some(i) => {
-                let s = &self.statements[i];
-                let prefix = if s.export { "export " } else { "" };
-                self.splice(s.span.clone(), &format!("{prefix}{line}"));
-            }
-            None => {
-                if !self.text.is_empty() && !self.text.ends_with('\n') {
-                    self.text.push('\n');
+        let edited = notations(key, value)
+            .into_iter()
+            .find_map(|line| match index {
+                Some(i) => {
+                    let s = &self.statements[i];
+                    let line = if s.export {
+                        format!("export {line}")
+                    } else {
+                        line
+                    };
+                    let rest = &self.text[s.span.end..];
+                    let blanks = rest.len() - rest.trim_start_matches(is_space).len();
+                    let mut tries = vec![(s.span.clone(), line.clone())];
+                    if !rest[blanks..].is_empty() && !rest[blanks..].starts_with('\n') {
+                        // What follows on the line moves to a line of its own.
+                        tries.push((s.span.start..s.span.end + blanks, format!("{line}\n")));
+                    }
+                    tries
+                        .into_iter()
+                        .find_map(|(span, with)| self.edited(span, &with, Some((key, value))))
                 }
-                self.text.push_str(&line);
-                self.text.push('\n');
-            }
-        }
-        self.reparse();
+                None => {
+                    let end = self.text.len();
+                    let sep = if end > 0 && !self.text.ends_with('\n') {
+                        "\n"
+                    } else {
+                        ""
+                    };
+                    let with = format!("{sep}{line}\n");
+                    self.edited(end..end, &with, Some((key, value)))
+                }
+            });
+        *self = edited.ok_or_else(|| UnwritableValue(key.to_owned()))?;
         Ok(())
     }
 
-    /// Removes every statement of `key`.
-    pub(super) fn remove(&mut self, key: &str) {
-        while let Some(s) = self.statements.iter().rev().find(|s| s.key == key) {
-            let span = whole_line_if_alone(&self.text, s.span.clone());
-            self.splice(span, "");
-            self.reparse();
+    /// Removes every statement of `key` (its whole line when nothing else is
+    /// on it). Fails, changing nothing, if no cut leaves its neighbours as they
+    /// were (none is known: the check stands in for a proof).
+    pub(super) fn remove(&mut self, key: &str) -> Result<(), UnremovableKey> {
+        let mut edited = self.clone();
+        while let Some(i) = edited.statements.iter().rposition(|s| s.key == key) {
+            let span = edited.statements[i].span.clone();
+            let line = whole_line_if_alone(&edited.text, span.clone());
+            let before = &edited.text[..span.start];
+            let blanks = before.len() - before.trim_end_matches(is_space).len();
+            // The blanks before it go too when one of them is a lone `\r`
+            // that would otherwise meet the line break after it.
+            let with_blanks = span.start - blanks..span.end;
+            edited = [
+                (line, ""),
+                (span.clone(), ""),
+                (with_blanks, ""),
+                (span, "\n"),
+            ]
+            .into_iter()
+            .find_map(|(span, with)| edited.edited(span, with, None))
+            .ok_or_else(|| UnremovableKey(key.to_owned()))?;
         }
+        *self = edited;
+        Ok(())
+    }
+
+    /// The file with `span` replaced by `with`, when it still reads as the
+    /// same statements, each with its own text: those before `span`, then
+    /// `key = value` when `new` is given, then those after `span` (the ones
+    /// inside it are gone).
+    fn edited(&self, span: Range<usize>, with: &str, new: Option<(&str, &str)>) -> Option<Self> {
+        let mut text = self.text.clone();
+        text.replace_range(span.clone(), with);
+        // Judged as it will be read: written out and read back (a `\r` next
+        // to a line break would read as a line ending).
+        let spliced = Self {
+            text,
+            statements: Vec::new(),
+            crlf: self.crlf,
+        };
+        let after = Self::parse(&spliced.render()).ok()?;
+        if after.crlf != self.crlf && !after.text.is_empty() {
+            return None;
+        }
+        let mut now = after.statements.iter();
+        let same = |old: &Statement, now: Option<&Statement>| {
+            now.is_some_and(|s| {
+                s.key == old.key && after.text[s.span.clone()] == self.text[old.span.clone()]
+            })
+        };
+        for old in self.statements.iter().filter(|s| s.span.end <= span.start) {
+            if !same(old, now.next()) {
+                return None;
+            }
+        }
+        if let Some((key, value)) = new
+            && !now.next().is_some_and(|s| s.key == key && s.value == value)
+        {
+            return None;
+        }
+        for old in self.statements.iter().filter(|s| s.span.start >= span.end) {
+            if !same(old, now.next()) {
+                return None;
+            }
+        }
+        now.next().is_none().then_some(after)
     }
 
     /// The file text.
@@ -168,32 +235,15 @@ impl DotEnv {
             .with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
-
-    fn splice(&mut self, span: Range<usize>, with: &str) {
-        self.text.replace_range(span, with);
-    }
-
-    /// Finds the statements again after an edit. The text only ever holds
-    /// statements this module wrote or read, so it parses.
-    fn reparse(&mut self) {
-        match (Parser {
-            text: &self.text,
-            pos: 0,
-        })
-        .statements()
-        {
-            Ok(s) => self.statements = s,
-            Err(e) => unreachable!("an edited .env no longer parses: {e}"),
-        }
-    }
 }
 
-/// `KEY=value` as azd writes it (an integer bare when it reads back the same,
-/// anything else double-quoted and escaped) when azd reads that back as
-/// `value`; else single-quoted or bare, whichever reads back; `None` when no
-/// notation does (azd's reader ends no quoted value at a backslash, and takes
-/// `"` next to the closing quote as part of it).
-fn assignment(key: &str, value: &str) -> Option<String> {
+/// The ways to write `KEY=value`, best first: as azd writes it (an integer
+/// bare when it prints back the same, anything else double-quoted and
+/// escaped); single-quoted; bare, unless the value holds a `$` (bare text
+/// expands `$NAME` from the keys above it). azd's reader ends no quoted value
+/// at a backslash and takes a `"` next to the closing quote as part of the
+/// value, so a caller keeps the first one that reads back.
+fn notations(key: &str, value: &str) -> Vec<String> {
     let azd = if is_go_int(value) {
         format!("{key}={value}")
     } else {
@@ -214,19 +264,11 @@ fn assignment(key: &str, value: &str) -> Option<String> {
         out.push('"');
         out
     };
-    let single = format!("{key}='{value}'");
-    let bare = format!("{key}={value}");
-    let reads_back = |line: &String| {
-        DotEnv::parse(&format!("{line}\n")).is_ok_and(|d| {
-            d.statements.len() == 1 && d.statements[0].key == key && d.statements[0].value == value
-        })
-    };
-    // Bare text would expand `$NAME` from the keys above it: never bare then.
-    let bare_allowed = !value.contains('$');
-    [(azd, true), (single, true), (bare, bare_allowed)]
-        .into_iter()
-        .find(|(line, allowed)| *allowed && reads_back(line))
-        .map(|(line, _)| line)
+    let mut all = vec![azd, format!("{key}='{value}'")];
+    if !value.contains('$') {
+        all.push(format!("{key}={value}"));
+    }
+    all
 }
 
 /// A value no `.env` notation carries back to azd unchanged.
@@ -236,6 +278,11 @@ fn assignment(key: &str, value: &str) -> Option<String> {
      (azd's .env reader cannot end a quoted value with a backslash)"
 )]
 pub(super) struct UnwritableValue(String);
+
+/// A key whose statement cannot be cut out without changing another.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} cannot be removed from .env without changing the statements around it")]
+pub(super) struct UnremovableKey(String);
 
 /// A value Go's `strconv.Atoi` reads, and prints back unchanged (azd writes
 /// those bare; `+1` or `007` are quoted so they keep their text).
@@ -261,165 +308,6 @@ fn whole_line_if_alone(text: &str, span: Range<usize>) -> Range<usize> {
     } else {
         span
     }
-}
-
-fn line_of(bytes: &[u8], at: usize) -> usize {
-    bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1
-}
-
-/// godotenv's notion of a blank inside a line.
-fn is_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{85}' | '\u{a0}'
-    )
-}
-
-struct Parser<'a> {
-    text: &'a str,
-    pos: usize,
-}
-
-impl<'a> Parser<'a> {
-    fn statements(mut self) -> Result<Vec<Statement>, DotEnvError> {
-        let mut out: Vec<Statement> = Vec::new();
-        let mut seen = BTreeMap::new();
-        while self.next_statement() {
-            let start = self.pos;
-            let (key, export) = self.key()?;
-            let value = self.value(&seen)?;
-            seen.insert(key.clone(), value.clone());
-            out.push(Statement {
-                key,
-                value,
-                span: start..self.pos,
-                export,
-            });
-        }
-        Ok(out)
-    }
-
-    fn rest(&self) -> &'a str {
-        &self.text[self.pos..]
-    }
-
-    fn error(&self, what: impl Into<String>) -> DotEnvError {
-        DotEnvError {
-            line: line_of(self.text.as_bytes(), self.pos),
-            what: what.into(),
-        }
-    }
-
-    /// Skips blanks and comment lines; false at the end of the text.
-    fn next_statement(&mut self) -> bool {
-        loop {
-            let skipped = self.rest().len() - self.rest().trim_start().len();
-            self.pos += skipped;
-            if self.rest().is_empty() {
-                return false;
-            }
-            if !self.rest().starts_with('#') {
-                return true;
-            }
-            match self.rest().find('\n') {
-                Some(i) => self.pos += i,
-                None => return false,
-            }
-        }
-    }
-
-    /// The key (after an optional `export `), up to and past `=` or `:`.
-    fn key(&mut self) -> Result<(String, bool), DotEnvError> {
-        let mut export = false;
-        if let Some(after) = self.rest().strip_prefix("export")
-            && after.starts_with(is_space)
-        {
-            export = true;
-            self.pos += "export".len() + (after.len() - after.trim_start_matches(is_space).len());
-        }
-        for (i, c) in self.rest().char_indices() {
-            match c {
-                '\n' => break,
-                '=' | ':' => {
-                    let key = self.rest()[..i].trim_end().to_owned();
-                    self.pos += i + 1;
-                    let blanks = self.rest().len() - self.rest().trim_start_matches(is_space).len();
-                    self.pos += blanks;
-                    return Ok((key, export));
-                }
-                c if is_space(c) || c == '_' || c == '.' || c.is_alphanumeric() => {}
-                c => {
-                    self.pos += i;
-                    return Err(self.error(format!(
-                        "unexpected {c:?} in a key: azd expects KEY=value (or a # comment)"
-                    )));
-                }
-            }
-        }
-        Err(self.error("a key without `=`: azd expects KEY=value"))
-    }
-
-    fn value(&mut self, seen: &BTreeMap<String, String>) -> Result<String, DotEnvError> {
-        let rest = self.rest();
-        let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else {
-            let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
-            let line = &rest[..end];
-            // An unquoted value ends at a `#` that follows a blank.
-            let value_end = line
-                .char_indices()
-                .skip(1)
-                .filter(|&(i, c)| c == '#' && line[..i].chars().next_back().is_some_and(is_space))
-                .map(|(i, _)| i)
-                .last()
-                .unwrap_or(line.len());
-            let value = line[..value_end].trim_matches(is_space);
-            self.pos += end;
-            return Ok(expand_variables(value, seen));
-        };
-        let bytes = rest.as_bytes();
-        let close = (1..bytes.len()).find(|&i| bytes[i] == quote as u8 && bytes[i - 1] != b'\\');
-        let Some(close) = close else {
-            return Err(self.error(format!("a value opened with {quote} is never closed")));
-        };
-        let inner = rest[..close].trim_matches(quote);
-        self.pos += close + 1;
-        Ok(if quote == '"' {
-            expand_variables(&expand_escapes(inner), seen)
-        } else {
-            inner.to_owned()
-        })
-    }
-}
-
-static ESCAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\.").expect("valid regex"));
-static UNESCAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\([^$])").expect("valid regex"));
-static VARIABLE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\\)?(\$)(\()?\{?([A-Z0-9_]+)?\}?").expect("valid regex"));
-
-/// `\n` and `\r` become line breaks, then `\X` becomes `X` (except `\$`).
-fn expand_escapes(s: &str) -> String {
-    let once = ESCAPE.replace_all(s, |c: &regex::Captures<'_>| match &c[0] {
-        "\\n" => "\n".to_owned(),
-        "\\r" => "\r".to_owned(),
-        other => other.to_owned(),
-    });
-    UNESCAPE.replace_all(&once, "$1").into_owned()
-}
-
-/// `$KEY` and `${KEY}` become the value of an earlier key (empty when there is
-/// none); `\$` and `$(` keep the text after their first character.
-fn expand_variables(s: &str, seen: &BTreeMap<String, String>) -> String {
-    VARIABLE
-        .replace_all(s, |c: &regex::Captures<'_>| {
-            if c.get(1).is_some() || c.get(3).is_some() {
-                c[0][1..].to_owned()
-            } else if let Some(name) = c.get(4) {
-                seen.get(name.as_str()).cloned().unwrap_or_default()
-            } else {
-                c[0].to_owned()
-            }
-        })
-        .into_owned()
 }
 
 #[cfg(test)]
@@ -494,7 +382,7 @@ mod tests {
         d.set("KEEP", "single").unwrap(); // unchanged value: untouched text
         d.set("FOO", "new value").unwrap();
         d.set("OLD", "replaced").unwrap();
-        d.remove("GONE");
+        d.remove("GONE").unwrap();
         d.set("ADDED_B", "2").unwrap();
         d.set("ADDED_A", "$HOME").unwrap();
         assert_eq!(
@@ -570,13 +458,35 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_never_swallows_the_statement_after_it_on_its_line() {
+        // A statement may follow a quoted value on its line; a value only a
+        // bare notation carries must not run on into it (found by the fuzzer).
+        let mut d = parse("A=\"dev\"B=us\"\nC='x' D=2\n");
+        d.set("A", "v \\").unwrap();
+        assert_eq!(d.render(), "A=v \\\nB=us\"\nC='x' D=2\n");
+        let back = parse(&d.render());
+        assert_eq!(back.get("A"), Some("v \\"));
+        assert_eq!(back.get("B"), Some("us\""));
+        d.set("C", "y z\\").unwrap();
+        assert_eq!(parse(&d.render()).get("D"), Some("2"));
+        assert_eq!(parse(&d.render()).get("C"), Some("y z\\"));
+        d.remove("C").unwrap();
+        assert_eq!(d.render(), "A=v \\\nB=us\"\nD=2\n");
+    }
+
+    #[test]
     fn removing_a_key_drops_every_copy_and_keeps_its_neighbours() {
         let mut d = parse("A=1\nB=2 # note\nA=3\nC=\"x\" D=4\n");
-        d.remove("A");
+        d.remove("A").unwrap();
         assert_eq!(d.render(), "B=2 # note\nC=\"x\" D=4\n");
-        d.remove("D");
+        d.remove("D").unwrap();
         assert_eq!(d.get("C"), Some("x"));
         assert_eq!(d.get("D"), None);
+        // A lone `\r` before the cut must not meet the line break after it
+        // (it would read as a Windows line ending).
+        let mut d = parse("A=1\rB=2\n");
+        d.remove("B").unwrap();
+        assert_eq!(d.render(), "A=1\n");
     }
 
     #[test]

@@ -69,7 +69,9 @@ impl Environment {
             }
         }
         for k in removed {
-            dotenv.remove(k);
+            if let Err(e) = dotenv.remove(k) {
+                unwritable.push(e.to_string());
+            }
         }
         if dotenv.render() != before {
             std::fs::create_dir_all(&self.dir)

@@ -96,7 +96,9 @@ fn fuzz_dotenv_is_read_or_refused_and_what_is_read_survives_a_write() {
         };
         let value = m.text("v \\ \" $X ' \n # é", &DOTENV_WORDS);
         let existing = m.rng().bool();
-        let outcome = std::panic::catch_unwind(|| write_back(&bytes, &value, existing));
+        // Sometimes the key is removed instead (`None`).
+        let value = (m.rng().u8(0..4) != 0).then_some(value);
+        let outcome = std::panic::catch_unwind(|| write_back(&bytes, value.as_deref(), existing));
         match outcome {
             Err(_) => tally.fail(&bytes, ".env handling panicked"),
             Ok(Ok(what)) => tally.record(what, ""),
@@ -117,11 +119,15 @@ enum WriteBack {
     Broken(String),
 }
 
-/// Reads `bytes` as a `.env`, sets a key to `value` (an existing one when
-/// `existing` and nothing in the file expands a variable, else a new one),
-/// writes it, reads it again: every other value must be as it was, and the
-/// key must read back as `value`.
-fn write_back(bytes: &[u8], value: &str, existing: bool) -> Result<&'static str, WriteBack> {
+/// Reads `bytes` as a `.env`, sets a key to `value` or removes it (`None`;
+/// an existing key when `existing` and nothing in the file expands a
+/// variable, else a new one), writes it, reads it again: every other value
+/// must be as it was, and the key must read back as `value` (or be gone).
+fn write_back(
+    bytes: &[u8],
+    value: Option<&str>,
+    existing: bool,
+) -> Result<&'static str, WriteBack> {
     let env = DotEnv::parse_bytes(bytes).map_err(|e| Refused(e.to_string()))?;
     let mut expected = env.values();
     let text = String::from_utf8_lossy(bytes);
@@ -131,10 +137,20 @@ fn write_back(bytes: &[u8], value: &str, existing: bool) -> Result<&'static str,
         _ => "FUZZ_NEW_KEY".to_owned(),
     };
     let mut edited = env.clone();
-    if edited.set(&key, value).is_err() {
-        return Ok("unwritable value");
+    match value {
+        Some(value) => {
+            if edited.set(&key, value).is_err() {
+                return Ok("unwritable value");
+            }
+            expected.insert(key.clone(), value.to_owned());
+        }
+        None => {
+            edited
+                .remove(&key)
+                .map_err(|e| Broken(format!("a removal was refused: {e}")))?;
+            expected.remove(&key);
+        }
     }
-    expected.insert(key.clone(), value.to_owned());
     let again = DotEnv::parse(&edited.render())
         .map_err(|e| Broken(format!("written back, it cannot be read: {e}")))?;
     if again.values() != expected {
@@ -144,9 +160,10 @@ fn write_back(bytes: &[u8], value: &str, existing: bool) -> Result<&'static str,
             again.values()
         )));
     }
-    Ok(if key == "FUZZ_NEW_KEY" {
-        "read, key added"
-    } else {
-        "read, value replaced"
+    Ok(match (value, key == "FUZZ_NEW_KEY") {
+        (None, true) => "read, absent key removed",
+        (None, false) => "read, key removed",
+        (Some(_), true) => "read, key added",
+        (Some(_), false) => "read, value replaced",
     })
 }
