@@ -32,6 +32,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let messages = out.join("messages");
     std::fs::create_dir_all(&messages)?;
+    let mut typed = tonic_prost_build::Config::new();
+    typed.enable_type_names();
     tonic_prost_build::configure()
         .build_client(false)
         .build_server(false)
@@ -39,7 +41,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // `inbound` walks it): protoc's FileDescriptorSet, imports included.
         .file_descriptor_set_path(messages.join("azdext.fds"))
         .out_dir(&messages)
-        .compile_protos(&files, &includes)?;
+        // `prost::Name`: the clients' codec finds each response's type by name.
+        .compile_with_config(typed, &files, &includes)?;
 
     // The services only: their messages are the ones generated above.
     for (feature, dir, client) in [
@@ -55,6 +58,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build_client(client)
             .build_server(!client)
             .extern_path(".azdext", "crate::azdext")
+            // Responses are walked before prost reads them (`wire`).
+            .codec_path(if client {
+                "crate::wire::GuardedCodec"
+            } else {
+                "tonic_prost::ProstCodec"
+            })
             .out_dir(&dir)
             .compile_protos(&files, &includes)?;
     }

@@ -7,9 +7,11 @@
 //! prost/tonic; nothing hand-written lives there. Without a feature the crate
 //! needs no tonic: the WebAssembly runtime uses the messages only.
 //!
-//! The one hand-written piece is [`request`]: the request kinds of the
+//! The hand-written pieces are [`request`] (the request kinds of the
 //! provisioning stream and the rules that go with them, shared by the
-//! extension and the simulated azd. Conversions to the host's own types live in
+//! extension and the simulated azd) and [`wire`] (the walk that measures a
+//! message's nesting before prost decodes it, and the clients' codec that
+//! runs it). Conversions to the host's own types live in
 //! the host's crates.
 
 /// Messages (and, with the `client` feature, clients) generated from `azdext/*.proto`.
@@ -34,6 +36,7 @@ pub mod server {
 }
 
 pub mod request;
+pub mod wire;
 
 pub use request::{Request, RequestKind, progress_message};
 

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use prost::Message as _;
 use prost_types::value::Kind;
 
-use super::{Unreadable, decode, scan};
+use super::{Unreadable, decode};
 
 /// Config levels of a decoded value, counted as the walk counts them.
 fn value_depth(v: &prost_types::Value) -> usize {
@@ -41,11 +41,11 @@ fn config_depth(msg: &pb::ProvisioningMessage) -> usize {
 /// `shallow` says it nests no deeper than prost can recurse on this thread
 /// (else prost is run on it only if the walk finds it shallow).
 fn check(bytes: &[u8], id: Option<&str>, shallow: bool, tally: &mut Tally) {
-    let walked = scan::shape(bytes);
+    let walked = super::envelope_shape(bytes);
     let prost_safe = shallow
         || walked
             .as_ref()
-            .is_ok_and(|s| s.nesting <= super::MAX_NESTING);
+            .is_ok_and(|s| s.nesting <= azd_wasm_host_proto::wire::MAX_NESTING);
     let read = prost_safe.then(|| pb::ProvisioningMessage::decode(bytes));
     match (&walked, &read) {
         (Err(m), Some(Ok(_))) => {

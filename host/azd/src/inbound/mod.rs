@@ -3,7 +3,7 @@
 //! Whatever azd sends, the stream lives and every request it can name gets
 //! one answer. The stream hands over raw bytes, and each message is walked
 //! first, without recursion ([`scan::shape`], which follows the schema
-//! protoc described, [`schema`]):
+//! protoc described, [`scan::Schema`]):
 //!
 //! - azd's protobuf library accepts messages nested 10,000 levels deep, so an
 //!   Initialize's `infra.config` can nest that deep (each level of an object
@@ -27,20 +27,11 @@ use azd_wasm_host_proto::{MAX_MESSAGE_BYTES, RequestKind};
 use bytes::Bytes;
 use prost::Message as _;
 
-use scan::Malformed;
+pub use azd_wasm_host_proto::wire::MAX_CONFIG_DEPTH;
+use azd_wasm_host_proto::wire::{self as scan, MAX_NESTING, Malformed};
 
 #[cfg(test)]
 mod fuzz;
-mod scan;
-mod schema;
-
-/// The deepest `infra.config` read, in levels of nested objects and lists.
-pub const MAX_CONFIG_DEPTH: usize = 1000;
-
-/// The deepest nesting of messages and groups decoded: room for a config at
-/// [`MAX_CONFIG_DEPTH`] (three levels per object: `Struct`, its map entry,
-/// `Value`) under the envelope, the request and its options.
-const MAX_NESTING: usize = 3 * MAX_CONFIG_DEPTH + 16;
 
 /// The largest message read off the stream: four times azd's limit. A message
 /// over azd's limit but within this is read and answered (`invalid_message`);
@@ -63,12 +54,17 @@ pub(crate) enum Unreadable {
     Anonymous(String),
 }
 
+/// The walk of an envelope.
+fn envelope_shape(bytes: &[u8]) -> Result<scan::Shape, Malformed> {
+    scan::shape(bytes, scan::Schema::get().envelope)
+}
+
 /// Decodes one message; refuses one nested too deep or not readable.
 pub(crate) fn decode(bytes: &Bytes) -> Result<pb::ProvisioningMessage, Unreadable> {
     let problem = if bytes.len() > MAX_MESSAGE_BYTES {
         format!("it is larger than azd's limit of {MAX_MESSAGE_BYTES} bytes per message")
     } else {
-        match scan::shape(bytes) {
+        match envelope_shape(bytes) {
             Ok(shape) if shape.config_depth > MAX_CONFIG_DEPTH => {
                 return Err(refuse(bytes, too_deep(shape.config_depth)));
             }
@@ -195,7 +191,7 @@ mod tests {
     }
 
     fn depth(bytes: &[u8]) -> usize {
-        scan::shape(bytes).unwrap().config_depth
+        envelope_shape(bytes).unwrap().config_depth
     }
 
     fn refused(bytes: &[u8]) -> (String, ProviderError) {

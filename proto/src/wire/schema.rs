@@ -1,7 +1,7 @@
 //! Which fields of which messages are messages themselves: the part of the
 //! schema that decides where prost will descend, read once from the
 //! descriptors protoc wrote when the wire types were generated
-//! ([`azd_wasm_host_proto::FILE_DESCRIPTOR_SET`]). A field the schema does
+//! ([`crate::FILE_DESCRIPTOR_SET`]). A field the schema does
 //! not list is opaque: prost skips its bytes without reading into them.
 
 use std::collections::HashMap;
@@ -17,12 +17,14 @@ pub(super) struct MessageShape {
     children: HashMap<u32, usize>,
 }
 
-/// The message types of the provisioning stream.
+/// The message types of azd's protocol.
 #[derive(Debug)]
-pub(super) struct Schema {
+pub struct Schema {
     messages: Vec<MessageShape>,
+    /// Every message type's index, by full name (`.azdext.ProvisioningMessage`).
+    names: HashMap<String, usize>,
     /// `azdext.ProvisioningMessage`, the envelope.
-    pub(super) envelope: usize,
+    pub envelope: usize,
     /// `google.protobuf.Struct` and `google.protobuf.ListValue`: one level of
     /// a config object or list each.
     config_levels: [usize; 2],
@@ -30,9 +32,9 @@ pub(super) struct Schema {
 
 impl Schema {
     /// The schema of this build's wire types.
-    pub(super) fn get() -> &'static Schema {
+    pub fn get() -> &'static Schema {
         static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
-            Schema::from_descriptors(azd_wasm_host_proto::FILE_DESCRIPTOR_SET)
+            Schema::from_descriptors(crate::FILE_DESCRIPTOR_SET)
                 // The bytes are protoc's, embedded at build time; a test reads them.
                 .expect("the embedded descriptor set describes the envelope")
         });
@@ -40,7 +42,7 @@ impl Schema {
     }
 
     /// Reads an encoded `FileDescriptorSet`.
-    pub(super) fn from_descriptors(bytes: &[u8]) -> Result<Schema, String> {
+    pub fn from_descriptors(bytes: &[u8]) -> Result<Schema, String> {
         let set = prost_types::FileDescriptorSet::decode(bytes).map_err(|e| e.to_string())?;
         let mut names = HashMap::new();
         let mut types = Vec::new();
@@ -72,23 +74,33 @@ impl Schema {
             }
             messages.push(shape);
         }
+        let envelope = index(".azdext.ProvisioningMessage")?;
+        let config_levels = [
+            index(".google.protobuf.Struct")?,
+            index(".google.protobuf.ListValue")?,
+        ];
         Ok(Schema {
             messages,
-            envelope: index(".azdext.ProvisioningMessage")?,
-            config_levels: [
-                index(".google.protobuf.Struct")?,
-                index(".google.protobuf.ListValue")?,
-            ],
+            names,
+            envelope,
+            config_levels,
         })
     }
 
+    /// The message type named `full_name` (`azdext.GetValuesResponse`; a
+    /// leading dot is optional).
+    pub fn message(&self, full_name: &str) -> Option<usize> {
+        let name = full_name.strip_prefix('.').unwrap_or(full_name);
+        self.names.get(&format!(".{name}")).copied()
+    }
+
     /// The type of field `field` of message `message`, if it is a message.
-    pub(super) fn child(&self, message: usize, field: u32) -> Option<usize> {
+    pub fn child(&self, message: usize, field: u32) -> Option<usize> {
         self.messages.get(message)?.children.get(&field).copied()
     }
 
     /// Whether a message of type `message` is one level of a config.
-    pub(super) fn is_config_level(&self, message: usize) -> bool {
+    pub fn is_config_level(&self, message: usize) -> bool {
         self.config_levels.contains(&message)
     }
 }
@@ -130,7 +142,7 @@ mod tests {
         assert_eq!(schema.child(schema.envelope, 1), None);
         assert_eq!(schema.child(schema.envelope, 1000), None);
         // Every request kind's field is a message the walk enters.
-        for kind in azd_wasm_host_proto::RequestKind::ALL {
+        for kind in crate::RequestKind::ALL {
             assert!(
                 schema
                     .child(schema.envelope, kind.envelope_field())

@@ -19,18 +19,18 @@ use super::schema::Schema;
 
 /// How deep a readable message nests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Shape {
+pub struct Shape {
     /// The deepest config level (objects and lists).
-    pub(super) config_depth: usize,
-    /// The deepest nesting of messages and groups under the envelope.
-    pub(super) nesting: usize,
+    pub config_depth: usize,
+    /// The deepest nesting of messages and groups under the root.
+    pub nesting: usize,
 }
 
 /// Why bytes are not protobuf: what is wrong, and at which byte.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Malformed {
-    pub(super) what: &'static str,
-    pub(super) at: usize,
+pub struct Malformed {
+    pub what: &'static str,
+    pub at: usize,
 }
 
 /// Marks "no message type" (a group) and "not a group" in a [`Frame`].
@@ -49,16 +49,16 @@ struct Frame {
     group: u32,
 }
 
-/// Walks `bytes` as an envelope, to its end: the depths it reports are exact
-/// however deep it nests.
-pub(super) fn shape(bytes: &[u8]) -> Result<Shape, Malformed> {
+/// Walks `bytes` as a message of type `root` (an index of [`Schema::get`]),
+/// to its end: the depths it reports are exact however deep it nests.
+pub fn shape(bytes: &[u8], root: usize) -> Result<Shape, Malformed> {
     let malformed = |what, at| Malformed { what, at };
     let schema = Schema::get();
     let total = u32::try_from(bytes.len()).map_err(|_| malformed("a message over 4 GiB", 0))?;
     let is_level = |m: u32| m != NONE && schema.is_config_level(m as usize);
     let mut stack: Vec<Frame> = Vec::new();
     let mut top = Frame {
-        message: u32::try_from(schema.envelope).unwrap_or(NONE),
+        message: u32::try_from(root).unwrap_or(NONE),
         end: total,
         group: NONE,
     };
@@ -147,19 +147,19 @@ fn length(bytes: &[u8], pos: &mut usize, end: usize) -> Result<usize, &'static s
 
 /// What survives of an envelope that cannot be decoded.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct Head {
+pub struct Head {
     /// The first `request_id` (field 1) read, if it is text. azd writes it first.
-    pub(super) request_id: Option<String>,
+    pub request_id: Option<String>,
     /// The number of the body's field (`message_type`, fields 2 to 20), the
     /// last one whose key was read.
-    pub(super) body_field: Option<u32>,
+    pub body_field: Option<u32>,
     /// Where that field's contents start, when its length could be read.
-    pub(super) body_contents_at: Option<usize>,
+    pub body_contents_at: Option<usize>,
 }
 
 /// Reads the envelope's top-level fields up to the first byte that is not
 /// protobuf, skipping groups.
-pub(super) fn head(bytes: &[u8]) -> Head {
+pub fn head(bytes: &[u8]) -> Head {
     let mut head = Head::default();
     let mut groups: Vec<u32> = Vec::new();
     let mut pos = 0;
