@@ -26,7 +26,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 pub(super) use read::DotEnvError;
-use read::{Parser, Statement, is_space, line_of};
+use read::{Parser, Statement, leading_blanks, line_of, trailing_blanks};
 
 mod read;
 
@@ -111,38 +111,35 @@ impl DotEnv {
         if index.is_some_and(|i| self.statements[i].value == value) {
             return Ok(());
         }
-        let edited = notations(key, value)
-            .into_iter()
-            .find_map(|line| match index {
-                Some(i) => {
-                    let s = &self.statements[i];
-                    let line = if s.export {
-                        format!("export {line}")
-                    } else {
-                        line
-                    };
-                    let rest = &self.text[s.span.end..];
-                    let blanks = rest.len() - rest.trim_start_matches(is_space).len();
-                    let mut tries = vec![(s.span.clone(), line.clone())];
-                    if !rest[blanks..].is_empty() && !rest[blanks..].starts_with('\n') {
-                        // What follows on the line moves to a line of its own.
-                        tries.push((s.span.start..s.span.end + blanks, format!("{line}\n")));
-                    }
-                    tries
-                        .into_iter()
-                        .find_map(|(span, with)| self.edited(span, &with, Some((key, value))))
+        // Where the statement may go, and what goes before and after it there.
+        let places = match index {
+            Some(i) => {
+                let s = &self.statements[i];
+                let prefix = if s.export { "export " } else { "" };
+                let rest = &self.text[s.span.end..];
+                let blanks = leading_blanks(rest);
+                let mut places = vec![(s.span.clone(), prefix, "")];
+                if !rest[blanks..].is_empty() && !rest[blanks..].starts_with('\n') {
+                    // What follows on the line moves to a line of its own.
+                    places.push((s.span.start..s.span.end + blanks, prefix, "\n"));
                 }
-                None => {
-                    let end = self.text.len();
-                    let sep = if end > 0 && !self.text.ends_with('\n') {
-                        "\n"
-                    } else {
-                        ""
-                    };
-                    let with = format!("{sep}{line}\n");
-                    self.edited(end..end, &with, Some((key, value)))
-                }
-            });
+                places
+            }
+            None => {
+                let end = self.text.len();
+                let open = !self.text.is_empty() && !self.text.ends_with('\n');
+                vec![(end..end, if open { "\n" } else { "" }, "\n")]
+            }
+        };
+        let edited = notations(key, value).iter().find_map(|line| {
+            places.iter().find_map(|(span, before, after)| {
+                self.edited(
+                    span.clone(),
+                    &format!("{before}{line}{after}"),
+                    Some((key, value)),
+                )
+            })
+        });
         *self = edited.ok_or_else(|| UnwritableValue(key.to_owned()))?;
         Ok(())
     }
@@ -156,10 +153,9 @@ impl DotEnv {
             let span = edited.statements[i].span.clone();
             let line = whole_line_if_alone(&edited.text, span.clone());
             let before = &edited.text[..span.start];
-            let blanks = before.len() - before.trim_end_matches(is_space).len();
             // The blanks before it go too when one of them is a lone `\r`
             // that would otherwise meet the line break after it.
-            let with_blanks = span.start - blanks..span.end;
+            let with_blanks = span.start - trailing_blanks(before)..span.end;
             edited = [
                 (line, ""),
                 (span.clone(), ""),

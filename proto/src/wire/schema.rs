@@ -21,7 +21,8 @@ pub(super) struct MessageShape {
 #[derive(Debug)]
 pub struct Schema {
     messages: Vec<MessageShape>,
-    /// Every message type's index, by full name (`.azdext.ProvisioningMessage`).
+    /// Every message type's index, by full name without the leading dot
+    /// (`azdext.ProvisioningMessage`, as `prost::Name::full_name` gives it).
     names: HashMap<String, usize>,
     /// `azdext.ProvisioningMessage`, the envelope.
     pub envelope: usize,
@@ -57,9 +58,10 @@ impl Schema {
                 collect(&prefix, message, &mut names, &mut types);
             }
         }
+        // Descriptors name types with a leading dot (`.azdext.KeyValue`).
         let index = |name: &str| {
             names
-                .get(name)
+                .get(name.strip_prefix('.').unwrap_or(name))
                 .copied()
                 .ok_or_else(|| format!("the descriptors do not describe {name}"))
         };
@@ -87,11 +89,9 @@ impl Schema {
         })
     }
 
-    /// The message type named `full_name` (`azdext.GetValuesResponse`; a
-    /// leading dot is optional).
+    /// The message type named `full_name` (`azdext.KeyValueListResponse`).
     pub fn message(&self, full_name: &str) -> Option<usize> {
-        let name = full_name.strip_prefix('.').unwrap_or(full_name);
-        self.names.get(&format!(".{name}")).copied()
+        self.names.get(full_name).copied()
     }
 
     /// The type of field `field` of message `message`, if it is a message.
@@ -113,7 +113,8 @@ fn collect<'a>(
     types: &mut Vec<&'a prost_types::DescriptorProto>,
 ) {
     let name = format!("{prefix}.{}", message.name());
-    names.insert(name.clone(), types.len());
+    let dotless = name.strip_prefix('.').unwrap_or(&name);
+    names.insert(dotless.to_owned(), types.len());
     types.push(message);
     for nested in &message.nested_type {
         collect(&name, nested, names, types);
@@ -138,6 +139,13 @@ mod tests {
         let list = schema.child(value, 6).expect("Value.list_value");
         assert!(schema.is_config_level(list));
         assert_eq!(schema.child(list, 1), Some(value));
+        // Found by the name prost gives a type.
+        assert_eq!(
+            schema.message("azdext.ProvisioningMessage"),
+            Some(schema.envelope)
+        );
+        assert_eq!(schema.message("google.protobuf.Struct"), Some(config));
+        assert_eq!(schema.message("azdext.NoSuchMessage"), None);
         // A string field is opaque; so is a field the schema does not have.
         assert_eq!(schema.child(schema.envelope, 1), None);
         assert_eq!(schema.child(schema.envelope, 1000), None);

@@ -45,7 +45,7 @@ fn check(bytes: &[u8], id: Option<&str>, shallow: bool, tally: &mut Tally) {
     let prost_safe = shallow
         || walked
             .as_ref()
-            .is_ok_and(|s| s.nesting <= azd_wasm_host_proto::wire::MAX_NESTING);
+            .is_ok_and(|s| s.nesting <= super::MAX_NESTING);
     let read = prost_safe.then(|| pb::ProvisioningMessage::decode(bytes));
     match (&walked, &read) {
         (Err(m), Some(Ok(_))) => {

@@ -2,8 +2,8 @@
 //!
 //! Whatever azd sends, the stream lives and every request it can name gets
 //! one answer. The stream hands over raw bytes, and each message is walked
-//! first, without recursion ([`scan::shape`], which follows the schema
-//! protoc described, [`scan::Schema`]):
+//! first, without recursion ([`wire::shape`], which follows the schema
+//! protoc described, [`wire::Schema`]):
 //!
 //! - azd's protobuf library accepts messages nested 10,000 levels deep, so an
 //!   Initialize's `infra.config` can nest that deep (each level of an object
@@ -18,7 +18,7 @@
 //!   prost and Go's protobuf skip them.
 //! - A message that is not protobuf, or that prost refuses, is answered with
 //!   `invalid_message` naming what was wrong, under the request id read from
-//!   what survives of it ([`scan::head`]); only a message with no readable
+//!   what survives of it ([`wire::head`]); only a message with no readable
 //!   id goes unanswered (there is nobody to answer), and is logged.
 
 use azd_wasm_host_core::{ErrorCode, ProviderError};
@@ -28,7 +28,7 @@ use bytes::Bytes;
 use prost::Message as _;
 
 pub use azd_wasm_host_proto::wire::MAX_CONFIG_DEPTH;
-use azd_wasm_host_proto::wire::{self as scan, MAX_NESTING, Malformed};
+use azd_wasm_host_proto::wire::{self, MAX_NESTING, Malformed};
 
 #[cfg(test)]
 mod fuzz;
@@ -55,8 +55,8 @@ pub(crate) enum Unreadable {
 }
 
 /// The walk of an envelope.
-fn envelope_shape(bytes: &[u8]) -> Result<scan::Shape, Malformed> {
-    scan::shape(bytes, scan::Schema::get().envelope)
+fn envelope_shape(bytes: &[u8]) -> Result<wire::Shape, Malformed> {
+    wire::shape(bytes, wire::Schema::get().envelope)
 }
 
 /// Decodes one message; refuses one nested too deep or not readable.
@@ -82,7 +82,7 @@ pub(crate) fn decode(bytes: &Bytes) -> Result<pb::ProvisioningMessage, Unreadabl
             }
         }
     };
-    let head = scan::head(bytes);
+    let head = wire::head(bytes);
     let kind = head.body_field.and_then(RequestKind::from_envelope_field);
     let what = match kind {
         Some(kind) => format!("the {kind} request azd sent"),
@@ -114,7 +114,7 @@ pub(crate) fn decode(bytes: &Bytes) -> Result<pb::ProvisioningMessage, Unreadabl
 /// The first bytes of an unreadable message, for the debug log: at most
 /// [`HEX_PREFIX`], and of an Initialize, whose contents carry the
 /// environment's values (`virtual_env`), only the bytes before its contents.
-fn debug_prefix<'a>(bytes: &'a [u8], head: &scan::Head) -> &'a [u8] {
+fn debug_prefix<'a>(bytes: &'a [u8], head: &wire::Head) -> &'a [u8] {
     let initialize = head.body_field == Some(RequestKind::Initialize.envelope_field());
     let shown = match (initialize, head.body_contents_at) {
         (true, at) => at.unwrap_or(0),
@@ -137,7 +137,7 @@ fn too_deep(depth: usize) -> ProviderError {
 
 /// Refuses the message in `bytes` with `error`, under its request id.
 fn refuse(bytes: &[u8], error: ProviderError) -> Unreadable {
-    match scan::head(bytes).request_id {
+    match wire::head(bytes).request_id {
         Some(request_id) => Unreadable::Refused { request_id, error },
         None => Unreadable::Anonymous(error.message),
     }
@@ -341,11 +341,11 @@ mod tests {
     fn the_debug_log_shows_no_contents_of_an_initialize() {
         // id "i", then initialize_request (field 4) of 5 bytes, cut short.
         let bytes = [0x0a, 1, b'i', 0x22, 5, 0x0a, 3, b's', b'e', b'c'];
-        let head = scan::head(&bytes);
+        let head = wire::head(&bytes);
         assert_eq!(debug_prefix(&bytes, &head), &bytes[..5]);
         // Any other kind: the first 64 bytes.
         let state = [&[0x0a, 1, b's', 0x32, 0x7f][..], &[b'x'; 100]].concat();
-        assert_eq!(debug_prefix(&state, &scan::head(&state)).len(), HEX_PREFIX);
+        assert_eq!(debug_prefix(&state, &wire::head(&state)).len(), HEX_PREFIX);
     }
 
     #[test]

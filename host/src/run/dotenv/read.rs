@@ -37,6 +37,16 @@ pub(super) fn is_space(c: char) -> bool {
     )
 }
 
+/// Bytes of blanks ([`is_space`]) that `s` starts with.
+pub(super) fn leading_blanks(s: &str) -> usize {
+    s.len() - s.trim_start_matches(is_space).len()
+}
+
+/// Bytes of blanks ([`is_space`]) that `s` ends with.
+pub(super) fn trailing_blanks(s: &str) -> usize {
+    s.len() - s.trim_end_matches(is_space).len()
+}
+
 pub(super) struct Parser<'a> {
     pub(super) text: &'a str,
     pub(super) pos: usize,
@@ -97,7 +107,7 @@ impl<'a> Parser<'a> {
             && after.starts_with(is_space)
         {
             export = true;
-            self.pos += "export".len() + (after.len() - after.trim_start_matches(is_space).len());
+            self.pos += "export".len() + leading_blanks(after);
         }
         for (i, c) in self.rest().char_indices() {
             match c {
@@ -105,8 +115,7 @@ impl<'a> Parser<'a> {
                 '=' | ':' => {
                     let key = self.rest()[..i].trim_end().to_owned();
                     self.pos += i + 1;
-                    let blanks = self.rest().len() - self.rest().trim_start_matches(is_space).len();
-                    self.pos += blanks;
+                    self.pos += leading_blanks(self.rest());
                     return Ok((key, export));
                 }
                 c if is_space(c) || c == '_' || c == '.' || c.is_alphanumeric() => {}
