@@ -188,6 +188,14 @@ fn failures_dir() -> PathBuf {
     target.join("fuzz-failures")
 }
 
+/// The folder of regression inputs kept for `target`
+/// (`host/fuzz/regressions/<target>`).
+pub fn regressions_dir(target: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("regressions")
+        .join(target)
+}
+
 /// The regression inputs kept in `dir`: every `*.hex` file, decoded, with its
 /// name. A missing folder holds none.
 pub fn regressions(dir: &Path) -> Vec<(String, Vec<u8>)> {

@@ -26,7 +26,7 @@ use crate::{Campaign, Tally, regressions};
 /// The folder of kept inbound regression inputs (hex; each starts with its
 /// request id, under 128 bytes long).
 pub fn inbound_regressions() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("regressions/inbound")
+    crate::regressions_dir("inbound")
 }
 
 /// What the host must do with one input.

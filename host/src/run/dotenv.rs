@@ -153,13 +153,15 @@ impl DotEnv {
             let span = edited.statements[i].span.clone();
             let line = whole_line_if_alone(&edited.text, span.clone());
             let before = &edited.text[..span.start];
-            // The blanks before it go too when one of them is a lone `\r`
-            // that would otherwise meet the line break after it.
+            // A lone `\r` before it must not meet the line break after it:
+            // the blanks before it go too, or (when they end the statement
+            // before) a blank stands in for it.
             let with_blanks = span.start - trailing_blanks(before)..span.end;
             edited = [
                 (line, ""),
                 (span.clone(), ""),
                 (with_blanks, ""),
+                (span.clone(), " "),
                 (span, "\n"),
             ]
             .into_iter()
@@ -483,6 +485,15 @@ mod tests {
         let mut d = parse("A=1\rB=2\n");
         d.remove("B").unwrap();
         assert_eq!(d.render(), "A=1\n");
+        // ... nor when the blanks before it belong to the statement before
+        // (found by the fuzzer: an empty key after `E=- \r`).
+        let mut d = parse("E=- \r=\nE=- \r=\n");
+        d.remove("").unwrap();
+        assert_eq!(
+            d.values(),
+            BTreeMap::from([("E".to_owned(), "-".to_owned())])
+        );
+        assert_eq!(d.render(), "E=- \r \nE=- \r \n");
     }
 
     #[test]

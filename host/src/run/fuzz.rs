@@ -4,7 +4,7 @@
 //! `.env` that is read must also be written back and read again to the same
 //! values (nothing lost). Bounded in time (`azd_wasm_host_fuzz::Campaign`).
 
-use azd_wasm_host_fuzz::{Campaign, Mutator};
+use azd_wasm_host_fuzz::{Campaign, Mutator, Tally, regressions, regressions_dir};
 
 use super::dotenv::DotEnv;
 use super::project::Project;
@@ -85,6 +85,14 @@ fn fuzz_dotenv_is_read_or_refused_and_what_is_read_survives_a_write() {
     ];
     let campaign = Campaign::new("dotenv", 5);
     let mut tally = campaign.tally();
+    // Kept inputs first, each with every kind of edit.
+    for (_, bytes) in regressions(&regressions_dir("dotenv")) {
+        for value in [None, Some("v"), Some("v \\"), Some("a\nb $X")] {
+            for existing in [true, false] {
+                check_write_back(&mut tally, &bytes, value, existing);
+            }
+        }
+    }
     let mut m = Mutator::new(campaign.rng(0));
     while campaign.running() {
         let seed = seeds[m.rng().usize(..seeds.len())];
@@ -98,15 +106,22 @@ fn fuzz_dotenv_is_read_or_refused_and_what_is_read_survives_a_write() {
         let existing = m.rng().bool();
         // Sometimes the key is removed instead (`None`).
         let value = (m.rng().u8(0..4) != 0).then_some(value);
-        let outcome = std::panic::catch_unwind(|| write_back(&bytes, value.as_deref(), existing));
-        match outcome {
-            Err(_) => tally.fail(&bytes, ".env handling panicked"),
-            Ok(Ok(what)) => tally.record(what, ""),
-            Ok(Err(Broken(e))) => tally.fail(&bytes, format!("{e} (value {value:?})")),
-            Ok(Err(Refused(e))) => tally.record("refused", &e),
-        }
+        check_write_back(&mut tally, &bytes, value.as_deref(), existing);
     }
     campaign.finish([tally]);
+}
+
+/// Tallies what [`write_back`] makes of one input.
+fn check_write_back(tally: &mut Tally, bytes: &[u8], value: Option<&str>, existing: bool) {
+    match std::panic::catch_unwind(|| write_back(bytes, value, existing)) {
+        Err(_) => tally.fail(bytes, ".env handling panicked"),
+        Ok(Ok(what)) => tally.record(what, ""),
+        Ok(Err(Broken(e))) => tally.fail(
+            bytes,
+            format!("{e} (value {value:?}, existing key: {existing})"),
+        ),
+        Ok(Err(Refused(e))) => tally.record("refused", &e),
+    }
 }
 
 use WriteBack::{Broken, Refused};
