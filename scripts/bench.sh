@@ -5,7 +5,11 @@
 #      throughput, and each example component (cold/warm start, Initialize, per call, RSS);
 #   2. vs_go: this host with a trivial C component side by side with the same trivial
 #      provider written on azd's own Go SDK (azd 1.31.2 pkg/azdext), both started and driven
-#      the way azd does, with a tonic floor and ratios. The README's table comes from it.
+#      the way azd does, with a tonic floor and ratios; ours is the shipped sidecar (built here
+#      alone, without compilers) from a package, installed as azd installs it. Then the 19 MB
+#      Python example's first start after install, and the size of the shipped binary and
+#      archive per platform beside the Go SDK extension's (every sidecar scripts/release.sh
+#      has built into target/release-dist, and this machine's). The README's tables come from it.
 #
 #   scripts/bench.sh [host|go]      (default: both)
 #
@@ -49,7 +53,53 @@ if [[ $which != go ]]; then
   scripts/build-examples.sh
   cargo bench -p azd-wasm-host --bench host_bench
 fi
+# platform_sizes GO_SOURCE: per platform, the stripped sidecar and the C bench provider's archive
+# beside the Go SDK extension built for the same platform and its archive.
+platform_sizes() {
+  local work dist="$ROOT/target/release-dist" p exe goos goarch
+  command -v go >/dev/null 2>&1 || export PATH="/usr/local/go/bin:$PATH"
+  work=$(mktemp -d)
+  # shellcheck disable=SC2064 # expand now
+  trap "rm -rf '$work'" RETURN
+  mkdir -p "$work/hosts/linux-amd64"
+  cp target/release/azd-wasm-host-sidecar "$work/hosts/linux-amd64/azd-wasm-host"
+  strip "$work/hosts/linux-amd64/azd-wasm-host"
+  for p in linux-arm64 windows-amd64 darwin-amd64 darwin-arm64; do
+    exe=""
+    [[ $p == windows-* ]] && exe=.exe
+    [[ -f "$dist/$p/azd-wasm-host$exe" ]] || continue
+    mkdir -p "$work/hosts/$p"
+    cp "$dist/$p/azd-wasm-host$exe" "$work/hosts/$p/"
+  done
+  sed 's/^  - name: localfiles$/  - name: bench/' extension.yaml >"$work/extension.yaml"
+  target/release/azd-wasm-host package scripts/bench/c-provider/provider.toml \
+    --extension "$work/extension.yaml" --hosts-from "$work/hosts" --out "$work/dist" >/dev/null 2>&1
+  echo
+  echo "| platform | sidecar, stripped | its archive (with the C component, precompiled) | Go SDK extension, stripped | its archive | ratio (binary) |"
+  echo "|---|---|---|---|---|---|"
+  for d in "$work/hosts"/*/; do
+    p=$(basename "$d")
+    exe=""
+    [[ $p == windows-* ]] && exe=.exe
+    goos=${p%-*} goarch=${p#*-}
+    (cd scripts/bench/go-provider && GOTOOLCHAIN=local CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch \
+      GOPROXY="$(go env GOPROXY | sed 's/,direct$//')|file://$(go env GOMODCACHE)/cache/download" \
+      go build -trimpath -ldflags "-s -w" -o "$work/go-$p/azd-go-bench$exe" .) >&2
+    tar czf "$work/go-$p.tar.gz" -C "$work/go-$p" "azd-go-bench$exe"
+    python3 - "$p" "$d/azd-wasm-host$exe" "$work/dist/azd-wasm-host-$p.tar.gz" \
+      "$work/go-$p/azd-go-bench$exe" "$work/go-$p.tar.gz" <<'PY'
+import os, sys
+p, ours, ours_tar, go, go_tar = sys.argv[1:]
+size = lambda f: os.path.getsize(f) / 1e6
+print(f"| {p} | {size(ours):.1f} MB | {size(ours_tar):.1f} MB | {size(go):.1f} MB | {size(go_tar):.1f} MB | {size(ours) / size(go):.2f}× |")
+PY
+  done
+}
+
 if [[ $which != host ]]; then
-  scripts/build-examples.sh bench-c
+  scripts/build-examples.sh bench-c python-localfiles
+  # The sidecar alone, so that it is built without wasmtime's compilers (as release.sh builds it).
+  cargo build --locked --release -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar
   BENCH_GO_EXTENSION="$(build_go_provider)" cargo bench -p azd-wasm-host --bench vs_go
+  platform_sizes
 fi

@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
-# Runs each release build of scripts/release.sh as far as this machine allows, and prints the
-# matrix: platform · size · what ran · where · result.
+# Runs each build of scripts/release.sh as far as this machine allows, and prints the matrix:
+# platform · size · what ran · where · result.
 #
 #   scripts/cross-test.sh [PLATFORM...]   (default: every build in target/release-dist/)
 #
+# The builds are sidecars (target/release-dist/<os>-<arch>/azd-wasm-host[.exe]), which carry no
+# compiler. This machine's development CLI packages the C example (and, for Windows, the Python
+# one) with every sidecar build, so each platform's archive holds the component precompiled for
+# it; each archive is unpacked as azd installs it, and this machine's CLI plays azd (`run`) while
+# the unpacked sidecar serves as the extension (AZD_WASM_HOST_EXTENSION_COMMAND), with its debug
+# log kept: every start must say its code was loaded precompiled (no compile).
 # - linux-amd64: natively.
-# - windows-amd64: under Wine (scripts/wine/run.sh, with its test-only ProcessPrng stand-in). The
-#   Windows build plays azd itself (`run` starts the same .exe as `listen`), so the whole
-#   conversation, gRPC on loopback included, is Windows code.
-# - linux-arm64: under qemu-user. A binary under qemu cannot start another arm64 binary without a
-#   binfmt registration, so this machine's own host plays azd and starts the arm64 build as the
-#   extension (AZD_WASM_HOST_EXTENSION_COMMAND): every provider call is served by arm64 code.
+# - windows-amd64: under Wine (scripts/wine/run.sh, with its test-only ProcessPrng stand-in),
+#   from the unpacked folder itself; also the Python example, whose grants (`.`, `localinfra`,
+#   `.azure/{env}`) are opened by Windows code, with the files it made and removed checked.
+# - linux-arm64: under qemu-user.
 # - darwin-*: not runnable here; linked and inspected (scripts/macho-check.py: Mach-O headers,
 #   load commands, and the ad-hoc code signature checked page by page).
-#
-# Each runnable build runs `--version`, `check` on the C example, and a lifecycle on a fresh
-# project and HOME: `run provision`, `run state --output json`, `run down --force`. The Windows
-# build also runs the Python example, whose grants (`.`, `localinfra`, `.azure/{env}`) are opened
-# from Windows paths, and checks the files it made and removed. Needs the examples built
-# (scripts/build-examples.sh) and this machine's host (cargo build --release).
+# Each lifecycle is a fresh project and HOME: `run provision`, `run state --output json`,
+# `run down --force`. Development CLI builds (`scripts/release.sh --dev`, in .../dev/) also run
+# `--version` and `check` where they can run. Needs the examples built
+# (scripts/build-examples.sh) and this machine's CLI (cargo build --release).
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -98,17 +100,71 @@ row() { ROWS+=("| $1 | $2 | $3 | $4 | $5 |"); [[ $5 == pass* ]] || FAILED=1; }
 
 size_of() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 
+# package EXAMPLE: the example packaged by this machine's CLI with every sidecar build in $DIST
+# (one archive per platform, with the component precompiled for it), into $WORK/pkg-EXAMPLE.
+package_example() {
+  local example=$1 out="$WORK/pkg-$1" name
+  [[ -d $out ]] && return 0
+  name=$(sed -n 's/^name = "\(.*\)"/\1/p' "$ROOT/examples/$example/provider.toml")
+  mkdir -p "$out"
+  sed "s/^  - name: localfiles\$/  - name: $name/" "$ROOT/extension.yaml" >"$out/extension.yaml"
+  step "$out/package.log" "$NATIVE_HOST" package "$ROOT/examples/$example/provider.toml" \
+    --extension "$out/extension.yaml" --hosts-from "$DIST" --out "$out"
+}
+
+# sidecar_lifecycle PLATFORM EXAMPLE [RUNNER...]: the platform's archive of EXAMPLE unpacked as azd
+# installs it, serving a lifecycle that this machine's CLI drives; RUNNER (Wine, qemu) starts it.
+# Fails unless each of the three starts loaded the precompiled code.
+sidecar_lifecycle() {
+  local platform=$1 example=$2
+  shift 2
+  package_example "$example" || return 1
+  local dir="$WORK/installed-$platform-$example" exe=azd-wasm-host
+  [[ $platform == windows-* ]] && exe=azd-wasm-host.exe
+  mkdir -p "$dir"
+  tar xzf "$WORK/pkg-$example/"*-"$platform".tar.gz -C "$dir" || { note "cannot unpack the $platform archive"; return 1; }
+  local ext="$WORK/ext-$platform-$example" log="$WORK/sidecar-$platform-$example.log"
+  # As azd starts it: no manifest named, so the sidecar reads the provider.toml beside it.
+  {
+    echo '#!/bin/sh'
+    echo 'unset AZD_WASM_HOST_MANIFEST'
+    echo "export AZD_DEBUG=true WINE_RUN_DIR=$(printf %q "$dir")"
+    echo "exec $(printf '%q ' "$@") $(printf %q "$dir/$exe") \"\$@\" 2>>$(printf %q "$log")"
+  } >"$ext"
+  chmod +x "$ext"
+  AZD_WASM_HOST_EXTENSION_COMMAND="$ext" lifecycle "$example" "$NATIVE_HOST" || return 1
+  local loaded
+  loaded=$(grep -c "loaded from its package's precompiled code (no compile)" "$log")
+  if [[ $loaded -ne 3 ]] || grep -q "has no precompiled code" "$log"; then
+    note "$platform: $loaded of 3 starts loaded the precompiled code; its log:"
+    tail -n 20 "$log" | sed 's/^/    /' >&2
+    return 1
+  fi
+  grep -m1 "loaded from its package's precompiled code" "$log" | sed "s/^/    $platform: /" >&2
+}
+
+# dev_check PLATFORM RUNNER...: --version and check on the C example, where a development CLI
+# build of the platform is in $DIST/PLATFORM/dev.
+dev_check() {
+  local platform=$1
+  shift
+  [[ -f "$DIST/$platform/dev/azd-wasm-host" || -f "$DIST/$platform/dev/azd-wasm-host.exe" ]] || return 0
+  check_run "$@"
+}
+
 test_linux_amd64() {
-  local bin=$1 ran="--version, check, lifecycle (C)" result=pass
-  check_run "$bin" && lifecycle c-hello "$bin" || result=FAIL
-  row linux-amd64 "$(size_of "$bin")" "$ran" native "$result"
+  local bin=$1 result=pass
+  sidecar_lifecycle linux-amd64 c-hello && dev_check linux-amd64 "$DIST/linux-amd64/dev/azd-wasm-host" || result=FAIL
+  row linux-amd64 "$(size_of "$bin")" "lifecycle (C) served by the sidecar from its package" native "$result"
 }
 
 test_windows_amd64() {
   local bin=$1 result=pass
-  local wine=("$ROOT/scripts/wine/run.sh" "$bin")
-  check_run "${wine[@]}" && lifecycle c-hello "${wine[@]}" && lifecycle python-localfiles "${wine[@]}" || result=FAIL
-  row windows-amd64 "$(size_of "$bin")" "--version, check, lifecycle (C; Python with fs grants)" \
+  local wine="$ROOT/scripts/wine/run.sh"
+  sidecar_lifecycle windows-amd64 c-hello "$wine" &&
+    sidecar_lifecycle windows-amd64 python-localfiles "$wine" &&
+    dev_check windows-amd64 "$wine" "$DIST/windows-amd64/dev/azd-wasm-host.exe" || result=FAIL
+  row windows-amd64 "$(size_of "$bin")" "lifecycle (C; Python with fs grants) served by the sidecar from its package" \
     "Wine $(/usr/lib/wine/wine64 --version 2>/dev/null | sed 's/^wine-//')" "$result"
   [[ -f "$WORK/last-provision-python-localfiles.log" ]] && {
     echo "--- windows-amd64 under Wine: run provision (python-localfiles)"
@@ -121,19 +177,10 @@ test_linux_arm64() {
   if ! command -v qemu-aarch64 >/dev/null; then
     [[ $(id -u) == 0 ]] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
   fi
-  local qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu "$bin")
-  # The extension command counts its starts, so the matrix shows the arm64 build served each step.
-  local ext="$WORK/arm64-extension" starts="$WORK/arm64-starts"
-  printf '#!/bin/sh\necho started >>%q\nexec qemu-aarch64 -L /usr/aarch64-linux-gnu %q "$@"\n' \
-    "$starts" "$bin" >"$ext"
-  chmod +x "$ext"
-  check_run "${qemu[@]}" &&
-    AZD_WASM_HOST_EXTENSION_COMMAND="$ext" lifecycle c-hello "$NATIVE_HOST" || result=FAIL
-  if [[ $result == pass && $(wc -l <"$starts" 2>/dev/null || echo 0) -ne 3 ]]; then
-    note "the arm64 build was not started for each of provision, state and down"
-    result=FAIL
-  fi
-  row linux-arm64 "$(size_of "$bin")" "--version, check; lifecycle (C) served by the arm64 build as listen" \
+  local qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+  sidecar_lifecycle linux-arm64 c-hello "${qemu[@]}" &&
+    dev_check linux-arm64 "${qemu[@]}" "$DIST/linux-arm64/dev/azd-wasm-host" || result=FAIL
+  row linux-arm64 "$(size_of "$bin")" "lifecycle (C) served by the arm64 sidecar from its package" \
     "qemu-user $(qemu-aarch64 --version | head -1 | awk '{print $3}')" "$result"
 }
 

@@ -47,6 +47,14 @@ FORBIDDEN = {
     "azd-wasm-host-azd": ["wasmtime", "azd-wasm-host-runtime", "azd-wasm-host-author"],
     "azd-wasm-host-author": ["tonic", "azd-wasm-host-azd"],
     "azd-wasm-host-sim": ["wasmtime", "azd-wasm-host-core"],
+    # The shipped sidecar: no compiler, no author's toolchain, no simulated azd.
+    "azd-wasm-host-sidecar": [
+        "azd-wasm-host-author",
+        "azd-wasm-host-sim",
+        "cranelift-codegen",
+        "wasmtime-internal-winch",
+        "wasmtime-internal-cranelift",
+    ],
 }
 
 

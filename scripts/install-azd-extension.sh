@@ -83,8 +83,10 @@ example_dir="${EXAMPLE_DIR:-$repo_root/examples/$example}"
 [[ -f "$example_dir/provider.toml" ]] || die "no provider manifest at $example_dir/provider.toml"
 
 if ((build)) && [[ -z "${HOST_BINARY:-}" ]]; then
-  log "building azd-wasm-host ($profile)"
+  log "building azd-wasm-host and the sidecar it packages ($profile)"
   cargo build --locked --profile "$profile" -p azd-wasm-host --bin azd-wasm-host >&2
+  # Alone, so that it is built without wasmtime's compilers, as it ships.
+  cargo build --locked --profile "$profile" -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar >&2
 fi
 if ((build)) && [[ -z "${EXAMPLE_DIR:-}" ]]; then
   log "building the $example component (scripts/build-examples.sh $example)"
@@ -95,8 +97,9 @@ fi
 # ---- the extension source: azd-wasm-host package ----------------------------------------------
 # It checks every name azd matches (extension.yaml's id, version, capabilities, and a providers
 # entry naming provider.toml's provider), and writes registry.json and this platform's archive
-# (the binary stripped, provider.toml, the component and, unless PRECOMPILE=0, its precompiled
-# code) into DIST_DIR.
+# (the sidecar, which carries no compiler, stripped, provider.toml, the component and its code
+# precompiled for this platform; with PRECOMPILE=0 the development binary, which compiles, and
+# no code) into DIST_DIR.
 package_args=(package "$example_dir/provider.toml" --extension "$repo_root/extension.yaml" --out "$dist_dir")
 [[ "${PRECOMPILE:-1}" == 1 ]] || package_args+=(--no-precompile)
 "$binary" "${package_args[@]}" >&2 || die "azd-wasm-host package refused the extension (see above)"

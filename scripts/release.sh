@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Builds the host binary for the platforms azd ships on, stripped, into target/release-dist/.
+# Builds, stripped, into target/release-dist/<os>-<arch>/, for the platforms azd ships on:
+# - the sidecar (`host/sidecar`, renamed azd-wasm-host[.exe]): what `package` ships as an
+#   extension's entry point, built without wasmtime's compilers or the author's toolchain; it
+#   runs only the code `package` precompiles for its platform (`package` finds these builds);
+# - with --dev, also the development CLI (run, check, new, build, package, listen that
+#   compiles) into target/release-dist/<os>-<arch>/dev/.
 #
-#   scripts/release.sh [PLATFORM...|all] PLATFORM: linux-amd64 linux-arm64 windows-amd64
-#                                        darwin-arm64 darwin-amd64
-#                                        (default: this machine's own platform)
+#   scripts/release.sh [--dev] [PLATFORM...|all]   PLATFORM: linux-amd64 linux-arm64 windows-amd64
+#                                                  darwin-arm64 darwin-amd64
+#                                                  (default: this machine's own platform)
 #
 # This machine's platform is built with cargo as usual. The others are built with Debian's
 # Rust 1.96 (rustc-web, cargo-web, rust-web-src: rustup cannot add targets here), which builds
 # their standard library from source (-Zbuild-std), and a cross linker from Debian; the script
 # installs what a platform needs with apt-get the first time (as root). macOS has no Apple linker
 # or SDK here: zig (PyPI ziglang, the version scripts/build-examples.sh pins) links for it through
-# scripts/zig/cc, and llvm-strip strips the Mach-O. A cold cross build takes 15-20 minutes on 2
-# cores, so CI runs them only when asked (AZD_WASM_HOST_CROSS=1 scripts/test.sh, which then runs
-# scripts/cross-test.sh on what this builds).
+# scripts/zig/cc, and llvm-strip strips the Mach-O. A cold cross build of the development CLI takes
+# 15-20 minutes on 2 cores, the sidecar's less; CI runs them only when asked
+# (AZD_WASM_HOST_CROSS=1 scripts/test.sh, which then runs scripts/cross-test.sh on what this builds).
 #
-# Prints one line per platform: its binary, size, and build time.
+# Prints one line per build: its binary, size, and build time.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -95,14 +100,15 @@ ensure_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# build PLATFORM PACKAGE BIN DEST: cargo builds BIN of PACKAGE for PLATFORM, stripped into DEST.
 build() {
-  local platform=$1 triple exe="" start bin
+  local platform=$1 package=$2 bin_name=$3 dest=$4 triple exe="" start bin
   triple=$(triple_of "$platform")
   [[ $platform == windows-* ]] && exe=.exe
   start=$(date +%s)
   if [[ $platform == "$(native_platform)" ]]; then
-    cargo build --locked --release -p azd-wasm-host --bin azd-wasm-host >&2
-    bin="$ROOT/target/release/azd-wasm-host"
+    cargo build --locked --release -p "$package" --bin "$bin_name" >&2
+    bin="$ROOT/target/release/$bin_name"
     strip_tool=strip
   else
     # shellcheck disable=SC2046 # one package per word
@@ -121,21 +127,27 @@ build() {
     fi
     env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
       "CARGO_TARGET_${var}_LINKER=$cc" "CC_${triple//-/_}=$cc" \
-      /usr/bin/cargo build --release -p azd-wasm-host --bin azd-wasm-host \
+      /usr/bin/cargo build --release -p "$package" --bin "$bin_name" \
       --target "$triple" -Zbuild-std=std,panic_unwind >&2
-    bin="$ROOT/target/$triple/release/azd-wasm-host$exe"
+    bin="$ROOT/target/$triple/release/$bin_name$exe"
     strip_tool=$(cross_strip "$platform")
   fi
-  mkdir -p "$OUT/$platform"
-  cp "$bin" "$OUT/$platform/azd-wasm-host$exe"
-  "$strip_tool" "$OUT/$platform/azd-wasm-host$exe"
-  awk -v p="$platform" -v f="$OUT/$platform/azd-wasm-host$exe" -v b="$(stat -c %s "$OUT/$platform/azd-wasm-host$exe")" \
+  mkdir -p "$dest"
+  cp "$bin" "$dest/azd-wasm-host$exe"
+  "$strip_tool" "$dest/azd-wasm-host$exe"
+  awk -v p="$platform" -v f="$dest/azd-wasm-host$exe" -v b="$(stat -c %s "$dest/azd-wasm-host$exe")" \
     -v s=$(($(date +%s) - start)) 'BEGIN { printf "%-14s %s  %.1f MB  built in %d s\n", p, f, b / 1e6, s }'
 }
 
+dev=0
+if [[ ${1:-} == --dev ]]; then
+  dev=1
+  shift
+fi
 platforms=("$@")
 ((${#platforms[@]} > 0)) || platforms=("$(native_platform)")
 [[ ${platforms[*]} == all ]] && platforms=("${ALL_PLATFORMS[@]}")
 for p in "${platforms[@]}"; do
-  build "$p"
+  build "$p" azd-wasm-host-sidecar azd-wasm-host-sidecar "$OUT/$p"
+  ((dev)) && build "$p" azd-wasm-host azd-wasm-host "$OUT/$p/dev"
 done

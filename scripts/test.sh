@@ -11,7 +11,8 @@
 # 2. checks formatting, the crate graph (scripts/import-graph.py: no import circle,
 #    no production file over 450 lines) and lints (cargo fmt --check, clippy -D warnings,
 #    with unreachable_pub on for the workspace);
-# 3. runs every Rust test in the workspace: unit tests, WAT-fixture runtime
+# 3. builds the sidecar `package` ships (host/sidecar, alone, so without wasmtime's compilers), then
+#    runs every Rust test in the workspace: unit tests, WAT-fixture runtime
 #    tests, the manager against the simulated azd, and the real binary as a
 #    child process driving every example component, and the author's toolchain
 #    (new → build → run → package) for a new provider in each language; and the fuzz
@@ -44,6 +45,11 @@ python3 scripts/import-graph.py
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The sidecar alone: the runtime without its `compiler` feature, as the sidecar ships.
+cargo clippy -p azd-wasm-host-sidecar --all-targets --quiet -- -D warnings
+
+step "the sidecar alone (without wasmtime's compilers, as it ships), beside the CLI the tests run"
+cargo build -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar
 
 step "cargo test"
 cargo test --workspace -- --skip fuzz_

@@ -1,13 +1,18 @@
 //! Side by side with azd's own Go SDK, in one run: the same trivial provider (state answers
 //! two fixed outputs; deploy reports `BENCH_PROGRESS` messages) served by
 //!
-//! - `azd-wasm-host listen` with `scripts/bench/c-provider` as a WebAssembly component, and
+//! - `scripts/bench/c-provider` as a WebAssembly component, packaged by `azd-wasm-host package`
+//!   with the shipped sidecar (built alone, without compilers, by `scripts/bench.sh`) and
+//!   unpacked as `azd extension install` lays it out, so its code is the package's precompiled
+//!   code, and
 //! - `scripts/bench/go-provider`, an extension on azd 1.31.2's `pkg/azdext`
 //!   (`NewExtensionHost(...).WithProvisioningProvider`),
 //!
 //! both started and driven by the simulated azd exactly as azd starts and drives an
 //! extension (its `listen` command, its environment, its gRPC server on loopback). A bare
-//! tonic echo over the same loopback is the floor. Prints one Markdown table.
+//! tonic echo over the same loopback is the floor. Prints one Markdown table. Then the 19 MB
+//! Python example, packaged and installed the same way, started from a new HOME with an empty
+//! cache: spawn → Ready and the first Initialize.
 //!
 //! `scripts/bench.sh` builds both providers and runs this. Environment:
 //! `BENCH_GO_EXTENSION` (the Go extension binary; without it only our column is measured),
@@ -34,8 +39,8 @@ struct Subject {
     label: &'static str,
     program: PathBuf,
     env: Vec<(String, String)>,
-    /// Files shipped with the binary (component, manifest), for the archive size.
-    beside: Vec<PathBuf>,
+    /// The archive it was installed from; else one is made of the binary alone.
+    archive: Option<PathBuf>,
 }
 
 struct Sizes {
@@ -240,8 +245,8 @@ async fn measure(subject: &Subject, s: &Settings, cold: bool) -> anyhow::Result<
     })
 }
 
-/// The binary stripped as it is packaged (`strip`, when the machine has it), and a .tar.gz
-/// of it with the files shipped beside it.
+/// The binary stripped as it is packaged (`strip`, when the machine has it), and its
+/// archive: the one it was installed from, else a .tar.gz of the binary alone.
 fn sizes(subject: &Subject) -> anyhow::Result<Sizes> {
     let dir = tempfile::tempdir()?;
     let name = subject
@@ -254,20 +259,20 @@ fn sizes(subject: &Subject) -> anyhow::Result<Sizes> {
         Ok(st) if st.success() => {}
         _ => eprintln!("  (strip unavailable: {} measured as built)", subject.label),
     }
-    for f in &subject.beside {
-        std::fs::copy(f, dir.path().join(f.file_name().context("no file name")?))?;
-    }
-    let archive = dir.path().join("package.tar.gz");
-    let mut tar = Command::new("tar");
-    tar.arg("czf")
-        .arg(&archive)
-        .arg("-C")
-        .arg(dir.path())
-        .arg(name);
-    for f in &subject.beside {
-        tar.arg(f.file_name().context("no file name")?);
-    }
-    anyhow::ensure!(tar.status()?.success(), "tar failed");
+    let archive = match &subject.archive {
+        Some(archive) => archive.clone(),
+        None => {
+            let archive = dir.path().join("package.tar.gz");
+            let mut tar = Command::new("tar");
+            tar.arg("czf")
+                .arg(&archive)
+                .arg("-C")
+                .arg(dir.path())
+                .arg(name);
+            anyhow::ensure!(tar.status()?.success(), "tar failed");
+            archive
+        }
+    };
     Ok(Sizes {
         stripped: std::fs::metadata(&binary)?.len(),
         archive: std::fs::metadata(&archive)?.len(),
@@ -329,7 +334,7 @@ fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Setting
     let runs = s.runs;
     compare(
         &mut t,
-        format!("spawn → Ready, warm cache (median of {runs})"),
+        format!("spawn → Ready (median of {runs})"),
         d(ours.ready),
         g(|m| m.ready.as_secs_f64()),
         None,
@@ -419,7 +424,7 @@ fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Setting
     );
     compare(
         &mut t,
-        "packaged archive (.tar.gz, with component + manifest)".into(),
+        "packaged archive (.tar.gz; ours with component, manifest and precompiled code)".into(),
         ours.sizes.archive as f64,
         g(|m| m.sizes.archive as f64),
         None,
@@ -428,9 +433,9 @@ fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Setting
     );
     if let (Some(r), Some(i)) = (ours.cold_ready, ours.cold_initialize) {
         t.row(vec![
-            "cold cache: spawn → Ready, then first Initialize".into(),
+            "first start after install: spawn → Ready, then first Initialize".into(),
             format!("{} + {}", ms(r), ms(i)),
-            "(no compile)".into(),
+            "–".into(),
             "–".into(),
             "–".into(),
         ]);
@@ -438,7 +443,70 @@ fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Setting
     t.print();
 }
 
-fn our_subject(root: &Path, cache: &Path) -> anyhow::Result<Subject> {
+/// The sidecar `scripts/bench.sh` built alone (no compilers), beside the bench's CLI.
+fn sidecar() -> anyhow::Result<PathBuf> {
+    let path = Path::new(env!("CARGO_BIN_EXE_azd-wasm-host")).with_file_name(format!(
+        "azd-wasm-host-sidecar{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    anyhow::ensure!(
+        path.is_file(),
+        "{} is not built: run scripts/bench.sh (cargo build --release -p azd-wasm-host-sidecar)",
+        path.display()
+    );
+    Ok(path)
+}
+
+/// The provider of `manifest` (named `name`) packaged with the sidecar for this machine and
+/// unpacked into `work/installed`, as `azd extension install` lays it out; returns the
+/// folder and the archive.
+fn install(
+    root: &Path,
+    manifest: &Path,
+    name: &str,
+    work: &Path,
+) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let yaml = std::fs::read_to_string(root.join("extension.yaml"))?
+        .replace("  - name: localfiles\n", &format!("  - name: {name}\n"));
+    let extension = work.join("extension.yaml");
+    std::fs::write(&extension, yaml)?;
+    let dist = work.join("dist");
+    let here = azd_wasm_host_runtime::this_platform();
+    let out = Command::new(env!("CARGO_BIN_EXE_azd-wasm-host"))
+        .arg("package")
+        .arg(manifest)
+        .arg("--extension")
+        .arg(&extension)
+        .arg("--out")
+        .arg(&dist)
+        .arg("--host")
+        .arg(format!("{here}={}", sidecar()?.display()))
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "package failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let archive = dist.join(format!("azd-wasm-host-{}.tar.gz", here.replace('/', "-")));
+    let installed = work.join("installed");
+    std::fs::create_dir_all(&installed)?;
+    anyhow::ensure!(
+        Command::new("tar")
+            .arg("xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&installed)
+            .status()?
+            .success(),
+        "cannot unpack {}",
+        archive.display()
+    );
+    Ok((installed, archive))
+}
+
+/// The C bench provider as users get it: packaged, installed, started as azd starts it
+/// (no manifest named: the one beside the binary), with a new HOME and an empty cache.
+fn our_subject(root: &Path, work: &Path) -> anyhow::Result<Subject> {
     let manifest = root.join("scripts/bench/c-provider/provider.toml");
     let component = root.join("scripts/bench/c-provider/build/bench-c.wasm");
     anyhow::ensure!(
@@ -446,22 +514,82 @@ fn our_subject(root: &Path, cache: &Path) -> anyhow::Result<Subject> {
         "{} is not built: run scripts/bench.sh (or scripts/build-examples.sh bench-c)",
         component.display()
     );
+    let (installed, archive) = install(root, &manifest, PROVIDER, work)?;
+    let home = work.join("home");
+    std::fs::create_dir_all(&home)?;
     Ok(Subject {
         label: "azd-wasm-host",
-        program: PathBuf::from(env!("CARGO_BIN_EXE_azd-wasm-host")),
+        program: installed.join("azd-wasm-host"),
         env: vec![
-            (
-                "AZD_WASM_HOST_MANIFEST".into(),
-                manifest.to_string_lossy().into_owned(),
-            ),
+            ("HOME".into(), home.to_string_lossy().into_owned()),
             (
                 "AZD_WASM_HOST_CACHE_DIR".into(),
-                cache.to_string_lossy().into_owned(),
+                work.join("cache").to_string_lossy().into_owned(),
             ),
             ("AZD_ENVIRONMENT".into(), "bench".into()),
         ],
-        beside: vec![manifest, component],
+        archive: Some(archive),
     })
+}
+
+/// `infra.config` of the Python example's sample project.
+fn python_config(root: &Path) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
+    let yaml = std::fs::read_to_string(root.join("examples/python-localfiles/project/azure.yaml"))?;
+    let value: serde_json::Value = serde_norway::from_str(&yaml)?;
+    value["infra"]["config"]
+        .as_object()
+        .cloned()
+        .context("the Python example's azure.yaml has no infra.config")
+}
+
+/// The 19 MB Python example installed anew for each of `runs` starts (new HOME, empty cache):
+/// the medians of spawn → Ready and of the first Initialize.
+async fn python_cold_install(root: &Path, runs: usize) -> anyhow::Result<(Duration, Duration)> {
+    let manifest = root.join("examples/python-localfiles/provider.toml");
+    anyhow::ensure!(
+        root.join("examples/python-localfiles/build/python-localfiles.wasm")
+            .is_file(),
+        "the Python example is not built: run scripts/build-examples.sh python-localfiles"
+    );
+    let (mut ready, mut init) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let work = tempfile::tempdir()?;
+        let (installed, _) = install(root, &manifest, "localfiles", work.path())?;
+        let home = work.path().join("home");
+        let project = work.path().join("project");
+        std::fs::create_dir_all(&home)?;
+        std::fs::create_dir_all(&project)?;
+        let sim = SimAzd::start(SimOptions::default()).await?;
+        let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
+        cmd.env("HOME", &home)
+            .env("AZD_WASM_HOST_CACHE_DIR", work.path().join("cache"))
+            .env("AZD_ENVIRONMENT", "bench");
+        let t = Instant::now();
+        let mut process = sim.spawn_extension(cmd).await?;
+        ready.push(t.elapsed());
+        let handle = sim.provider("localfiles", Duration::from_secs(5)).await?;
+        let config = python_config(root)?;
+        let t = Instant::now();
+        handle
+            .initialize(
+                &project.to_string_lossy(),
+                pb::ProvisioningOptions {
+                    provider: "localfiles".into(),
+                    config: Some(azd_wasm_host_core::json::object_to_struct(&config)),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        init.push(t.elapsed());
+        anyhow::ensure!(
+            !work.path().join("cache").exists(),
+            "the installed sidecar compiled (it wrote a compile cache)"
+        );
+        sim.close_streams();
+        let _ = process.wait(Duration::from_secs(10)).await;
+        sim.shutdown().await;
+    }
+    Ok((median(&mut ready), median(&mut init)))
 }
 
 #[tokio::main]
@@ -481,8 +609,8 @@ async fn main() -> anyhow::Result<()> {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cache = tempfile::tempdir()?;
-    let ours = measure(&our_subject(&root, cache.path())?, &settings, true).await?;
+    let work = tempfile::tempdir()?;
+    let ours = measure(&our_subject(&root, work.path())?, &settings, true).await?;
     let o = ours.progress_order;
     anyhow::ensure!(
         o.in_order && o.last_shown && o.late == 0,
@@ -494,7 +622,7 @@ async fn main() -> anyhow::Result<()> {
                 label: "Go SDK extension",
                 program: PathBuf::from(program),
                 env: Vec::new(),
-                beside: Vec::new(),
+                archive: None,
             };
             Some(measure(&subject, &settings, false).await?)
         }
@@ -507,5 +635,18 @@ async fn main() -> anyhow::Result<()> {
     };
     let floor = raw_ping_pong(settings.requests).await?;
     print(&ours, go.as_ref(), &floor, &settings);
+    let runs = settings.runs.min(5);
+    let (ready, init) = python_cold_install(&root, runs).await?;
+    println!();
+    let mut t = Table::new(&["19 MB Python example, installed from its package", "result"]);
+    t.row(vec![
+        format!("new HOME, empty cache: spawn → Ready (median of {runs})"),
+        ms(ready),
+    ]);
+    t.row(vec![
+        format!("new HOME, empty cache: first Initialize (median of {runs})"),
+        ms(init),
+    ]);
+    t.print();
     Ok(())
 }

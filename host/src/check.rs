@@ -21,7 +21,7 @@ use azd_wasm_host_runtime::{CheckReport, EnvironmentAccess, FsAccess, Policy, Ru
 /// `check`: validate and describe a component, on stdout.
 pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
     let opts = RuntimeOptions {
-        cache_dir: crate::env::cache_dir(),
+        cache_dir: azd_wasm_host_sidecar::env::cache_dir(),
         ..RuntimeOptions::default()
     };
     let report = tokio::task::spawn_blocking(move || inspect(&path, &opts))

@@ -1,7 +1,7 @@
 //! The command line: arguments, logging, the async runtime, the exit code.
 //! `main.rs` only parses arguments and calls [`main_with`].
 //!
-//! - `listen`: what azd runs (see [`crate::listen`]). Writes nothing to stdout.
+//! - `listen`: what azd runs (the `azd-wasm-host-sidecar` crate's). Writes nothing to stdout.
 //! - `check`: validates a component (or manifest) and prints what it asks for
 //!   (see [`crate::check`]).
 //! - `run`: plays azd itself to drive a provider without azd (see [`crate::run`]).
@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use azd_wasm_host_author as author;
+use azd_wasm_host_sidecar as sidecar;
 use clap::{Parser, Subcommand};
 
 /// Serve an azd provisioning provider written as a WebAssembly component.
@@ -32,7 +33,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
-    Listen(crate::listen::ListenArgs),
+    Listen(azd_wasm_host_sidecar::ListenArgs),
     /// Validate a provider component or manifest and show the capabilities it asks for.
     Check {
         /// A component (`.wasm`) or a provider manifest (`provider.toml`).
@@ -48,55 +49,31 @@ pub(crate) enum Command {
     Package(author::PackageArgs),
 }
 
-/// Stack of every thread that runs our tasks: sized for the deepest config azd
-/// may send that the host reads (`MAX_CONFIG_DEPTH` levels, decoded,
-/// converted and dropped recursively); only the pages used are committed.
-const STACK_SIZE: usize = 16 << 20;
-
-/// The async runtime a command runs on.
-///
-/// `listen` serves one azd stream on one thread: each step of a request's
-/// path (the stream's reader, the broker, the guest call, the answer's
-/// writer) is then a task switch instead of a wake-up of another thread,
-/// which took about a quarter of a State round trip (`scripts/bench.sh go`).
-/// A guest that computes still yields at every epoch tick (10 ms), so other
-/// requests and progress wait at most one tick; compiles and file I/O run on
-/// the blocking pool as before. `check` and `run` (which hosts the simulated
-/// azd beside its child) keep the multi-threaded runtime.
-fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
-    let mut builder = match command {
-        Command::Listen(_) => tokio::runtime::Builder::new_current_thread(),
-        Command::Check { .. }
-        | Command::Run(_)
-        | Command::New(_)
-        | Command::Build(_)
-        | Command::Package(_) => tokio::runtime::Builder::new_multi_thread(),
-    };
-    builder.enable_all().thread_stack_size(STACK_SIZE).build()
+/// The multi-threaded runtime every command but `listen` runs on (`run`
+/// hosts the simulated azd beside its child).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(sidecar::STACK_SIZE)
+        .build()
 }
 
-/// Runs the CLI; returns the process exit code.
+/// Runs the CLI; returns the process exit code. `listen` is the sidecar
+/// crate's, as the shipped sidecar runs it, except that this binary compiles
+/// a component that has no precompiled code.
 pub(crate) fn main_with(cli: Cli) -> ExitCode {
-    // A current-thread runtime runs on the thread that blocks on it, so that
-    // thread gets the same stack as the runtime's own threads.
-    let command = std::thread::Builder::new()
-        .name("azd-wasm-host".into())
-        .stack_size(STACK_SIZE)
-        .spawn(move || run_command(cli));
-    match command.map(std::thread::JoinHandle::join) {
-        Ok(Ok(code)) => code,
-        Ok(Err(_)) => ExitCode::FAILURE, // the panic message is already on stderr
-        Err(e) => {
-            eprintln!("azd-wasm-host: cannot start the main thread: {e}");
-            ExitCode::FAILURE
+    match cli.command {
+        Command::Listen(args) => {
+            sidecar::run_listen(args, cli.debug, sidecar::Serving::Development)
         }
+        command => sidecar::on_main_thread(move || run_command(cli.debug, command)),
     }
 }
 
-fn run_command(cli: Cli) -> ExitCode {
-    let debug = crate::logs::debug_requested(cli.debug);
-    let log_file = crate::logs::init(debug, matches!(cli.command, Command::Listen(_)));
-    let rt = match runtime_for(&cli.command) {
+fn run_command(debug_flag: bool, command: Command) -> ExitCode {
+    let debug = sidecar::logs::debug_requested(debug_flag);
+    sidecar::logs::init(debug, false);
+    let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("azd-wasm-host: cannot start the async runtime: {e}");
@@ -104,10 +81,11 @@ fn run_command(cli: Cli) -> ExitCode {
         }
     };
     let result = rt.block_on(async move {
-        match cli.command {
-            Command::Listen(args) => crate::listen::listen(args, log_file)
-                .await
-                .map(|()| ExitCode::SUCCESS),
+        match command {
+            // `main_with` gives `listen` its own thread and runtime.
+            Command::Listen(_) => Err(anyhow::anyhow!(
+                "`listen` cannot run inside another command"
+            )),
             Command::Check { path } => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
             Command::Run(args) => Ok(crate::run::run(args, debug).await),
             Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
@@ -117,21 +95,9 @@ fn run_command(cli: Cli) -> ExitCode {
             }
         }
     });
-    // Every task of ours has ended (`listen` gave a compile still under way
-    // its grace and logged it); a blocking thread still finishing a file
-    // operation for a dropped guest, or that compile, must not hold the
-    // process open.
+    // A blocking thread still finishing must not hold the process open.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("azd-wasm-host: error: {e}");
-            for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
-            ExitCode::FAILURE
-        }
-    }
+    sidecar::exit_code(result)
 }
 
 /// Runs an author command (files and child processes) off the async threads.

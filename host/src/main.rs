@@ -1,18 +1,15 @@
 //! The `azd-wasm-host` binary: the command line over the library.
 //!
 //! It ties the crates together and does nothing else of its own: `cli`
-//! (arguments, the async runtime, exit codes), `listen` (what azd runs: azd's
-//! side over the WebAssembly runtime), `run` (azd played without azd, against
-//! the simulated azd of `azd-wasm-host-sim`), `check` (the runtime's report as
-//! text), `env` (the process environment handed to the libraries) and `logs`
-//! (stderr when debugging, and the log file). `new`, `build` and `package` are
-//! the `azd-wasm-host-author` crate's.
+//! (arguments, the async runtime, exit codes), `run` (azd played without azd,
+//! against the simulated azd of `azd-wasm-host-sim`) and `check` (the
+//! runtime's report as text). `listen` (what azd runs), the process
+//! environment and the log lines are the `azd-wasm-host-sidecar` crate's, which
+//! also builds the compiler-less binary `package` ships; `new`, `build` and
+//! `package` are the `azd-wasm-host-author` crate's.
 
 mod check;
 mod cli;
-mod env;
-mod listen;
-mod logs;
 mod run;
 
 use std::process::ExitCode;

@@ -187,13 +187,16 @@ async fn author_flow(language: &str, name: &str) {
     assert_eq!(members.len(), 5, "{members:?}");
     assert_eq!(members[0], "azd-wasm-host");
     assert_eq!(members[1], format!("build/{name}.wasm"));
+    assert_eq!(members[2], "precompiled/binding.toml", "{members:?}");
+    assert_eq!(members[3], "precompiled/provider.cwasm", "{members:?}");
+    // The entry point is the sidecar, which carries no compiler.
+    let version = Command::new(installed.join("azd-wasm-host"))
+        .arg("--version")
+        .output()
+        .unwrap();
     assert!(
-        members[2].starts_with("precompiled/") && members[2].ends_with(".cwasm"),
-        "{members:?}"
-    );
-    assert!(
-        members[3].starts_with("precompiled/") && members[3].ends_with(".sha256"),
-        "{members:?}"
+        String::from_utf8_lossy(&version.stdout).contains("packaged sidecar"),
+        "{version:?}"
     );
     assert_eq!(members[4], "provider.toml");
     served_from_package(&installed, name).await;
@@ -357,6 +360,21 @@ fn archive_members(archive: &Path) -> Vec<String> {
     names
 }
 
+/// The text of the member `name` of the .tar.gz at `archive`.
+fn archive_file(archive: &Path, name: &str) -> String {
+    let bytes = std::fs::read(archive).unwrap();
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
+    for entry in tar.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if entry.path().unwrap().to_string_lossy() == name {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut entry, &mut text).unwrap();
+            return text;
+        }
+    }
+    panic!("{} has no {name}", archive.display());
+}
+
 /// A file that starts as an executable of another platform does (what
 /// `package` reads of a host binary it cannot run).
 fn foreign_binary(path: &Path, head: &[u8]) {
@@ -424,10 +442,10 @@ fn package_ships_an_archive_per_platform_each_with_its_entry_point() {
     let mut keys: Vec<&str> = artifacts.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(keys, ["darwin/arm64", native.as_str(), "windows/amd64"]);
-    for (platform, exe, precompiled) in [
-        ("windows/amd64", "azd-wasm-host.exe", false),
-        ("darwin/arm64", "azd-wasm-host", false),
-        (native.as_str(), "azd-wasm-host", true),
+    for (platform, exe) in [
+        ("windows/amd64", "azd-wasm-host.exe"),
+        ("darwin/arm64", "azd-wasm-host"),
+        (native.as_str(), "azd-wasm-host"),
     ] {
         let artifact = &artifacts[platform];
         assert_eq!(artifact["entryPoint"], exe, "{platform}");
@@ -442,10 +460,15 @@ fn package_ships_an_archive_per_platform_each_with_its_entry_point() {
             members.contains(&"build/todo.wasm".to_owned()),
             "{platform}: {members:?}"
         );
-        assert_eq!(
-            members.iter().any(|m| m.starts_with("precompiled/")),
-            precompiled,
-            "{platform}: code is precompiled only for this machine: {members:?}"
+        assert!(
+            members.contains(&"precompiled/provider.cwasm".to_owned()),
+            "{platform}: {members:?}"
+        );
+        // The code is bound to its platform.
+        let binding = archive_file(&archive, "precompiled/binding.toml");
+        assert!(
+            binding.contains(&format!("platform = \"{platform}\"")),
+            "{platform}: {binding}"
         );
         use sha2::Digest as _;
         assert_eq!(

@@ -27,7 +27,8 @@ shim="$dir/bcryptprimitives.dll"
 if [[ ! -f "$shim" || "$ROOT/scripts/wine/processprng-shim.c" -nt "$shim" ]]; then
   x86_64-w64-mingw32-gcc -O2 -shared -o "$shim" "$ROOT/scripts/wine/processprng-shim.c" -ladvapi32
 fi
-cp "$exe" "$dir/azd-wasm-host.exe"
+# WINE_RUN_DIR may be the folder the binary is installed in (a sidecar beside its package).
+[[ "$exe" -ef "$dir/azd-wasm-host.exe" ]] || cp "$exe" "$dir/azd-wasm-host.exe"
 export WINEPREFIX="${WINEPREFIX:-$ROOT/.tools/wine/prefix}" WINEDEBUG="${WINEDEBUG:--all}"
 export WINEDLLOVERRIDES="bcryptprimitives=n,b"
 exec /usr/lib/wine/wine64 "$dir/azd-wasm-host.exe" "$@"

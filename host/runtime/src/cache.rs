@@ -20,6 +20,7 @@
 //! says why.
 
 use std::fs::File;
+#[cfg(feature = "compiler")]
 use std::hash::{Hash, Hasher};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -35,7 +36,12 @@ const ENTRY_FORMAT: &[u8] = b"azd-wasm-host cache 2\0";
 /// The wasmtime the workspace pins (`=48.0.8`). wasmtime exports no version
 /// constant; its compatibility hash covers the version too, so this is belt
 /// and braces.
-const WASMTIME_VERSION: &str = "48.0.8";
+pub(crate) const WASMTIME_VERSION: &str = "48.0.8";
+
+/// Why a build without compilers (the sidecar) cannot start a component that
+/// has no usable precompiled code.
+pub(crate) const NO_COMPILER: &str = "this azd-wasm-host is the packaged sidecar, which carries no \
+    compiler: it runs only the code `azd-wasm-host package` precompiled beside it";
 
 /// Where a component came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,8 +149,10 @@ fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
 }
 
 /// Feeds `Hash` output into sha256 (stable across runs, unlike `DefaultHasher`).
+#[cfg(feature = "compiler")]
 struct ShaHasher<'a>(&'a mut Sha256);
 
+#[cfg(feature = "compiler")]
 impl Hasher for ShaHasher<'_> {
     fn finish(&self) -> u64 {
         0
@@ -162,9 +170,16 @@ fn key(engine: &Engine, component_sha: &[u8]) -> String {
     h.update(b"\0wasmtime ");
     h.update(WASMTIME_VERSION.as_bytes());
     h.update(b"\0");
+    #[cfg(feature = "compiler")]
     engine
         .precompile_compatibility_hash()
         .hash(&mut ShaHasher(&mut h));
+    // Without compilers (the sidecar) the key matches no entry: only shipped code runs.
+    #[cfg(not(feature = "compiler"))]
+    {
+        let _ = engine;
+        h.update(b"no compiler");
+    }
     hex::encode(h.finalize())
 }
 
@@ -183,13 +198,7 @@ pub(crate) fn load_or_compile(
     component_sha: &[u8; 32],
     dir: Option<&Path>,
 ) -> wasmtime::Result<(Component, CacheOutcome)> {
-    let compile = || -> wasmtime::Result<Component> {
-        let bytes = std::fs::read(path)?;
-        if Sha256::digest(&bytes).as_slice() != component_sha {
-            wasmtime::bail!("the file changed while it was being loaded; try again");
-        }
-        Component::new(engine, &bytes)
-    };
+    let compile = || compile_file(engine, path, component_sha);
     let Some(dir) = dir else {
         return Ok((compile()?, CacheOutcome::Uncached));
     };
@@ -217,6 +226,27 @@ pub(crate) fn load_or_compile(
             Ok((component, CacheOutcome::Uncached))
         }
     }
+}
+
+/// Compiles the component at `path`, checking it is still the one whose
+/// sha256 is `component_sha`.
+#[cfg(feature = "compiler")]
+fn compile_file(
+    engine: &Engine,
+    path: &Path,
+    component_sha: &[u8; 32],
+) -> wasmtime::Result<Component> {
+    let bytes = std::fs::read(path)?;
+    if Sha256::digest(&bytes).as_slice() != component_sha {
+        wasmtime::bail!("the file changed while it was being loaded; try again");
+    }
+    Component::new(engine, &bytes)
+}
+
+/// A build without wasmtime's compilers (the shipped sidecar) compiles nothing.
+#[cfg(not(feature = "compiler"))]
+fn compile_file(_: &Engine, _: &Path, _: &[u8; 32]) -> wasmtime::Result<Component> {
+    wasmtime::bail!("{NO_COMPILER}")
 }
 
 /// The cached artifact of `component_sha` for `engine`, if `dir` holds a valid
@@ -247,15 +277,6 @@ pub(crate) fn load_cached(
 pub(crate) fn has_entry(engine: &Engine, component_sha: &[u8; 32], dir: &Path) -> bool {
     let key = key(engine, component_sha);
     dir.join(format!("{key}.cwasm")).is_file() && dir.join(format!("{key}.sha256")).is_file()
-}
-
-/// The two files of the entry for `component_sha` compiled by `engine` in `dir`.
-pub(crate) fn entry_files(engine: &Engine, component_sha: &[u8; 32], dir: &Path) -> Vec<PathBuf> {
-    let key = key(engine, component_sha);
-    vec![
-        dir.join(format!("{key}.cwasm")),
-        dir.join(format!("{key}.sha256")),
-    ]
 }
 
 /// Checks an entry against its recorded checksum, then loads it. `Ok(None)`
@@ -301,16 +322,22 @@ fn load_entry(
 
 /// Maps a precompiled artifact into memory; where the platform cannot map
 /// it executable (Wine's file mappings refuse, for one), loads a copy read
-/// into memory instead, after checking that copy against `sha256`.
+/// into memory instead, after checking that copy against `sha256`. Used for
+/// cache entries and for the code a package ships (`shipped`).
 #[allow(
     unsafe_code,
     reason = "Component::deserialize_file and ::deserialize trust their input to be wasmtime's own \
-              output (and a mapped file to stay unchanged): we pass only a file in the user's own \
+              output (and a mapped file to stay unchanged). Two callers: an entry of the user's own \
               cache directory whose sha256 just matched the checksum written with it (the copy is \
-              checked again), named by the engine's compatibility hash; entries are replaced only \
-              by atomic rename, never rewritten"
+              checked again), named by the engine's compatibility hash, replaced only by atomic \
+              rename; and the code `package` shipped beside the host binary itself, trusted exactly \
+              as far as that binary (the same folder of the installed extension)"
 )]
-fn deserialize_file(engine: &Engine, artifact: &Path, sha256: &str) -> wasmtime::Result<Component> {
+pub(crate) fn deserialize_file(
+    engine: &Engine,
+    artifact: &Path,
+    sha256: &str,
+) -> wasmtime::Result<Component> {
     // SAFETY: see the reason above; wasmtime also checks the artifact's header
     // and engine settings.
     let mapped = match unsafe { Component::deserialize_file(engine, artifact) } {

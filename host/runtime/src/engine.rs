@@ -48,8 +48,9 @@ const PROVIDER_FUNCTIONS: [&str; 8] = [
 /// Guest stack limit; deeper recursion traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1024 * 1024;
 
-/// The settings both compilers share.
-fn config() -> Config {
+/// The settings every engine shares: the compilers' here, the code `package` precompiles for
+/// other platforms (`shipped`), and the sidecar's, which loads that code and must agree with it.
+pub(crate) fn config() -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
     config.max_wasm_stack(MAX_WASM_STACK);
@@ -75,7 +76,8 @@ pub(crate) fn shared_engine() -> anyhow::Result<Engine> {
 /// times faster than Cranelift (the 19 MB Python example: 2.9 s instead of
 /// 10.1 s on 2 cores) into slower code. Used only for a first start on a cold
 /// cache (`load::first_start`); `None` where Winch is not a supported
-/// (tier 1) compiler, i.e. off x86_64.
+/// (tier 1) compiler, i.e. off x86_64, and in a build without compilers.
+#[cfg(feature = "compiler")]
 pub(crate) fn quick_engine() -> Option<Engine> {
     static QUICK: OnceLock<Option<Engine>> = OnceLock::new();
     QUICK
@@ -92,6 +94,12 @@ pub(crate) fn quick_engine() -> Option<Engine> {
             Some(engine)
         })
         .clone()
+}
+
+/// A build without compilers (the shipped sidecar) has no baseline compiler.
+#[cfg(not(feature = "compiler"))]
+pub(crate) fn quick_engine() -> Option<Engine> {
+    None
 }
 
 /// Advances `engine`'s epoch every [`EPOCH_TICK`], for the life of the process.
@@ -314,7 +322,7 @@ pub(crate) fn load_cached_component(
 }
 
 /// Validates a compiled or loaded component and makes its memory images.
-fn ready(
+pub(crate) fn ready(
     engine: &Engine,
     linker: &Linker<HostState>,
     file: &ComponentFile<'_>,

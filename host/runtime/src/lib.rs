@@ -12,8 +12,8 @@
 //! - One process-wide wasmtime `Engine` for the async API, with epoch
 //!   interruption; a ticker thread advances the epoch every 10 ms and every
 //!   store yields at each tick (`engine`). A component is compiled once (or
-//!   loaded from the compile cache, `cache`, or from its package's shipped
-//!   code, `shipped`), type-checked against a linker holding WASI preview 2,
+//!   loaded from the compile cache, `cache`, or from the code its package
+//!   shipped for this platform, `shipped` and `targets`), type-checked against a linker holding WASI preview 2,
 //!   `wasi:http` and our imports, and kept as a pre-instantiated world (`load`).
 //! - Every azd `Initialize` gets a fresh `Store` and instance (`instance`),
 //!   made from the provider's `template`: its own sandbox built from the
@@ -26,13 +26,18 @@
 //!   WASI call and frees its `Store`. No guest code runs on a thread of its own.
 //!   A fault answers that request with a clear error and retires the instance
 //!   until the next `Initialize` (`fault` maps each to its error).
+//! - wasmtime's compilers are the `compiler` feature (on by default): the
+//!   development CLI has them; the shipped sidecar (`host/sidecar`) is built
+//!   without them and runs only the code `package` precompiled for its
+//!   platform ([`RuntimeOptions::shipped_code_only`]).
 //! - WIT ⇄ protobuf conversions live in one place (`convert`); the `bindgen!`
 //!   output lives alone in `bindings`.
 //!
 //! The public face: [`load_provider`] and [`prepare_provider`] (a provider
 //! ready to register), [`check`] (a [`CheckReport`] the CLI renders),
 //! [`Manifest`] and its [`Policy`], [`RuntimeOptions`], and what `package`
-//! needs to ship precompiled code ([`precompile_into`], [`PRECOMPILED_DIR`]).
+//! needs to ship precompiled code for every platform (`precompile_into`, with the `compiler`
+//! feature; [`PRECOMPILED_DIR`]), and [`this_platform`].
 //! This file only declares modules and re-exports.
 
 // Library code must not panic on input nor write to stdout (azd's terminal).
@@ -54,6 +59,7 @@ mod options;
 mod sandbox;
 mod shipped;
 mod store;
+mod targets;
 mod template;
 
 pub use cache::{CacheOutcome, create_private_dir, user_cache_dir};
@@ -66,4 +72,7 @@ pub use load::{
 pub use manifest::{AzdGrants, EnvironmentAccess, FsAccess, FsGrant, HttpGrants, Manifest, Policy};
 pub use options::RuntimeOptions;
 pub use sandbox::remove_unused_dirs;
-pub use shipped::{PRECOMPILED_DIR, is_compiled, precompile_into};
+#[cfg(feature = "compiler")]
+pub use shipped::precompile_into;
+pub use shipped::{PRECOMPILED_DIR, is_compiled};
+pub use targets::this_platform;

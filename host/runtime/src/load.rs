@@ -19,7 +19,7 @@ use crate::engine::{self, ComponentFile};
 use crate::factory::WasmProviderFactory;
 use crate::manifest::Manifest;
 use crate::options::RuntimeOptions;
-use crate::shipped;
+use crate::shipped::{self, Shipped};
 use crate::template::{self, Compiling};
 
 /// A validated provider, ready to register with azd.
@@ -82,6 +82,14 @@ fn compile_file(
     file: &ComponentFile<'_>,
     opts: &RuntimeOptions,
 ) -> anyhow::Result<engine::Loaded> {
+    if opts.shipped_code_only {
+        return match shipped::shipped_code(manifest, file)? {
+            Shipped::Loaded(loaded) => Ok(loaded),
+            Shipped::Absent(why) | Shipped::Refused(why) => {
+                Err(shipped::repackage_error(manifest, &why))
+            }
+        };
+    }
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
     let loaded = engine::load_component(&engine, &linker, file, opts.cache_dir.as_deref())?;
@@ -221,7 +229,7 @@ enum Code {
 /// release build on 2 cores), and a second compile would not pay.
 const BASELINE_FROM_BYTES: u64 = 4 << 20;
 
-/// What a `listen` process runs first: the optimised code from the cache; on
+/// What a `listen` process runs first: the code its package shipped; else the optimised code from the cache; on
 /// a miss, for a big component, the baseline compiler's code (from the cache,
 /// or compiled and stored now, seconds sooner than the optimised compile);
 /// otherwise, or where there is no baseline compiler or usable cache, or the
@@ -232,8 +240,15 @@ fn first_start(
 ) -> anyhow::Result<(engine::Loaded, Code)> {
     let file = ComponentFile::open(&manifest.component)?;
     let optimised = || compile_file(manifest, &file, opts).map(|loaded| (loaded, Code::Optimised));
-    if let Some(shipped) = shipped::shipped_code(manifest, &file)? {
-        return Ok((shipped, Code::Optimised));
+    if opts.shipped_code_only {
+        return optimised();
+    }
+    match shipped::shipped_code(manifest, &file)? {
+        Shipped::Loaded(loaded) => return Ok((loaded, Code::Optimised)),
+        Shipped::Refused(why) => {
+            tracing::debug!(provider = %manifest.name, %why, "the package's precompiled code is not used; compiling");
+        }
+        Shipped::Absent(_) => {}
     }
     let cache_dir = opts.cache_dir.clone();
     let big = file.len >= BASELINE_FROM_BYTES;

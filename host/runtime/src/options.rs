@@ -29,6 +29,10 @@ pub struct RuntimeOptions {
     pub tokens: Option<Arc<dyn TokenSource>>,
     /// Whether the user can be asked (false under `--no-prompt`).
     pub interactive: bool,
+    /// Run only the code `package` precompiled beside the binary, never
+    /// compile (the shipped sidecar, which has no compiler): a component
+    /// without fitting code fails with the fix, repackaging.
+    pub shipped_code_only: bool,
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -39,6 +43,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("services", &self.services.is_some())
             .field("tokens", &self.tokens.is_some())
             .field("interactive", &self.interactive)
+            .field("shipped_code_only", &self.shipped_code_only)
             .finish()
     }
 }

@@ -1,56 +1,200 @@
 //! The code a package ships: `azd-wasm-host package` compiles the component
-//! into `precompiled/` beside the manifest, and `listen` loads it from there
-//! when it sits beside the very binary that runs it.
+//! for each platform it ships into that archive's `precompiled/`, and
+//! `listen` loads it from there, memory-mapped, when it sits beside the very
+//! binary that runs it.
+//!
+//! `precompiled/` holds two files: `provider.cwasm`, wasmtime's serialized
+//! component for one platform's baseline CPU (`targets`), and `binding.toml`,
+//! what the code belongs to: the component's sha256, the host version, the
+//! wasmtime version and the platform, with the code's own sha256. A start
+//! checks the binding before it maps anything, so code of another component,
+//! another host version or another platform is refused by name; wasmtime then
+//! checks its own header (its version, the engine's settings, the CPU's
+//! features). The development CLI compiles instead of what it refuses; the
+//! sidecar, which has no compiler, fails with the fix (repackage).
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
 
-use crate::cache::{self, CacheOutcome, create_private_dir};
+use crate::cache::{self, CacheOutcome};
 use crate::engine::{self, ComponentFile};
 use crate::manifest::Manifest;
+use crate::targets;
 
 /// The folder beside a packaged manifest that holds the component's code,
 /// compiled by `azd-wasm-host package` for the archive's platform.
 pub const PRECOMPILED_DIR: &str = "precompiled";
+/// The serialized component in [`PRECOMPILED_DIR`].
+const CODE_FILE: &str = "provider.cwasm";
+/// What the code belongs to, in [`PRECOMPILED_DIR`].
+const BINDING_FILE: &str = "binding.toml";
+/// The layout of [`Binding`].
+const BINDING_FORMAT: u32 = 1;
+/// The version of this host: precompiled code is bound to it.
+const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What a `precompiled/` folder's code belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Binding {
+    format: u32,
+    /// sha256 of the component the code was compiled from (hex).
+    component_sha256: String,
+    /// The azd-wasm-host version that compiled it.
+    host_version: String,
+    /// The wasmtime version that compiled it.
+    wasmtime: String,
+    /// The platform it runs on, as azd names it (`linux/amd64`).
+    platform: String,
+    /// The target triple it was compiled for.
+    target: String,
+    /// sha256 of `provider.cwasm` (hex).
+    code_sha256: String,
+}
+
+impl Binding {
+    /// What code for `component_sha` on `platform` made by this host says.
+    fn for_this_host(component_sha: &[u8; 32], platform: &str) -> Self {
+        Self {
+            format: BINDING_FORMAT,
+            component_sha256: hex::encode(component_sha),
+            host_version: HOST_VERSION.to_owned(),
+            wasmtime: cache::WASMTIME_VERSION.to_owned(),
+            platform: platform.to_owned(),
+            target: String::new(),
+            code_sha256: String::new(),
+        }
+    }
+
+    /// Why this code does not fit `expected` (made for this machine and
+    /// component by this host), or `None` when it does.
+    fn mismatch(&self, expected: &Self) -> Option<String> {
+        if self.format != expected.format {
+            return Some(format!(
+                "its binding is format {}, this host reads format {}",
+                self.format, expected.format
+            ));
+        }
+        if self.platform != expected.platform {
+            return Some(format!(
+                "it was compiled for {}, and this is {}",
+                self.platform, expected.platform
+            ));
+        }
+        if self.host_version != expected.host_version || self.wasmtime != expected.wasmtime {
+            return Some(format!(
+                "it was compiled by azd-wasm-host {} (wasmtime {}), and this is azd-wasm-host {} \
+                 (wasmtime {})",
+                self.host_version, self.wasmtime, expected.host_version, expected.wasmtime
+            ));
+        }
+        if self.component_sha256 != expected.component_sha256 {
+            return Some(format!(
+                "it was compiled from another component (sha256 {}), not the one beside it \
+                 (sha256 {})",
+                short(&self.component_sha256),
+                short(&expected.component_sha256)
+            ));
+        }
+        None
+    }
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// The outcome of looking for shipped code.
+pub(crate) enum Shipped {
+    /// Loaded and validated.
+    Loaded(engine::Loaded),
+    /// There is none to use here (why).
+    Absent(String),
+    /// There is some, and it does not belong to this component, host or
+    /// platform, or wasmtime refused it (why).
+    Refused(String),
+}
 
 /// The code `package` shipped beside the manifest (`precompiled/`), when it
-/// is there, trusted like a cache (the user's alone) and made by this very
-/// host for this component; `None` otherwise (the caller compiles).
+/// is there, beside the running binary, and made for this component, this
+/// host and this platform. A component that does not fit the world is an
+/// error, as when it is compiled.
 pub(crate) fn shipped_code(
     manifest: &Manifest,
     file: &ComponentFile<'_>,
-) -> anyhow::Result<Option<engine::Loaded>> {
-    let Some(dir) = shipped_dir(manifest) else {
-        return Ok(None);
+) -> anyhow::Result<Shipped> {
+    let dir = match shipped_dir(manifest) {
+        Ok(dir) => dir,
+        Err(why) => return Ok(Shipped::Absent(why)),
     };
-    let engine = engine::shared_engine()?;
-    let linker = engine::linker(&engine)?;
-    let found = engine::load_cached_component(&engine, &linker, file, &dir)?;
-    match &found {
-        Some(hit) => {
-            tracing::debug!(provider = %manifest.name, ms = hit.load_time.as_secs_f64() * 1e3, "provider component loaded from its package's precompiled code")
-        }
-        None => {
-            tracing::debug!(provider = %manifest.name, dir = %dir.display(), "the package's precompiled code does not fit this host; compiling")
-        }
+    let code = dir.join(CODE_FILE);
+    let binding = match read_binding(&dir) {
+        Ok(binding) => binding,
+        Err(why) => return Ok(Shipped::Refused(why)),
+    };
+    let expected = Binding::for_this_host(&file.sha, &targets::this_platform());
+    if let Some(why) = binding.mismatch(&expected) {
+        return Ok(Shipped::Refused(format!(
+            "the code in {} does not fit: {why}",
+            dir.display()
+        )));
     }
-    Ok(found)
+    let engine = engine::shared_engine()?;
+    let start = std::time::Instant::now();
+    let component = match cache::deserialize_file(&engine, &code, &binding.code_sha256) {
+        Ok(component) => component,
+        Err(e) => {
+            return Ok(Shipped::Refused(format!(
+                "wasmtime refused {}: {e:#}",
+                code.display()
+            )));
+        }
+    };
+    let linker = engine::linker(&engine)?;
+    let loaded = engine::ready(&engine, &linker, file, component, CacheOutcome::Hit, start)?;
+    tracing::debug!(provider = %manifest.name, code = %code.display(), ms = loaded.load_time.as_secs_f64() * 1e3, "provider component loaded from its package's precompiled code (no compile)");
+    Ok(Shipped::Loaded(loaded))
+}
+
+/// The error of a build that cannot compile, for a component whose shipped
+/// code is absent or refused (`why`): what is wrong and the fix.
+pub(crate) fn repackage_error(manifest: &Manifest, why: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "provider `{}` has no precompiled code this host can run: {why}. {}, for this \
+         component, this host version ({HOST_VERSION}) and this platform ({}). Repackage the \
+         provider with `azd-wasm-host package` and install it again",
+        manifest.name,
+        cache::NO_COMPILER,
+        targets::this_platform()
+    )
+}
+
+fn read_binding(dir: &Path) -> Result<Binding, String> {
+    let path = dir.join(BINDING_FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    toml::from_str(&text)
+        .map_err(|e| format!("{} is not a binding this host reads: {e}", path.display()))
 }
 
 /// `precompiled/` beside the manifest, when there is one and the manifest
-/// sits beside the running binary (the layout of an installed extension).
+/// sits beside the running binary (the layout of an installed extension);
+/// otherwise why not.
 ///
 /// Precompiled code is native code that runs outside the sandbox, so it is
 /// trusted exactly as far as the binary itself: only from the binary's own
 /// folder, never from a project or download that merely ships a
-/// `precompiled/` beside its manifest (there the component is compiled, and
-/// the debug log says why).
-fn shipped_dir(manifest: &Manifest) -> Option<PathBuf> {
-    let base = manifest.source.as_deref().and_then(Path::parent)?;
+/// `precompiled/` beside its manifest.
+fn shipped_dir(manifest: &Manifest) -> Result<PathBuf, String> {
+    let base = manifest
+        .source
+        .as_deref()
+        .and_then(Path::parent)
+        .ok_or("the provider is a bare component, with no package around it")?;
     let dir = base.join(PRECOMPILED_DIR);
     if !dir.is_dir() {
-        return None;
+        return Err(format!("there is no {}", dir.display()));
     }
     let exe_dir = std::env::current_exe()
         .ok()
@@ -58,38 +202,73 @@ fn shipped_dir(manifest: &Manifest) -> Option<PathBuf> {
         .and_then(|exe| exe.parent().map(Path::to_path_buf));
     let base = std::fs::canonicalize(base).ok();
     if exe_dir.is_none() || exe_dir != base {
-        tracing::debug!(dir = %dir.display(), "precompiled code ignored: it is used only beside the host binary that runs it");
-        return None;
-    }
-    Some(dir)
-}
-
-/// Compiles the component of `manifest` with the engine `listen` uses and
-/// stores the code in `dir` (made private), where [`shipped_code`] finds it
-/// when `dir` is `precompiled/` beside the manifest. Returns the files written.
-pub fn precompile_into(manifest: &Manifest, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    create_private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let file = ComponentFile::open(&manifest.component)?;
-    let engine = engine::shared_engine()?;
-    let linker = engine::linker(&engine)?;
-    let loaded = engine::load_component(&engine, &linker, &file, Some(dir))?;
-    if !matches!(
-        loaded.outcome,
-        CacheOutcome::Stored | CacheOutcome::Rebuilt | CacheOutcome::Hit
-    ) {
-        anyhow::bail!(
-            "the compiled code could not be written to {}",
+        return Err(format!(
+            "{} is ignored: precompiled code is used only beside the host binary that runs it",
             dir.display()
-        );
+        ));
     }
-    Ok(cache::entry_files(&engine, &file.sha, dir))
+    Ok(dir)
 }
 
-/// Whether the compile cache already holds this machine's code for the
-/// provider at `path` (a manifest or a component): a quick look that compiles
-/// nothing, so that a caller can say a first start will compile. A start may
-/// still find the entry stale and compile anyway. `cache_dir` is the cache a
-/// start would use.
+/// Compiles the component of `manifest` for `platform` (`linux/amd64`;
+/// default: this machine's) and writes the code and its binding into `dir`.
+/// The code for this machine is also loaded back and type-checked against
+/// the world, as a start would. Returns the files written.
+#[cfg(feature = "compiler")]
+pub fn precompile_into(
+    manifest: &Manifest,
+    dir: &Path,
+    platform: Option<&str>,
+) -> anyhow::Result<Vec<PathBuf>> {
+    use anyhow::Context as _;
+    let here = targets::this_platform();
+    let target = targets::target_of(platform.unwrap_or(&here))?;
+    let file = ComponentFile::open(&manifest.component)?;
+    let bytes = std::fs::read(&manifest.component)
+        .with_context(|| format!("cannot read {}", manifest.component.display()))?;
+    let mut config = engine::config();
+    config.target(target.triple)?;
+    let engine = wasmtime::Engine::new(&config)?;
+    let code = engine.precompile_component(&bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a valid component: {e:#}",
+            manifest.component.display()
+        )
+    })?;
+    cache::create_private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let code_path = dir.join(CODE_FILE);
+    std::fs::write(&code_path, &code)
+        .with_context(|| format!("cannot write {}", code_path.display()))?;
+    let binding = Binding {
+        target: target.triple.to_owned(),
+        code_sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&code)),
+        ..Binding::for_this_host(&file.sha, target.platform)
+    };
+    let binding_path = dir.join(BINDING_FILE);
+    std::fs::write(&binding_path, toml::to_string(&binding)?)
+        .with_context(|| format!("cannot write {}", binding_path.display()))?;
+    if target.platform == here {
+        let engine = engine::shared_engine()?;
+        let component = cache::deserialize_file(&engine, &code_path, &binding.code_sha256)
+            .map_err(|e| anyhow::anyhow!("the code just compiled does not load: {e:#}"))?;
+        let linker = engine::linker(&engine)?;
+        engine::ready(
+            &engine,
+            &linker,
+            &file,
+            component,
+            CacheOutcome::Hit,
+            std::time::Instant::now(),
+        )?;
+    }
+    Ok(vec![code_path, binding_path])
+}
+
+/// Whether this machine's code for the provider at `path` (a manifest or a
+/// component) is ready: shipped beside this binary for this component, or in
+/// the compile cache `cache_dir`. A quick look that compiles nothing, so that
+/// a caller can say a first start will compile; a start may still find the
+/// code stale and compile anyway.
 pub fn is_compiled(path: &Path, cache_dir: Option<&Path>) -> bool {
     let Ok(manifest) = Manifest::resolve(path, None) else {
         return false;
@@ -97,15 +276,71 @@ pub fn is_compiled(path: &Path, cache_dir: Option<&Path>) -> bool {
     let Ok(sha) = cache::sha256_file(&manifest.component) else {
         return false;
     };
-    let shipped = shipped_dir(&manifest);
-    let dirs: Vec<PathBuf> = cache_dir
-        .map(Path::to_path_buf)
-        .into_iter()
-        .chain(shipped)
-        .collect();
-    engine::shared_engine()
-        .ok()
-        .into_iter()
-        .chain(engine::quick_engine())
-        .any(|engine| dirs.iter().any(|dir| cache::has_entry(&engine, &sha, dir)))
+    let shipped = shipped_dir(&manifest).is_ok_and(|dir| {
+        read_binding(&dir).is_ok_and(|b| {
+            b.mismatch(&Binding::for_this_host(&sha, &targets::this_platform()))
+                .is_none()
+        })
+    });
+    shipped
+        || cache_dir.is_some_and(|dir| {
+            engine::shared_engine()
+                .ok()
+                .into_iter()
+                .chain(engine::quick_engine())
+                .any(|engine| cache::has_entry(&engine, &sha, dir))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding() -> Binding {
+        Binding {
+            target: "x86_64-unknown-linux-gnu".into(),
+            code_sha256: "00".repeat(32),
+            ..Binding::for_this_host(&[7; 32], "linux/amd64")
+        }
+    }
+
+    #[test]
+    fn a_binding_names_what_does_not_fit() {
+        let expected = Binding::for_this_host(&[7; 32], "linux/amd64");
+        assert_eq!(binding().mismatch(&expected), None);
+        let other_platform = Binding {
+            platform: "linux/arm64".into(),
+            ..binding()
+        };
+        let why = other_platform.mismatch(&expected).unwrap();
+        assert!(
+            why.contains("compiled for linux/arm64, and this is linux/amd64"),
+            "{why}"
+        );
+        let other_host = Binding {
+            host_version: "0.0.1".into(),
+            ..binding()
+        };
+        let why = other_host.mismatch(&expected).unwrap();
+        assert!(
+            why.contains("azd-wasm-host 0.0.1") && why.contains(HOST_VERSION),
+            "{why}"
+        );
+        let other_component = Binding {
+            component_sha256: "ab".repeat(32),
+            ..binding()
+        };
+        let why = other_component.mismatch(&expected).unwrap();
+        assert!(
+            why.contains("another component (sha256 abababababab)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_binding_round_trips_and_unknown_fields_are_refused() {
+        let text = toml::to_string(&binding()).unwrap();
+        assert_eq!(toml::from_str::<Binding>(&text).unwrap(), binding());
+        assert!(toml::from_str::<Binding>(&format!("{text}\nextra = 1\n")).is_err());
+    }
 }

@@ -122,7 +122,10 @@ async fn execute(
     let cold = {
         let path = setup.provider_path.clone();
         !tokio::task::spawn_blocking(move || {
-            azd_wasm_host_runtime::is_compiled(&path, crate::env::cache_dir().as_deref())
+            azd_wasm_host_runtime::is_compiled(
+                &path,
+                azd_wasm_host_sidecar::env::cache_dir().as_deref(),
+            )
         })
         .await
         .unwrap_or(false)

@@ -2,10 +2,11 @@
 //!
 //! It writes, in `dist/` beside the manifest:
 //! - `<id>-<os>-<arch>.tar.gz` for each platform ([`platforms`]): the host
-//!   binary as the entry point (`azd-wasm-host.exe` on Windows),
-//!   `provider.toml`, the component at its manifest path and, in this
-//!   machine's archive, the component's code precompiled by this host into
-//!   `precompiled/` (so the first `azd provision` compiles nothing);
+//!   binary as the entry point (`azd-wasm-host.exe` on Windows), by default
+//!   the sidecar build of that platform ([`sidecars`]), which carries no
+//!   compiler; `provider.toml`; the component at its manifest path; and the
+//!   component's code, precompiled by this host for that platform into
+//!   `precompiled/` (so no `azd provision` compiles anything);
 //! - `registry.json` ([`registry`]): the extension in azd's registry format,
 //!   an artifact per platform with its sha256, ready for `azd extension
 //!   source add -t file`.
@@ -16,6 +17,7 @@
 mod checks;
 mod platforms;
 mod registry;
+mod sidecars;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -42,8 +44,11 @@ pub struct PackageArgs {
     /// archive's absolute path, for a local `file` source.
     #[arg(long)]
     pub base_url: Option<String>,
-    /// Do not ship precompiled code (the first start compiles the component).
-    #[arg(long)]
+    /// Ship this binary, the development host with its compilers, for this
+    /// machine only, and no precompiled code: the first start compiles the
+    /// component (by default each archive ships the sidecar, which carries no
+    /// compiler, with the component precompiled for its platform).
+    #[arg(long, conflicts_with_all = ["hosts", "hosts_from"])]
     pub no_precompile: bool,
     /// Also (or instead of this binary) ship the host build BINARY for
     /// PLATFORM (`windows/amd64`, `darwin/arm64`, ...); repeatable.
@@ -157,7 +162,14 @@ fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
 /// `package`: checks, stages and writes the extension source.
 pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     let inputs = read_inputs(args)?;
-    let hosts = platforms::host_binaries(&args.hosts, args.hosts_from.as_deref())?;
+    let hosts = platforms::host_binaries(&args.hosts, args.hosts_from.as_deref(), || {
+        if args.no_precompile {
+            let exe = std::env::current_exe().context("cannot find this host's own binary")?;
+            Ok(vec![(platforms::Platform::this_machine()?, exe)])
+        } else {
+            sidecars::default_sidecars()
+        }
+    })?;
     let out = args.out.clone().unwrap_or_else(|| inputs.dir.join("dist"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let out = std::fs::canonicalize(&out)?;
@@ -197,11 +209,12 @@ fn package_one(
     let platform = host.platform;
     let stage = tempfile::Builder::new().prefix(".stage-").tempdir_in(out)?;
     let mut members = stage_files(stage.path(), inputs, host)?;
-    if !args.no_precompile && host.native {
+    if !args.no_precompile {
         eprintln!("==> precompile the component for {platform}");
         runtime::precompile_into(
             &inputs.manifest,
             &stage.path().join(runtime::PRECOMPILED_DIR),
+            Some(&platform.key()),
         )?;
         members.push(PathBuf::from(runtime::PRECOMPILED_DIR));
     }
@@ -218,10 +231,10 @@ fn package_one(
         ext.version,
         crate::paths::shown(&archive),
         std::fs::metadata(&archive)?.len() as f64 / 1e6,
-        if host.native || args.no_precompile {
-            ""
+        if args.no_precompile {
+            "; its first start compiles the component"
         } else {
-            "; its first start compiles the component (code is precompiled only for this machine's platform)"
+            ""
         }
     );
     Ok(archive)

@@ -140,11 +140,12 @@ pub(super) struct HostBinary {
 }
 
 /// The host binaries to package: those of `--host PLATFORM=BINARY` and of
-/// `--hosts DIR` (`DIR/<os>-<arch>/azd-wasm-host[.exe]`), or else this very
-/// binary for this machine.
+/// `--hosts DIR` (`DIR/<os>-<arch>/azd-wasm-host[.exe]`), or else those
+/// `defaults` gives (the sidecar builds, or this very binary).
 pub(super) fn host_binaries(
     hosts: &[String],
     hosts_dir: Option<&Path>,
+    defaults: impl FnOnce() -> anyhow::Result<Vec<(Platform, PathBuf)>>,
 ) -> anyhow::Result<Vec<HostBinary>> {
     let here = Platform::this_machine()?;
     let mut found: Vec<(Platform, PathBuf)> = Vec::new();
@@ -172,8 +173,7 @@ pub(super) fn host_binaries(
         }
     }
     if found.is_empty() {
-        let exe = std::env::current_exe().context("cannot find this host's own binary")?;
-        found.push((here, exe));
+        found = defaults()?;
     }
     let mut binaries: Vec<HostBinary> = Vec::with_capacity(found.len());
     for (platform, path) in found {
@@ -280,6 +280,10 @@ mod tests {
         assert_eq!(binary_platform(&me), Platform::this_machine().ok());
     }
 
+    fn no_defaults() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
+        anyhow::bail!("defaults asked for")
+    }
+
     #[test]
     fn host_binaries_come_from_flags_or_a_release_folder_and_must_fit() {
         let dir = tempfile::tempdir().unwrap();
@@ -291,39 +295,51 @@ mod tests {
         };
         put("windows-amd64/azd-wasm-host.exe", pe(0x8664));
         put("linux-arm64/azd-wasm-host", elf(0xb7));
-        let found = host_binaries(&[], Some(dir.path())).unwrap();
+        let found = host_binaries(&[], Some(dir.path()), no_defaults).unwrap();
         let keys: Vec<String> = found.iter().map(|b| b.platform.key()).collect();
         assert_eq!(keys, ["windows/amd64", "linux/arm64"]);
 
         let linux = put("linux.bin", elf(0x3e));
-        let e = host_binaries(&[format!("windows/amd64={}", linux.display())], None)
-            .unwrap_err()
-            .to_string();
+        let e = host_binaries(
+            &[format!("windows/amd64={}", linux.display())],
+            None,
+            no_defaults,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("is a linux/amd64 executable, not one for windows/amd64"),
             "{e}"
         );
-        let e = host_binaries(&[format!("linux/arm64={}", linux.display())], None)
-            .unwrap_err()
-            .to_string();
+        let e = host_binaries(
+            &[format!("linux/arm64={}", linux.display())],
+            None,
+            no_defaults,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("not one for linux/arm64"), "{e}");
         let twice = format!(
             "windows-amd64={}",
             dir.path().join("windows-amd64/azd-wasm-host.exe").display()
         );
-        let e = host_binaries(&[twice], Some(dir.path()))
+        let e = host_binaries(&[twice], Some(dir.path()), no_defaults)
             .unwrap_err()
             .to_string();
         assert!(e.contains("two host binaries for windows/amd64"), "{e}");
-        assert!(host_binaries(&["linux/amd64".into()], None).is_err());
+        assert!(host_binaries(&["linux/amd64".into()], None, no_defaults).is_err());
         let empty = tempfile::tempdir().unwrap();
-        let e = host_binaries(&[], Some(empty.path()))
+        let e = host_binaries(&[], Some(empty.path()), no_defaults)
             .unwrap_err()
             .to_string();
         assert!(e.contains("holds no host builds"), "{e}");
 
-        let me = host_binaries(&[], None).unwrap();
-        assert_eq!(me.len(), 1);
-        assert!(me[0].native);
+        let me = std::env::current_exe().unwrap();
+        let here = Platform::this_machine().unwrap();
+        let found = host_binaries(&[], None, || Ok(vec![(here, me.clone())])).unwrap();
+        assert_eq!(found.len(), 1);
+        assert!(found[0].native && found[0].path == me);
+        let e = host_binaries(&[], None, || Ok(vec![(here, linux.clone())]));
+        assert_eq!(e.is_ok(), here.key() == "linux/amd64");
     }
 }

@@ -16,14 +16,14 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Names the compile cache directory.
-pub(crate) const CACHE_DIR: &str = "AZD_WASM_HOST_CACHE_DIR";
+pub const CACHE_DIR: &str = "AZD_WASM_HOST_CACHE_DIR";
 /// Names the azd executable access tokens come from.
-pub(crate) const AZD: &str = "AZD_WASM_HOST_AZD";
+pub const AZD: &str = "AZD_WASM_HOST_AZD";
 /// The azd environment name azd passes an extension.
-pub(crate) const AZD_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
+pub const AZD_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 
 /// The compile cache: `AZD_WASM_HOST_CACHE_DIR`, else the user's.
-pub(crate) fn cache_dir() -> Option<PathBuf> {
+pub fn cache_dir() -> Option<PathBuf> {
     match std::env::var_os(CACHE_DIR).filter(|v| !v.is_empty()) {
         Some(dir) => Some(PathBuf::from(dir)),
         None => azd_wasm_host_runtime::user_cache_dir(),
@@ -31,18 +31,18 @@ pub(crate) fn cache_dir() -> Option<PathBuf> {
 }
 
 /// The azd that gives access tokens: `AZD_WASM_HOST_AZD`, else `azd`.
-pub(crate) fn azd_executable() -> OsString {
+pub fn azd_executable() -> OsString {
     std::env::var_os(AZD)
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "azd".into())
 }
 
 /// The azd environment azd passed, if any.
-pub(crate) fn azd_environment() -> Option<String> {
+pub fn azd_environment() -> Option<String> {
     std::env::var(AZD_ENVIRONMENT).ok()
 }
 
 /// Whether azd runs under `--no-prompt`.
-pub(crate) fn no_prompt() -> bool {
+pub fn no_prompt() -> bool {
     std::env::var("AZD_NO_PROMPT").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
 }

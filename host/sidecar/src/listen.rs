@@ -2,8 +2,9 @@
 //!
 //! Connects to azd, looks the provider over (without compiling it: Ready comes
 //! in milliseconds whatever the component's size), registers, calls Ready,
-//! and serves until azd ends the stream; the component compiles on a blocking
-//! thread meanwhile and the first Initialize waits for it. SIGINT and SIGTERM end it the same
+//! and serves until azd ends the stream; meanwhile, on a blocking thread, the
+//! component's code is loaded (what its package precompiled; the development
+//! CLI compiles what has none) and the first Initialize waits for it. SIGINT and SIGTERM end it the same
 //! way: running requests are cancelled, every task winds down, and the process
 //! exits 0. azd ending the stream, or dropping the connection, once every
 //! request it sent is answered is how every azd command ends: an info line in
@@ -27,13 +28,23 @@ use tokio_util::task::TaskTracker;
 
 /// Arguments of `listen`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct ListenArgs {
+pub struct ListenArgs {
     /// The provider manifest or component; default: `provider.toml` beside the executable.
     #[arg(long, env = ENV_MANIFEST)]
     pub manifest: Option<PathBuf>,
     /// The provider name, when `--manifest` is a bare component.
     #[arg(long, env = "AZD_WASM_HOST_PROVIDER_NAME")]
     pub provider_name: Option<String>,
+}
+
+/// Which binary serves azd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serving {
+    /// The development CLI: a component without precompiled code beside the
+    /// binary is compiled (or taken from the compile cache).
+    Development,
+    /// The shipped sidecar: only the code `package` precompiled beside it runs.
+    Sidecar,
 }
 
 /// Names the manifest (as `--manifest` does).
@@ -45,12 +56,16 @@ const COMPILE_GRACE: std::time::Duration = std::time::Duration::from_millis(100)
 
 /// `listen`: connect, look the provider over, register, Ready, serve; the
 /// component compiles meanwhile and the first Initialize waits for it.
-pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyhow::Result<()> {
+pub(crate) async fn listen(
+    args: ListenArgs,
+    log_file: Option<PathBuf>,
+    serving: Serving,
+) -> anyhow::Result<()> {
     let started = Instant::now();
     // Fail fast when azd's variables are missing: someone ran `listen` by hand.
     azd_wasm_host_azd::require_env()?;
     let client = AzdClient::from_env().await?;
-    let (name, factory, compile) = match provider(&args, &client) {
+    let (name, factory, compile) = match provider(&args, &client, serving) {
         Ok(found) => found,
         Err(e) => {
             report_error(&client, &e, log_file.as_deref()).await;
@@ -104,6 +119,7 @@ pub(crate) async fn listen(args: ListenArgs, log_file: Option<PathBuf>) -> anyho
 fn provider(
     args: &ListenArgs,
     client: &AzdClient,
+    serving: Serving,
 ) -> anyhow::Result<(String, Arc<dyn ProviderFactory>, Option<BackgroundCompile>)> {
     let manifest = locate_manifest(args.manifest.as_deref())?;
     let opts = RuntimeOptions {
@@ -112,6 +128,7 @@ fn provider(
         services: Some(Arc::new(client.clone())),
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
         interactive: !crate::env::no_prompt(),
+        shipped_code_only: serving == Serving::Sidecar,
     };
     match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {
         Ok(prepared) => {

@@ -17,18 +17,18 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{FilterExt, LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
-use tracing_subscriber::{EnvFilter, Layer as _};
 
 /// Environment variable naming the log file.
-pub(crate) const ENV_LOG_FILE: &str = "AZD_WASM_HOST_LOG_FILE";
+pub const ENV_LOG_FILE: &str = "AZD_WASM_HOST_LOG_FILE";
 /// A log file larger than this is rotated when a process starts.
 const ROTATE_BYTES: u64 = 8 << 20;
 
 /// Whether debug logging was asked for by flag or by `AZD_DEBUG`.
-pub(crate) fn debug_requested(flag: bool) -> bool {
+pub fn debug_requested(flag: bool) -> bool {
     flag || std::env::var("AZD_DEBUG").is_ok_and(|v| {
         let v = v.trim();
         v.eq_ignore_ascii_case("true") || v == "1"
@@ -36,7 +36,7 @@ pub(crate) fn debug_requested(flag: bool) -> bool {
 }
 
 /// The log file: `AZD_WASM_HOST_LOG_FILE`, else the default in the cache dir.
-pub(crate) fn log_file_path() -> Option<PathBuf> {
+pub fn log_file_path() -> Option<PathBuf> {
     match std::env::var_os(ENV_LOG_FILE).filter(|v| !v.is_empty()) {
         Some(p) => Some(PathBuf::from(p)),
         None => azd_wasm_host_runtime::user_cache_dir()
@@ -47,12 +47,17 @@ pub(crate) fn log_file_path() -> Option<PathBuf> {
 /// Installs the subscriber: stderr when `debug`, and the log file when
 /// `to_file`. Returns the log file's path when one is open. `RUST_LOG` refines
 /// the stderr filter when debugging.
-pub(crate) fn init(debug: bool, to_file: bool) -> Option<PathBuf> {
-    // `Targets` for the fixed filters: `EnvFilter` parses its directives with a
-    // regular expression, code that is otherwise never touched (idle RSS).
-    let stderr_filter = match (debug, std::env::var_os("RUST_LOG")) {
-        (true, Some(_)) => FilterExt::boxed(EnvFilter::from_default_env()),
-        (true, None) => FilterExt::boxed(targets("azd_wasm_host=debug,guest=debug,info")),
+pub fn init(debug: bool, to_file: bool) -> Option<PathBuf> {
+    // `Targets` (`target=level,…,level`), not `EnvFilter`: its regular
+    // expressions would be most of the shipped binary's logging code.
+    let stderr_filter = match (debug, std::env::var("RUST_LOG")) {
+        (true, Ok(directives)) => {
+            FilterExt::boxed(directives.parse::<Targets>().unwrap_or_else(|e| {
+                eprintln!("azd-wasm-host: RUST_LOG ignored ({e}): give `target=level,…,level`");
+                default_targets()
+            }))
+        }
+        (true, Err(_)) => FilterExt::boxed(default_targets()),
         (false, _) => FilterExt::boxed(LevelFilter::OFF),
     };
     let stderr = tracing_subscriber::fmt::layer()
@@ -85,6 +90,11 @@ pub(crate) fn init(debug: bool, to_file: bool) -> Option<PathBuf> {
     let path = file.map(|(p, _)| p)?;
     tracing::info!(pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), args = ?std::env::args().skip(1).collect::<Vec<_>>(), "azd-wasm-host started");
     Some(path)
+}
+
+/// What debugging shows on stderr unless `RUST_LOG` says otherwise.
+fn default_targets() -> Targets {
+    targets("azd_wasm_host=debug,guest=debug,info")
 }
 
 /// A filter by target, from a list this file writes (`target=level,…,level`).

@@ -1,0 +1,53 @@
+//! `azd-wasm-host-sidecar`: the binary `azd-wasm-host package` ships as an
+//! extension's entry point (named `azd-wasm-host` in the archive). It only
+//! serves azd (`listen`), and only with the code `package` precompiled beside
+//! it: no compiler, no author's toolchain.
+
+use std::process::ExitCode;
+
+use azd_wasm_host_sidecar::{ListenArgs, Serving};
+use clap::{Parser, Subcommand};
+
+/// Serve an azd provisioning provider written as a WebAssembly component
+/// (the packaged sidecar: it runs only the code `azd-wasm-host package`
+/// precompiled beside it; `run`, `check`, `build` and `package` are the
+/// development CLI's).
+#[derive(Debug, Parser)]
+#[command(
+    name = "azd-wasm-host",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (packaged sidecar: precompiled code only)"),
+    about
+)]
+struct Cli {
+    /// Write debug logs to stderr (also: AZD_DEBUG=true).
+    #[arg(long, global = true)]
+    debug: bool,
+
+    /// What to do.
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
+    Listen(ListenArgs),
+}
+
+fn main() -> ExitCode {
+    match Cli::try_parse() {
+        Ok(Cli {
+            debug,
+            command: Command::Listen(args),
+        }) => azd_wasm_host_sidecar::run_listen(args, debug, Serving::Sidecar),
+        Err(e) => {
+            let _ = e.print();
+            // EX_USAGE for bad arguments, as the development CLI.
+            if e.use_stderr() {
+                ExitCode::from(64)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! The shipped sidecar (`azd-wasm-host-sidecar`, which carries no compiler),
+//! from a package `azd-wasm-host package` made, unpacked the way azd unpacks
+//! it, serving under the simulated azd: it runs its package's precompiled code
+//! without compiling, and refuses, naming the fix, code that belongs to
+//! another platform, another component or another host version, code that is
+//! missing, and code wasmtime cannot load. The development CLI in the same
+//! place compiles instead.
+//!
+//! Needs the C example built (`scripts/build-examples.sh`) and the sidecar
+//! built beside the CLI (`cargo build -p azd-wasm-host-sidecar`);
+//! `scripts/test.sh` does both.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test code: a failed unwrap is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use azd_wasm_host_core::json::object_to_struct;
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{CallError, SimAzd, SimOptions, SpawnOptions};
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
+const PROVIDER: &str = "c-hello";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The sidecar cargo built beside the CLI.
+fn sidecar() -> PathBuf {
+    let path = Path::new(BIN).with_file_name(format!(
+        "azd-wasm-host-sidecar{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    assert!(
+        path.is_file(),
+        "{} is not built: run `cargo build -p azd-wasm-host-sidecar` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// This machine's platform and another Linux one, as azd names them, and the
+/// ELF machine number of the other.
+fn platforms() -> (String, String, u16) {
+    if cfg!(target_arch = "aarch64") {
+        ("linux/arm64".into(), "linux/amd64".into(), 0x3e)
+    } else {
+        ("linux/amd64".into(), "linux/arm64".into(), 0xb7)
+    }
+}
+
+/// The C example packaged for this machine (with the sidecar) and for the
+/// other Linux platform (with a stand-in binary: `package` reads only its
+/// headers); returns the two archives, this machine's first.
+fn package(root: &Path) -> (PathBuf, PathBuf) {
+    let example = repo_root().join("examples/c-hello");
+    let wasm = example.join("build/c-hello.wasm");
+    assert!(
+        wasm.is_file(),
+        "{} is not built: run scripts/build-examples.sh",
+        wasm.display()
+    );
+    let dir = root.join("provider");
+    std::fs::create_dir_all(dir.join("build")).unwrap();
+    std::fs::copy(example.join("provider.toml"), dir.join("provider.toml")).unwrap();
+    std::fs::copy(&wasm, dir.join("build/c-hello.wasm")).unwrap();
+    let yaml = std::fs::read_to_string(repo_root().join("extension.yaml"))
+        .unwrap()
+        .replace("  - name: localfiles\n", "  - name: c-hello\n");
+    std::fs::write(dir.join("extension.yaml"), yaml).unwrap();
+    let (here, other, machine) = platforms();
+    let stand_in = root.join("other-host");
+    let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+    elf.resize(18, 0);
+    elf.extend_from_slice(&machine.to_le_bytes());
+    elf.resize(4096, 0);
+    std::fs::write(&stand_in, elf).unwrap();
+    let out = Command::new(BIN)
+        .arg("package")
+        .args(["--host", &format!("{here}={}", sidecar().display())])
+        .args(["--host", &format!("{other}={}", stand_in.display())])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "package failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let archive = |p: &str| dir.join(format!("dist/azd-wasm-host-{}.tar.gz", p.replace('/', "-")));
+    (archive(&here), archive(&other))
+}
+
+fn unpack(archive: &Path, into: &Path) {
+    let bytes = std::fs::read(archive).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]))
+        .unpack(into)
+        .unwrap();
+}
+
+/// A copy of the unpacked folder `from`, to break one way.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Starts the binary of `installed` as azd starts an extension (no manifest
+/// named: the one beside it; an empty compile cache of its own), sends one
+/// Initialize, and returns its result and the process's debug log.
+async fn initialize(installed: &Path) -> (Result<(), CallError>, String) {
+    let project = tempfile::tempdir().unwrap();
+    let cache = installed.with_extension("cache");
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
+    cmd.env("AZD_WASM_HOST_CACHE_DIR", &cache)
+        .env("AZD_WASM_HOST_LOG_FILE", installed.with_extension("log"))
+        .env("AZD_DEBUG", "true")
+        .env_remove("AZD_WASM_HOST_MANIFEST");
+    let opts = SpawnOptions {
+        capture_stderr: true,
+        cwd: Some(project.path().to_path_buf()),
+        environment: Some("dev".into()),
+        ..SpawnOptions::default()
+    };
+    let mut ext = sim.spawn_extension_with(cmd, opts).await.unwrap();
+    let p = sim
+        .provider(PROVIDER, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let config = json!({ "name": "sidecar" });
+    let options = pb::ProvisioningOptions {
+        provider: PROVIDER.to_owned(),
+        config: Some(object_to_struct(config.as_object().unwrap())),
+        ..Default::default()
+    };
+    let result = p
+        .initialize(project.path().to_str().unwrap(), options)
+        .await;
+    if result.is_ok() {
+        let deployed = p.deploy(|_| {}).await.unwrap().deployment.unwrap().outputs;
+        assert_eq!(deployed["GREETING"].value, "Hello, sidecar!");
+    }
+    sim.shutdown().await;
+    let status = ext.wait(Duration::from_secs(10)).await.unwrap();
+    let log = ext.stderr_text();
+    assert!(status.success(), "{status}\n{log}");
+    (result, log)
+}
+
+/// The error Initialize answered, which must name the fix.
+fn refusal(result: Result<(), CallError>, log: &str) -> String {
+    let Err(CallError::Extension(e)) = result else {
+        panic!("Initialize did not fail as expected: {result:?}\n{log}");
+    };
+    assert!(
+        e.message
+            .contains("Repackage the provider with `azd-wasm-host package`"),
+        "{}",
+        e.message
+    );
+    assert!(
+        !log.contains("loaded from its package's precompiled code"),
+        "{log}"
+    );
+    e.message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own() {
+    let root = tempfile::tempdir().unwrap();
+    let (native, other) = package(root.path());
+    let installed = root.path().join("installed");
+    unpack(&native, &installed);
+    let (result, log) = initialize(&installed).await;
+    result.unwrap();
+    assert!(
+        log.contains("loaded from its package's precompiled code (no compile)"),
+        "{log}"
+    );
+    assert!(
+        !installed.with_extension("cache").exists(),
+        "the sidecar wrote a compile cache"
+    );
+    let other_unpacked = root.path().join("other");
+    unpack(&other, &other_unpacked);
+    let (here, there, _) = platforms();
+
+    // Another platform's code (the other archive's, compiled for its CPU and OS).
+    let case = root.path().join("other-platform");
+    copy_dir(&installed, &case);
+    std::fs::remove_dir_all(case.join("precompiled")).unwrap();
+    copy_dir(
+        &other_unpacked.join("precompiled"),
+        &case.join("precompiled"),
+    );
+    let (result, log) = initialize(&case).await;
+    let message = refusal(result, &log);
+    assert!(
+        message.contains(&format!("it was compiled for {there}, and this is {here}")),
+        "{message}"
+    );
+
+    // The development CLI in the same place compiles instead (it has a compiler).
+    let dev = root.path().join("other-platform-dev");
+    copy_dir(&case, &dev);
+    std::fs::copy(BIN, dev.join("azd-wasm-host")).unwrap();
+    let (result, log) = initialize(&dev).await;
+    result.unwrap();
+    assert!(
+        log.contains("the package's precompiled code is not used; compiling"),
+        "{log}"
+    );
+
+    // Another component beside the code.
+    let case = root.path().join("other-component");
+    copy_dir(&installed, &case);
+    let mut wasm = std::fs::read(case.join("build/c-hello.wasm")).unwrap();
+    // A custom section appended: still a valid component, with another sha256.
+    wasm.extend_from_slice(b"\x00\x05\x04note");
+    std::fs::write(case.join("build/c-hello.wasm"), wasm).unwrap();
+    let (result, log) = initialize(&case).await;
+    let message = refusal(result, &log);
+    assert!(
+        message.contains("compiled from another component"),
+        "{message}"
+    );
+
+    // Another host version.
+    let case = root.path().join("other-version");
+    copy_dir(&installed, &case);
+    let binding = case.join("precompiled/binding.toml");
+    let text = std::fs::read_to_string(&binding).unwrap();
+    let version = format!("host_version = \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(text.contains(&version), "{text}");
+    std::fs::write(&binding, text.replace(&version, "host_version = \"0.0.1\"")).unwrap();
+    let (result, log) = initialize(&case).await;
+    let message = refusal(result, &log);
+    assert!(
+        message.contains("it was compiled by azd-wasm-host 0.0.1"),
+        "{message}"
+    );
+
+    // No precompiled code at all.
+    let case = root.path().join("no-code");
+    copy_dir(&installed, &case);
+    std::fs::remove_dir_all(case.join("precompiled")).unwrap();
+    let (result, log) = initialize(&case).await;
+    let message = refusal(result, &log);
+    assert!(message.contains("there is no"), "{message}");
+
+    // Code that is not wasmtime's (its binding intact).
+    let case = root.path().join("broken-code");
+    copy_dir(&installed, &case);
+    std::fs::write(case.join("precompiled/provider.cwasm"), b"not code").unwrap();
+    let (result, log) = initialize(&case).await;
+    let message = refusal(result, &log);
+    assert!(message.contains("wasmtime refused"), "{message}");
+}
