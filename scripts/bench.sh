@@ -62,7 +62,7 @@ platform_sizes() {
   # shellcheck disable=SC2064 # expand now
   trap "rm -rf '$work'" RETURN
   mkdir -p "$work/hosts/linux-amd64"
-  cp target/release/azd-wasm-host-sidecar "$work/hosts/linux-amd64/azd-wasm-host"
+  cp target/sidecar/azd-wasm-host-sidecar "$work/hosts/linux-amd64/azd-wasm-host"
   strip "$work/hosts/linux-amd64/azd-wasm-host"
   for p in linux-arm64 windows-amd64 darwin-amd64 darwin-arm64; do
     exe=""
@@ -98,8 +98,10 @@ PY
 
 if [[ $which != host ]]; then
   scripts/build-examples.sh bench-c python-localfiles
-  # The sidecar alone, so that it is built without wasmtime's compilers (as release.sh builds it).
-  cargo build --locked --release -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar
-  BENCH_GO_EXTENSION="$(build_go_provider)" cargo bench -p azd-wasm-host --bench vs_go
+  # The sidecar alone, so that it is built without wasmtime's compilers, with the profile
+  # release.sh ships it with.
+  cargo build --locked --profile sidecar -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar
+  BENCH_SIDECAR="$ROOT/target/sidecar/azd-wasm-host-sidecar" BENCH_GO_EXTENSION="$(build_go_provider)" \
+    cargo bench -p azd-wasm-host --bench vs_go
   platform_sizes
 fi

@@ -15,7 +15,8 @@
 //! cache: spawn → Ready and the first Initialize.
 //!
 //! `scripts/bench.sh` builds both providers and runs this. Environment:
-//! `BENCH_GO_EXTENSION` (the Go extension binary; without it only our column is measured),
+//! `BENCH_SIDECAR` (the sidecar build to package), `BENCH_GO_EXTENSION` (the Go extension
+//! binary; without it only our column is measured),
 //! `BENCH_RUNS` (processes started per subject, default 20), `BENCH_REQUESTS` (state round
 //! trips, default 10000), `BENCH_PROGRESS` (progress messages of one deploy, default 100000).
 
@@ -443,15 +444,15 @@ fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Setting
     t.print();
 }
 
-/// The sidecar `scripts/bench.sh` built alone (no compilers), beside the bench's CLI.
+/// The sidecar `scripts/bench.sh` built alone (no compilers, its shipping profile):
+/// `BENCH_SIDECAR`.
 fn sidecar() -> anyhow::Result<PathBuf> {
-    let path = Path::new(env!("CARGO_BIN_EXE_azd-wasm-host")).with_file_name(format!(
-        "azd-wasm-host-sidecar{}",
-        std::env::consts::EXE_SUFFIX
-    ));
+    let path = PathBuf::from(std::env::var_os("BENCH_SIDECAR").context(
+        "BENCH_SIDECAR is not set: run scripts/bench.sh, which builds the sidecar and names it",
+    )?);
     anyhow::ensure!(
         path.is_file(),
-        "{} is not built: run scripts/bench.sh (cargo build --release -p azd-wasm-host-sidecar)",
+        "{} is not built: run scripts/bench.sh",
         path.display()
     );
     Ok(path)

@@ -4,7 +4,8 @@
 //! built without wasmtime's compilers and the author's toolchain: it runs
 //! only the code `package` precompiles into each archive. Found:
 //! - this machine's beside this binary, where cargo puts it when it builds the
-//!   workspace (`target/<profile>/azd-wasm-host-sidecar`), else in the release
+//!   workspace (`target/<profile>/azd-wasm-host-sidecar`), else the build of
+//!   the sidecar's own profile (`target/sidecar/`), else in the release
 //!   folder; else it is built now, from the checkout this binary was built
 //!   from, into `target/sidecar-auto/` (a folder of its own, so that a build
 //!   under way in `target/` never waits for it);
@@ -33,9 +34,17 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
         .map(|target| target.join("release-dist"))
         .unwrap_or_default();
     let in_dist = |p: Platform| release_dist.join(p.slug()).join(p.exe_name());
-    let beside = exe_dir.join(format!("{SIDECAR_BIN}{}", std::env::consts::EXE_SUFFIX));
+    let bin = format!("{SIDECAR_BIN}{}", std::env::consts::EXE_SUFFIX);
+    let beside = exe_dir.join(&bin);
+    // The shipping profile's build (`cargo build --profile sidecar`), beside this binary's profile.
+    let profile = exe_dir
+        .parent()
+        .map(|target| target.join("sidecar").join(&bin))
+        .unwrap_or_default();
     let native = if beside.is_file() {
         beside
+    } else if profile.is_file() {
+        profile
     } else if in_dist(here).is_file() {
         in_dist(here)
     } else {
