@@ -54,19 +54,12 @@ impl Platform {
 
     /// This machine's platform.
     pub(super) fn this_machine() -> anyhow::Result<Self> {
-        let (os, arch) = match (std::env::consts::OS, std::env::consts::ARCH) {
-            ("macos", arch) => ("darwin", arch),
-            other => other,
-        };
-        let arch = match arch {
-            "x86_64" => "amd64",
-            "aarch64" => "arm64",
-            other => other,
-        };
+        // The runtime names this machine the way precompiled code is bound to it.
+        let here = azd_wasm_host_runtime::this_platform();
         AZD_PLATFORMS
             .into_iter()
-            .find(|p| p.os == os && p.arch == arch)
-            .with_context(|| format!("azd has no extension artifacts for {os}/{arch}"))
+            .find(|p| p.key() == here)
+            .with_context(|| format!("azd has no extension artifacts for {here}"))
     }
 
     /// `linux/amd64` or `linux-amd64`.
