@@ -66,9 +66,9 @@ pub fn this_platform() -> String {
 
 #[cfg(test)]
 mod tests {
-    #![cfg(feature = "compiler")]
     use super::*;
 
+    #[cfg(feature = "compiler")]
     #[test]
     fn platforms_are_found_by_either_spelling_and_unknown_ones_are_named() {
         assert_eq!(
@@ -86,6 +86,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "compiler")]
     #[test]
     fn this_machine_is_one_of_the_targets() {
         let here = this_platform();
