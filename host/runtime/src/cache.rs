@@ -116,6 +116,8 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .create(dir)
 }
 
+/// Creates `dir` and its missing parents; on Windows the per-user folder's
+/// ACL already keeps them private.
 #[cfg(not(unix))]
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
