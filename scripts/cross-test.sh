@@ -20,14 +20,15 @@
 # Each lifecycle is a fresh project and HOME: `run provision`, `run state --output json`,
 # `run down --force`. Development CLI builds (`scripts/release.sh --dev`, in .../dev/) also run
 # `--version` and `check` where they can run. Needs the examples built
-# (scripts/build-examples.sh) and this machine's CLI (cargo build --release).
+# (scripts/build-examples.sh) and this machine's CLI (cargo build --release). CROSS_TEST_KEEP=1
+# keeps the work folder (projects, archives, each sidecar's debug log) for a look afterwards.
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 DIST="$ROOT/target/release-dist"
 NATIVE_HOST="${AZD_WASM_HOST_BIN:-$ROOT/target/release/azd-wasm-host}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cross-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+[[ -n ${CROSS_TEST_KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
 ROWS=()
 FAILED=0
 
@@ -69,6 +70,10 @@ lifecycle() {
   (
     cd "$proj" || exit 1
     export HOME="$proj/.home" AZD_WASM_HOST_CACHE_DIR=
+    # A Windows sidecar under Wine sees the project as Z:\... (azd on Windows sends drive paths).
+    if [[ ${WINDOWS_SIDECAR:-} == 1 ]]; then
+      export AZD_WASM_HOST_EXTENSION_PROJECT_PATH="Z:${proj//\//\\}"
+    fi
     mkdir -p "$HOME"
     step "$proj/provision.log" "$@" run provision -p provider/provider.toml || exit 1
     step "$proj/state.log" "$@" run state -p provider/provider.toml --output json || exit 1
@@ -129,10 +134,13 @@ sidecar_lifecycle() {
     echo '#!/bin/sh'
     echo 'unset AZD_WASM_HOST_MANIFEST'
     echo "export AZD_DEBUG=true WINE_RUN_DIR=$(printf %q "$dir")"
-    echo "exec $(printf '%q ' "$@") $(printf %q "$dir/$exe") \"\$@\" 2>>$(printf %q "$log")"
+    # (printf '%q ' with no runner would print '', a command named by an empty word)
+    echo "exec ${*:+$(printf '%q ' "$@")}$(printf %q "$dir/$exe") \"\$@\" 2>>$(printf %q "$log")"
   } >"$ext"
   chmod +x "$ext"
-  AZD_WASM_HOST_EXTENSION_COMMAND="$ext" lifecycle "$example" "$NATIVE_HOST" || return 1
+  local windows=0
+  [[ $platform == windows-* ]] && windows=1
+  AZD_WASM_HOST_EXTENSION_COMMAND="$ext" WINDOWS_SIDECAR=$windows lifecycle "$example" "$NATIVE_HOST" || return 1
   local loaded
   loaded=$(grep -c "loaded from its package's precompiled code (no compile)" "$log")
   if [[ $loaded -ne 3 ]] || grep -q "has no precompiled code" "$log"; then
@@ -179,8 +187,9 @@ test_linux_arm64() {
   fi
   local qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
   sidecar_lifecycle linux-arm64 c-hello "${qemu[@]}" &&
+    sidecar_lifecycle linux-arm64 python-localfiles "${qemu[@]}" &&
     dev_check linux-arm64 "${qemu[@]}" "$DIST/linux-arm64/dev/azd-wasm-host" || result=FAIL
-  row linux-arm64 "$(size_of "$bin")" "lifecycle (C) served by the arm64 sidecar from its package" \
+  row linux-arm64 "$(size_of "$bin")" "lifecycle (C; Python with fs grants) served by the arm64 sidecar from its package" \
     "qemu-user $(qemu-aarch64 --version | head -1 | awk '{print $3}')" "$result"
 }
 

@@ -31,4 +31,11 @@ fi
 [[ "$exe" -ef "$dir/azd-wasm-host.exe" ]] || cp "$exe" "$dir/azd-wasm-host.exe"
 export WINEPREFIX="${WINEPREFIX:-$ROOT/.tools/wine/prefix}" WINEDEBUG="${WINEDEBUG:--all}"
 export WINEDLLOVERRIDES="bcryptprimitives=n,b"
+# A new prefix is made once, before the binary starts: Wine's first boot takes many seconds,
+# which a sidecar's start must not wait for (azd gives it little time to be Ready).
+if [[ ! -d $WINEPREFIX ]]; then
+  mkdir -p "$(dirname -- "$WINEPREFIX")"
+  /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1 || true
+  /usr/lib/wine/wineserver -w 2>/dev/null || true
+fi
 exec /usr/lib/wine/wine64 "$dir/azd-wasm-host.exe" "$@"

@@ -119,7 +119,9 @@ async fn execute(
     debug: bool,
     interrupt: &CancellationToken,
 ) -> Result<Report, Failure> {
-    let cold = {
+    // An extension started by another command (another platform's build)
+    // has its own code and cache: whether it compiles is not known here.
+    let cold = !extension_command_given() && {
         let path = setup.provider_path.clone();
         !tokio::task::spawn_blocking(move || {
             azd_wasm_host_runtime::is_compiled(
@@ -145,7 +147,10 @@ async fn execute(
         force: args.force,
         purge: args.purge,
     };
-    let project_path = setup.project.path_text();
+    let project_path = std::env::var(EXTENSION_PROJECT_PATH_VAR)
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| setup.project.path_text());
     let drive = drive::drive(
         &handle,
         &project_path,
@@ -197,6 +202,17 @@ fn save_service_changes(
 /// target/aarch64-unknown-linux-gnu/release/azd-wasm-host`, where that build
 /// cannot start itself.
 pub(crate) const EXTENSION_COMMAND_VAR: &str = "AZD_WASM_HOST_EXTENSION_COMMAND";
+
+/// The project's path as `run` sends it in Initialize, where the extension
+/// [`EXTENSION_COMMAND_VAR`] starts sees the project under another name: a
+/// Windows build under Wine, for which `/tmp/p` is `Z:\tmp\p` (azd on
+/// Windows sends a drive path, and a path without one is refused).
+pub(crate) const EXTENSION_PROJECT_PATH_VAR: &str = "AZD_WASM_HOST_EXTENSION_PROJECT_PATH";
+
+/// Whether [`EXTENSION_COMMAND_VAR`] names the extension to start.
+fn extension_command_given() -> bool {
+    std::env::var(EXTENSION_COMMAND_VAR).is_ok_and(|line| !line.trim().is_empty())
+}
 
 /// This binary, or the command [`EXTENSION_COMMAND_VAR`] names.
 fn extension_command() -> anyhow::Result<tokio::process::Command> {
