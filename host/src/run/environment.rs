@@ -7,7 +7,8 @@
 //! (azd would ask which). Every name is checked with azd's rule. A command that
 //! changes things (`provision`, `down`) creates a missing environment as
 //! `azd env new` does, and makes it the default when it is the only one; the
-//! others (`preview`, `state`, `parameters`) create nothing.
+//! others (`preview`, `state`, `parameters`) create nothing until they write to
+//! `.env` (`state` saves the outputs), and then create it the same way.
 
 use std::path::{Path, PathBuf};
 
@@ -74,8 +75,14 @@ impl Environment {
             }
         }
         if dotenv.render() != before {
-            std::fs::create_dir_all(&self.dir)
-                .with_context(|| format!("creating {}", self.dir.display()))?;
+            // A command that creates nothing up front (`state` saving the outputs, as
+            // `azd env refresh` does) makes the environment whole when it first writes
+            // to it, default included: a bare `.env` folder would leave the project
+            // with an environment and no default, which the next command refuses.
+            if !self.dir.is_dir() {
+                let azure = self.dir.parent().unwrap_or(&self.dir);
+                create_environment(azure, &self.name)?;
+            }
             dotenv.save(&path)?;
         }
         if !unwritable.is_empty() {
@@ -228,6 +235,24 @@ mod tests {
         std::fs::create_dir_all(&azure).unwrap();
         std::fs::write(azure.join("config.json"), r#"{"defaultEnvironment":"a b"}"#).unwrap();
         assert!(chosen(&azure, None, None).contains("config.json"));
+    }
+
+    #[test]
+    fn the_first_write_to_an_environment_not_yet_made_makes_it_the_default() {
+        let (tmp, azure) = project();
+        // `state` opens without creating; nothing is written until it saves.
+        let env = Environment::open(tmp.path(), None, false).unwrap();
+        assert!(!azure.exists(), "opening created something");
+        env.save([("OUT", "1")], []).unwrap();
+        assert!(azure.join("dev/.env").is_file());
+        assert_eq!(
+            default_environment(&azure.join("config.json"))
+                .unwrap()
+                .as_deref(),
+            Some("dev")
+        );
+        // The next command finds it as the default.
+        assert_eq!(chosen(&azure, None, None), "dev");
     }
 
     #[test]
