@@ -53,6 +53,9 @@ if [[ $which != go ]]; then
   scripts/build-examples.sh
   cargo bench -p azd-wasm-host --bench host_bench
 fi
+# The sidecar as release.sh ships it: built alone (no compilers), with the sidecar profile.
+SIDECAR="$ROOT/target/sidecar/azd-wasm-host-sidecar"
+
 # platform_sizes GO_SOURCE: per platform, the stripped sidecar and the C bench provider's archive
 # beside the Go SDK extension built for the same platform and its archive.
 platform_sizes() {
@@ -62,7 +65,7 @@ platform_sizes() {
   # shellcheck disable=SC2064 # expand now
   trap "rm -rf '$work'" RETURN
   mkdir -p "$work/hosts/linux-amd64"
-  cp target/sidecar/azd-wasm-host-sidecar "$work/hosts/linux-amd64/azd-wasm-host"
+  cp "$SIDECAR" "$work/hosts/linux-amd64/azd-wasm-host"
   strip "$work/hosts/linux-amd64/azd-wasm-host"
   for p in linux-arm64 windows-amd64 darwin-amd64 darwin-arm64; do
     exe=""
@@ -101,7 +104,7 @@ if [[ $which != host ]]; then
   # The sidecar alone, so that it is built without wasmtime's compilers, with the profile
   # release.sh ships it with.
   cargo build --locked --profile sidecar -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar
-  BENCH_SIDECAR="$ROOT/target/sidecar/azd-wasm-host-sidecar" BENCH_GO_EXTENSION="$(build_go_provider)" \
+  BENCH_SIDECAR="$SIDECAR" BENCH_GO_EXTENSION="$(build_go_provider)" \
     cargo bench -p azd-wasm-host --bench vs_go
   platform_sizes
 fi

@@ -121,7 +121,7 @@ async fn execute(
 ) -> Result<Report, Failure> {
     // An extension started by another command (another platform's build)
     // has its own code and cache: whether it compiles is not known here.
-    let cold = !extension_command_given() && {
+    let cold = extension_command_line().is_none() && {
         let path = setup.provider_path.clone();
         !tokio::task::spawn_blocking(move || {
             azd_wasm_host_runtime::is_compiled(
@@ -209,18 +209,19 @@ pub(crate) const EXTENSION_COMMAND_VAR: &str = "AZD_WASM_HOST_EXTENSION_COMMAND"
 /// Windows sends a drive path, and a path without one is refused).
 pub(crate) const EXTENSION_PROJECT_PATH_VAR: &str = "AZD_WASM_HOST_EXTENSION_PROJECT_PATH";
 
-/// Whether [`EXTENSION_COMMAND_VAR`] names the extension to start.
-fn extension_command_given() -> bool {
-    std::env::var(EXTENSION_COMMAND_VAR).is_ok_and(|line| !line.trim().is_empty())
+/// The command line [`EXTENSION_COMMAND_VAR`] names, when it names one.
+fn extension_command_line() -> Option<String> {
+    std::env::var(EXTENSION_COMMAND_VAR)
+        .ok()
+        .filter(|line| !line.trim().is_empty())
 }
 
 /// This binary, or the command [`EXTENSION_COMMAND_VAR`] names.
 fn extension_command() -> anyhow::Result<tokio::process::Command> {
-    let line = std::env::var(EXTENSION_COMMAND_VAR).unwrap_or_default();
-    if line.trim().is_empty() {
+    let Some(line) = extension_command_line() else {
         let exe = std::env::current_exe().context("finding this executable")?;
         return Ok(tokio::process::Command::new(exe));
-    }
+    };
     let words = shell_words::split(&line)
         .with_context(|| format!("{EXTENSION_COMMAND_VAR} is not a command line: {line:?}"))?;
     let (program, args) = words
