@@ -5,6 +5,7 @@
 //! - `check`: validates a component (or manifest) and prints what it asks for
 //!   (see [`crate::check`]).
 //! - `run`: plays azd itself to drive a provider without azd (see [`crate::run`]).
+//! - `test`: runs a provider's test files, each step a `run` (see [`crate::test`]).
 //! - `new`, `build`, `package`: the provider author's toolchain (the
 //!   `azd-wasm-host-author` crate).
 
@@ -41,6 +42,8 @@ pub(crate) enum Command {
     },
     /// Drive a provider without azd: provision, preview, down, state or parameters.
     Run(crate::run::RunArgs),
+    /// Run a provider's tests (`*.test.toml`): each step a command played as `run` plays it.
+    Test(crate::test::TestArgs),
     /// Start a provider project: `new <rust|js|python|c> NAME`.
     New(author::NewArgs),
     /// Build the provider's component from the manifest's `[build]` section.
@@ -88,6 +91,7 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             )),
             Command::Check { path } => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
             Command::Run(args) => Ok(crate::run::run(args, debug).await),
+            Command::Test(args) => Ok(crate::test::test(args, debug).await),
             Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
             Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
             Command::Package(args) => {

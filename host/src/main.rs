@@ -2,7 +2,8 @@
 //!
 //! It ties the crates together and does nothing else of its own: `cli`
 //! (arguments, the async runtime, exit codes), `run` (azd played without azd,
-//! against the simulated azd of `azd-wasm-host-sim`) and `check` (the
+//! against the simulated azd of `azd-wasm-host-sim`), `test` (a provider's test files, each
+//! step a `run`) and `check` (the
 //! runtime's report as text). `listen` (what azd runs), the process
 //! environment and the log lines are the `azd-wasm-host-sidecar` crate's, which
 //! also builds the compiler-less binary `package` ships; `new`, `build` and
@@ -11,6 +12,7 @@
 mod check;
 mod cli;
 mod run;
+mod test;
 
 use std::process::ExitCode;
 

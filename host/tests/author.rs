@@ -140,6 +140,20 @@ async fn author_flow(language: &str, name: &str) {
     // As azd writes it: double-quoted, `!` escaped.
     assert!(env.contains(r#"GREETING="Hello, world\!""#), "{env}");
 
+    // The first test `new` wrote passes, every step of it.
+    let out = host(&dir, &["test", "--output", "json"], &cache);
+    let tests: Value = serde_json::from_str(&ok(&out, "test")).unwrap();
+    assert_eq!(
+        (&tests["passed"], &tests["failed"]),
+        (&1.into(), &0.into()),
+        "{tests}"
+    );
+    assert_eq!(
+        tests["tests"][0]["steps"].as_array().map(Vec::len),
+        Some(5),
+        "{tests}"
+    );
+
     let out = host(&dir, &["package"], &cache);
     let printed = ok(&out, "package");
     let id = format!("local.{name}");

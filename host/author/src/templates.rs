@@ -57,6 +57,7 @@ pub(crate) const COMMON: &[File] = &[
     template!("extension.yaml", "common/extension.yaml"),
     template!(".gitignore", "common/gitignore"),
     template!("README.md", "common/README.md"),
+    template!("tests/provider.test.toml", "common/provider.test.toml"),
 ];
 
 /// Rust: the crate, and the guest SDK beside it (`azd-provider-sdk/`).

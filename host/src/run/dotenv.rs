@@ -32,7 +32,7 @@ mod read;
 
 /// A `.env` file: its text and the statements found in it.
 #[derive(Debug, Default, Clone)]
-pub(super) struct DotEnv {
+pub(crate) struct DotEnv {
     /// The text, with `\r\n` read as `\n` (see `crlf`).
     text: String,
     /// Every statement, in file order (a key may appear twice: the last wins).
@@ -43,7 +43,7 @@ pub(super) struct DotEnv {
 
 impl DotEnv {
     /// Reads `path` (an absent file is empty).
-    pub(super) fn load(path: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
@@ -83,7 +83,7 @@ impl DotEnv {
     }
 
     /// Every key and its value, as azd sees them (a later statement wins).
-    pub(super) fn values(&self) -> BTreeMap<String, String> {
+    pub(crate) fn values(&self) -> BTreeMap<String, String> {
         self.statements
             .iter()
             .map(|s| (s.key.clone(), s.value.clone()))

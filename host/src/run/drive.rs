@@ -33,7 +33,7 @@ pub(super) async fn drive(
             start.elapsed().as_secs_f64()
         ));
     }
-    let on_progress = |m: &pb::ProvisioningProgressMessage| progress.show(&m.message);
+    let on_progress = |m: &pb::ProvisioningProgressMessage| progress.provider(&m.message);
     match action {
         Action::Provision => provision(handle, on_progress).await,
         Action::Preview => preview(handle, on_progress).await,

@@ -25,7 +25,7 @@ const ENV_NAME_VARIABLE: &str = "AZURE_ENV_NAME";
 const FIRST_NAME: &str = "dev";
 
 /// An environment of the project: its name, folder and `.env` as it was read.
-pub(super) struct Environment {
+pub(crate) struct Environment {
     pub(super) name: EnvironmentName,
     dir: PathBuf,
     dotenv: DotEnv,
@@ -34,7 +34,7 @@ pub(super) struct Environment {
 impl Environment {
     /// Chooses the environment by azd's rules (`flag` is `-e`) and reads its
     /// `.env`; `create` makes it when missing.
-    pub(super) fn open(project: &Path, flag: Option<&str>, create: bool) -> anyhow::Result<Self> {
+    pub(crate) fn open(project: &Path, flag: Option<&str>, create: bool) -> anyhow::Result<Self> {
         let azure = project.join(".azure");
         let name = choose(&azure, flag, std::env::var(ENV_NAME_VARIABLE).ok())?;
         let dir = azure.join(name.as_str());
@@ -55,7 +55,7 @@ impl Environment {
 
     /// Writes `set` and removes `removed` in `.env`, changing nothing else in
     /// the file (read again, in case it changed while the command ran).
-    pub(super) fn save<'a>(
+    pub(crate) fn save<'a>(
         &self,
         set: impl IntoIterator<Item = (&'a str, &'a str)>,
         removed: impl IntoIterator<Item = &'a str>,

@@ -43,8 +43,9 @@ use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions, Sp
 use tokio_util::sync::CancellationToken;
 
 use args::Action;
-pub(crate) use args::RunArgs;
-use environment::Environment;
+pub(crate) use args::{Output, RunArgs};
+pub(crate) use dotenv::DotEnv;
+pub(crate) use environment::Environment;
 pub(crate) use outcome::Exit;
 use outcome::Failure;
 use report::{ProgressView, Report};
@@ -84,13 +85,17 @@ impl Setup {
 pub(crate) async fn run(args: RunArgs, debug: bool) -> ExitCode {
     let interrupt = CancellationToken::new();
     let watcher = tokio::spawn(watch_interrupts(interrupt.clone()));
+    let progress = ProgressView::new();
     let exit = match Setup::new(&args) {
-        Err(e) => outcome::failed(&args, &Failure::Usage(e)),
-        Ok(setup) => match execute(&args, &setup, debug, &interrupt).await {
-            Err(failure) => outcome::failed(&args, &failure),
+        Err(e) => outcome::failed(&args, &Failure::Usage(e), &[]),
+        Ok(setup) => match execute(&args, &setup, debug, &interrupt, &progress).await {
+            Err(failure) => outcome::failed(&args, &failure, &progress.reported()),
             // Outputs are saved after the report is printed: a value that
             // cannot be saved is still on the screen.
-            Ok(report) => outcome::succeeded(&args, &report, || report.apply(&setup.env)),
+            Ok(mut report) => {
+                report.progress = progress.reported();
+                outcome::succeeded(&args, &report, || report.apply(&setup.env))
+            }
         },
     };
     watcher.abort();
@@ -118,6 +123,7 @@ async fn execute(
     setup: &Setup,
     debug: bool,
     interrupt: &CancellationToken,
+    progress: &ProgressView,
 ) -> Result<Report, Failure> {
     // An extension started by another command (another platform's build)
     // has its own code and cache: whether it compiles is not known here.
@@ -133,7 +139,6 @@ async fn execute(
         .unwrap_or(false)
     };
     let env_before = setup.env.served();
-    let progress = ProgressView::new();
     let sim = SimAzd::start(SimOptions {
         environment: Some(env_before.clone()),
         prompter: ask::prompter(args.yes, progress.bar()),
@@ -156,7 +161,7 @@ async fn execute(
         &project_path,
         setup.project.options(&setup.name),
         (args.action, destroy),
-        &progress,
+        progress,
         cold.then_some(Instant::now()),
     );
     let outcome = tokio::select! {

@@ -150,10 +150,15 @@ impl Failure {
 }
 
 /// Reports a failure; returns its exit code.
-pub(super) fn failed(args: &RunArgs, failure: &Failure) -> Exit {
+/// `progress` is what the provider reported before it failed.
+pub(super) fn failed(args: &RunArgs, failure: &Failure, progress: &[String]) -> Exit {
     failure.print();
     if args.output == Output::Json {
-        let doc = serde_json::json!({ "command": args.action.name(), "error": failure.to_json() });
+        let mut doc =
+            serde_json::json!({ "command": args.action.name(), "error": failure.to_json() });
+        if let (false, Some(fields)) = (progress.is_empty(), doc.as_object_mut()) {
+            fields.insert("progress".into(), progress.into());
+        }
         println!("{doc:#}");
     }
     failure.exit()

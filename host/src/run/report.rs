@@ -31,6 +31,9 @@ pub(super) struct Report {
     pub(super) planned_outputs: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) skipped: Option<bool>,
+    /// The provider's progress messages, in order (`--output json` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) progress: Vec<String>,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -125,6 +128,7 @@ impl Report {
             parameters: None,
             planned_outputs: None,
             skipped: None,
+            progress: Vec::new(),
         }
     }
 
@@ -285,6 +289,8 @@ pub(super) fn outputs_of(
 /// lines otherwise.
 pub(super) struct ProgressView {
     bar: Option<indicatif::ProgressBar>,
+    /// The provider's progress messages, in order, for `--output json`.
+    reported: std::sync::Mutex<Vec<String>>,
 }
 
 impl ProgressView {
@@ -294,7 +300,23 @@ impl ProgressView {
             bar.enable_steady_tick(Duration::from_millis(100));
             bar
         });
-        Self { bar }
+        Self {
+            bar,
+            reported: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Shows a progress message the provider sent, and keeps it for the JSON report.
+    pub(super) fn provider(&self, message: &str) {
+        if let Ok(mut reported) = self.reported.lock() {
+            reported.push(message.to_owned());
+        }
+        self.show(message);
+    }
+
+    /// The provider's progress messages so far, in order.
+    pub(super) fn reported(&self) -> Vec<String> {
+        self.reported.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// The spinner, when there is one (a prompt holds it still).

@@ -1,0 +1,397 @@
+//! Checks a step's result against its expectations: every difference is
+//! reported (not only the first), each naming what was expected and what came.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::spec::{ErrorSpec, Expect, Match, MatchHow, PlanSpec};
+
+/// What a step produced: `run --output json`'s document, and the project
+/// after it.
+pub(super) struct Outcome<'a> {
+    pub(super) doc: &'a Value,
+    pub(super) dotenv: &'a BTreeMap<String, String>,
+    pub(super) project: &'a Path,
+}
+
+/// Every way `outcome` differs from `expect`; empty when it passes.
+pub(super) fn check(expect: &Expect, outcome: &Outcome<'_>) -> Vec<String> {
+    let mut failures = Vec::new();
+    let doc = outcome.doc;
+    let error = doc.get("error");
+    match (&expect.error, error) {
+        (None, Some(e)) => failures.push(format!(
+            "the command failed ({}): {}",
+            text(e.get("kind")),
+            text(e.get("message"))
+        )),
+        (Some(_), None) => failures.push("the command succeeded; an error was expected".into()),
+        (Some(want), Some(got)) => check_error(want, got, &mut failures),
+        (None, None) => {}
+    }
+    let outputs = doc.get("outputs").and_then(Value::as_object);
+    for (name, m) in &expect.outputs {
+        let got = outputs
+            .and_then(|o| o.get(name))
+            .map(|v| text(v.get("value")));
+        compare(&format!("output {name}"), m, got.as_deref(), &mut failures);
+    }
+    if let Some(plan) = &expect.plan {
+        check_plan(plan, doc.pointer("/preview/plan"), &mut failures);
+    }
+    check_progress(&expect.progress, doc.get("progress"), &mut failures);
+    for (key, m) in &expect.dotenv {
+        let got = outcome.dotenv.get(key).map(String::as_str);
+        compare(&format!(".env {key}"), m, got, &mut failures);
+    }
+    for (path, m) in &expect.files {
+        let got = std::fs::read_to_string(outcome.project.join(path)).ok();
+        compare(&format!("file {path}"), m, got.as_deref(), &mut failures);
+    }
+    check_answers(expect, doc, &mut failures);
+    failures
+}
+
+/// What the answers of provision, state, parameters and down carry besides outputs.
+fn check_answers(expect: &Expect, doc: &Value, failures: &mut Vec<String>) {
+    if let Some(want) = expect.skipped {
+        let got = doc.get("skipped").and_then(Value::as_bool).unwrap_or(false);
+        if got != want {
+            failures.push(format!("skipped: expected {want}, got {got}"));
+        }
+    }
+    if let Some(want) = &expect.resources {
+        let got: Vec<String> = strings(doc.get("resources"));
+        for m in want {
+            if !got.iter().any(|r| fits(m, Some(r)).is_ok()) {
+                failures.push(format!("resources: none is {} (got {got:?})", describe(m)));
+            }
+        }
+    }
+    let parameters = doc.get("parameters").and_then(Value::as_array);
+    for (name, m) in &expect.parameters {
+        let got = parameters
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
+            .map(|p| text(p.get("value")));
+        compare(&format!("parameter {name}"), m, got.as_deref(), failures);
+    }
+    if let Some(want) = &expect.planned_outputs {
+        let got = strings(doc.get("plannedOutputs"));
+        if &got != want {
+            failures.push(format!("planned outputs: expected {want:?}, got {got:?}"));
+        }
+    }
+    if let Some(want) = &expect.invalidated_env_keys {
+        let (mut got, mut want) = (strings(doc.get("invalidatedEnvKeys")), want.clone());
+        got.sort();
+        want.sort();
+        if got != want {
+            failures.push(format!(
+                "invalidated .env keys: expected {want:?}, got {got:?}"
+            ));
+        }
+    }
+}
+
+fn check_error(want: &ErrorSpec, got: &Value, failures: &mut Vec<String>) {
+    if let Some(kind) = &want.kind {
+        let got_kind = text(got.get("kind"));
+        if &got_kind != kind {
+            failures.push(format!(
+                "error kind: expected {kind:?}, got {got_kind:?} ({})",
+                text(got.get("message"))
+            ));
+        }
+    }
+    let fields = [
+        ("code", &want.code),
+        ("category", &want.category),
+        ("message", &want.message),
+        ("suggestion", &want.suggestion),
+    ];
+    for (field, m) in fields {
+        if let Some(m) = m {
+            let value = got.get(field).map(|v| text(Some(v)));
+            compare(&format!("error {field}"), m, value.as_deref(), failures);
+        }
+    }
+    if let Some(status) = want.status {
+        let got_status = got.get("statusCode").and_then(Value::as_i64);
+        if got_status != Some(status) {
+            failures.push(format!(
+                "error status: expected {status}, got {}",
+                got_status.map_or("none".into(), |s| s.to_string())
+            ));
+        }
+    }
+}
+
+fn check_plan(want: &PlanSpec, got: Option<&Value>, failures: &mut Vec<String>) {
+    let Some(got) = got else {
+        failures.push("plan: the command reported no preview".into());
+        return;
+    };
+    let kinds = [
+        ("create", want.create),
+        ("modify", want.modify),
+        ("delete", want.delete),
+        ("unchanged", want.unchanged),
+        ("other", want.other),
+    ];
+    for (kind, n) in kinds {
+        let Some(n) = n else { continue };
+        let got_n = got.get(kind).and_then(Value::as_u64).unwrap_or(0);
+        if got_n != n {
+            failures.push(format!("plan: expected {n} to {kind}, got {got_n}"));
+        }
+    }
+}
+
+/// Each expected message in order, others allowed between.
+fn check_progress(want: &[Match], got: Option<&Value>, failures: &mut Vec<String>) {
+    let got = strings(got);
+    let mut from = 0;
+    for m in want {
+        match got[from..]
+            .iter()
+            .position(|line| fits(m, Some(line)).is_ok())
+        {
+            Some(i) => from += i + 1,
+            None => {
+                failures.push(format!(
+                    "progress: no message {} after the ones matched before it (got {got:?})",
+                    describe(m)
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// Reports `what` when `got` does not fit `m`.
+fn compare(what: &str, m: &Match, got: Option<&str>, failures: &mut Vec<String>) {
+    if let Err(why) = fits(m, got) {
+        failures.push(format!("{what}: {why}"));
+    }
+}
+
+/// Whether `got` (`None`: it does not exist) fits `m`; else why not.
+pub(super) fn fits(m: &Match, got: Option<&str>) -> Result<(), String> {
+    let how = match m {
+        Match::Equals(s) => &MatchHow {
+            equals: Some(s.clone()),
+            ..MatchHow::default()
+        },
+        Match::Number(n) => &MatchHow {
+            equals: Some(n.to_string()),
+            ..MatchHow::default()
+        },
+        Match::Bool(b) => &MatchHow {
+            equals: Some(b.to_string()),
+            ..MatchHow::default()
+        },
+        Match::How(how) => how,
+    };
+    let Some(got) = got else {
+        return if how.absent {
+            Ok(())
+        } else {
+            Err(format!("expected {}, but there is none", describe(m)))
+        };
+    };
+    if how.absent {
+        return Err(format!("expected none, got {got:?}"));
+    }
+    let value = match &how.json {
+        None => got.to_owned(),
+        Some(pointer) => {
+            let doc: Value = serde_json::from_str(got)
+                .map_err(|e| format!("{got:?} is not JSON ({e}); expected {}", describe(m)))?;
+            match doc.pointer(pointer) {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => return Err(format!("{got} has nothing at {pointer}")),
+            }
+        }
+    };
+    let ok = how.equals.as_ref().is_none_or(|e| *e == value)
+        && how
+            .contains
+            .as_ref()
+            .is_none_or(|c| value.contains(c.as_str()))
+        && how
+            .matches
+            .as_ref()
+            .is_none_or(|p| regex::Regex::new(p).is_ok_and(|re| re.is_match(&value)));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("expected {}, got {value:?}", describe(m)))
+    }
+}
+
+/// `m` in words, for failure messages.
+fn describe(m: &Match) -> String {
+    match m {
+        Match::Equals(s) => format!("{s:?}"),
+        Match::Number(n) => n.to_string(),
+        Match::Bool(b) => b.to_string(),
+        Match::How(how) => {
+            let mut parts = Vec::new();
+            if let Some(p) = &how.json {
+                parts.push(format!("at {p}"));
+            }
+            if let Some(e) = &how.equals {
+                parts.push(format!("equal to {e:?}"));
+            }
+            if let Some(c) = &how.contains {
+                parts.push(format!("containing {c:?}"));
+            }
+            if let Some(p) = &how.matches {
+                parts.push(format!("matching /{p}/"));
+            }
+            if how.absent {
+                parts.push("absent".into());
+            }
+            if parts.is_empty() {
+                "any value".into()
+            } else {
+                parts.join(", ")
+            }
+        }
+    }
+}
+
+/// A JSON value as text: a string as it is, anything else as JSON.
+fn text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().map(|s| text(Some(s))).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn how(f: impl FnOnce(&mut MatchHow)) -> Match {
+        let mut h = MatchHow::default();
+        f(&mut h);
+        Match::How(h)
+    }
+
+    #[test]
+    fn matchers_hold_and_fail_as_written() {
+        assert!(fits(&Match::Equals("a".into()), Some("a")).is_ok());
+        assert!(fits(&Match::Equals("a".into()), Some("b")).is_err());
+        assert!(fits(&Match::Equals("a".into()), None).is_err());
+        assert!(fits(&Match::Number(13), Some("13")).is_ok());
+        assert!(fits(&Match::Bool(true), Some("false")).is_err());
+        let re = how(|h| h.matches = Some("^[0-9]+$".into()));
+        assert!(fits(&re, Some("42")).is_ok());
+        assert!(fits(&re, Some("4x2")).is_err());
+        let absent = how(|h| h.absent = true);
+        assert!(fits(&absent, None).is_ok());
+        assert!(fits(&absent, Some("")).is_err());
+        let json = how(|h| {
+            h.json = Some("/a/1".into());
+            h.equals = Some("y".into());
+        });
+        assert!(fits(&json, Some(r#"{"a":["x","y"]}"#)).is_ok());
+        assert!(fits(&json, Some(r#"{"a":["x","z"]}"#)).is_err());
+        assert!(fits(&json, Some("not json")).is_err());
+        let num = how(|h| {
+            h.json = Some("/n".into());
+            h.equals = Some("3".into());
+        });
+        assert!(fits(&num, Some(r#"{"n":3}"#)).is_ok());
+    }
+
+    #[test]
+    fn every_difference_is_reported() {
+        let doc = serde_json::json!({
+            "command": "provision",
+            "outputs": { "GREETING": { "type": "string", "value": "Hello, world!" } },
+            "progress": ["one", "two", "three"],
+        });
+        let dotenv = BTreeMap::from([("GREETING".to_owned(), "Hello, world!".to_owned())]);
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = Outcome {
+            doc: &doc,
+            dotenv: &dotenv,
+            project: dir.path(),
+        };
+        let mut expect = Expect::default();
+        expect
+            .outputs
+            .insert("GREETING".into(), Match::Equals("Hello, world!".into()));
+        expect.progress = vec![Match::Equals("one".into()), Match::Equals("three".into())];
+        expect
+            .dotenv
+            .insert("GREETING".into(), Match::Equals("Hello, world!".into()));
+        assert_eq!(check(&expect, &outcome), Vec::<String>::new());
+
+        expect
+            .outputs
+            .insert("GREETING".into(), Match::Equals("Hi".into()));
+        expect.progress = vec![Match::Equals("three".into()), Match::Equals("one".into())];
+        expect
+            .files
+            .insert("out.txt".into(), Match::Equals("x".into()));
+        expect.error = Some(ErrorSpec::default());
+        let failures = check(&expect, &outcome);
+        assert_eq!(failures.len(), 4, "{failures:#?}");
+        assert!(failures[0].contains("succeeded"), "{failures:#?}");
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.contains("output GREETING") && f.contains("\"Hi\"")),
+            "{failures:#?}"
+        );
+    }
+
+    #[test]
+    fn an_unexpected_error_and_a_wrong_code_are_reported() {
+        let doc = serde_json::json!({
+            "command": "provision",
+            "error": { "kind": "provider", "message": "no name", "code": "invalid_config", "category": "validation" },
+        });
+        let dotenv = BTreeMap::new();
+        let outcome = Outcome {
+            doc: &doc,
+            dotenv: &dotenv,
+            project: Path::new("/nonexistent"),
+        };
+        let failures = check(&Expect::default(), &outcome);
+        assert!(failures[0].contains("no name"), "{failures:?}");
+        let expect = Expect {
+            error: Some(ErrorSpec {
+                code: Some(Match::Equals("invalid_config".into())),
+                kind: Some("provider".into()),
+                ..ErrorSpec::default()
+            }),
+            ..Expect::default()
+        };
+        assert!(check(&expect, &outcome).is_empty());
+        let expect = Expect {
+            error: Some(ErrorSpec {
+                code: Some(Match::Equals("other".into())),
+                status: Some(403),
+                ..ErrorSpec::default()
+            }),
+            ..Expect::default()
+        };
+        assert_eq!(check(&expect, &outcome).len(), 2);
+    }
+}

@@ -1,0 +1,274 @@
+//! `azd-wasm-host test`: runs a provider's test files, like a test runner.
+//!
+//! A test file (`*.test.toml`, format in [`spec`]) names a project and the
+//! steps to play in it, each a command azd would run (`provision`, `preview`,
+//! `state` / `env refresh`, `down`, `parameters`) with what its result must be.
+//! The path of a test is the path of a user's command: every step is
+//! `azd-wasm-host run … --output json` in a child process, which starts a
+//! simulated azd on loopback gRPC and this binary as the extension, exactly
+//! as azd does ([`exec`]). Each test gets a fresh temporary copy of its
+//! project; tests run in parallel (one per core unless `--jobs` says), each
+//! printing its line as it ends; then a summary ([`report`]), or JSON, and a
+//! JUnit file when asked.
+//!
+//! | exit | meaning |
+//! |------|---------|
+//! | 0    | every test passed |
+//! | 1    | a test failed |
+//! | 64   | a test file is invalid (named with its line), or no test was found; nothing ran |
+//!
+//! Rooms: `spec` (the file format), `exec` (one test: project, steps),
+//! `expect` (checking a result), `report` (what people and CI read).
+
+mod exec;
+mod expect;
+mod report;
+mod spec;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+
+use exec::Case;
+use spec::{Invalid, Spec};
+
+/// Arguments of `test`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct TestArgs {
+    /// Test files, or folders whose `*.test.toml` (and `tests/*.test.toml`) are run.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// How to print the results.
+    #[arg(long, short = 'o', value_enum, default_value_t = crate::run::Output::Table)]
+    pub output: crate::run::Output,
+    /// Also write the results as JUnit XML to this file.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Tests run at once (default: one per core).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// Run only the tests whose name contains this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+}
+
+/// The exit code of an invalid test file (or none found): nothing ran.
+const INVALID: u8 = 64;
+
+/// Runs `test`; the exit code says how it ended.
+pub(crate) async fn test(args: TestArgs, debug: bool) -> ExitCode {
+    let cases = match find_cases(&args) {
+        Ok(cases) => cases,
+        Err(e) => {
+            eprintln!("azd-wasm-host test: {e:#}");
+            return ExitCode::from(INVALID);
+        }
+    };
+    let started = std::time::Instant::now();
+    let broken = compile_once(&cases).await;
+    let results = run_all(cases, &args, broken, debug).await;
+    let summary = report::Summary::new(results, started.elapsed());
+    summary.print(args.output);
+    if let Some(path) = &args.junit
+        && let Err(e) = summary.write_junit(path)
+    {
+        eprintln!("azd-wasm-host test: cannot write {}: {e:#}", path.display());
+        return ExitCode::from(1);
+    }
+    ExitCode::from(u8::from(!summary.all_passed()))
+}
+
+/// Reads every test file the arguments name; the first invalid one ends it.
+fn find_cases(args: &TestArgs) -> anyhow::Result<Vec<Case>> {
+    let mut files = Vec::new();
+    for path in &args.paths {
+        if path.is_dir() {
+            for dir in [path.clone(), path.join("tests")] {
+                files.extend(test_files(&dir)?);
+            }
+        } else if path.is_file() {
+            files.push(path.clone());
+        } else {
+            anyhow::bail!("{}: no such test file or folder", path.display());
+        }
+    }
+    files.sort();
+    files.dedup();
+    let mut cases = Vec::new();
+    for file in files {
+        let spec = Spec::read(&file)?;
+        let name = spec.name.clone().unwrap_or_else(|| stem(&file));
+        if args
+            .filter
+            .as_ref()
+            .is_some_and(|f| !name.contains(f.as_str()))
+        {
+            continue;
+        }
+        let provider = provider_of(&file, &spec)?;
+        let provider_name = azd_wasm_host_runtime::Manifest::resolve(&provider, None)
+            .map_err(|e| Invalid {
+                path: file.clone(),
+                message: format!("the provider {}: {e:#}", provider.display()),
+            })?
+            .name;
+        cases.push(Case {
+            file,
+            name,
+            spec,
+            provider,
+            provider_name,
+        });
+    }
+    if cases.is_empty() {
+        anyhow::bail!(
+            "no test found in {} (test files are named *.test.toml, beside the provider or in its \
+             tests/ folder)",
+            args.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(cases)
+}
+
+/// The `*.test.toml` files directly in `dir` (none if it does not exist).
+fn test_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        let named = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".test.toml"));
+        if named && path.is_file() {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+fn stem(file: &Path) -> String {
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    name.strip_suffix(".test.toml").unwrap_or(&name).to_owned()
+}
+
+/// The provider a test drives: its `provider`, else `provider.toml` beside
+/// the file, else in the folder above (a `tests/` folder's).
+fn provider_of(file: &Path, spec: &Spec) -> Result<PathBuf, Invalid> {
+    let base = file.parent().unwrap_or(Path::new("."));
+    let candidates = match &spec.provider {
+        Some(p) => vec![base.join(p)],
+        None => vec![
+            base.join("provider.toml"),
+            base.join("..").join("provider.toml"),
+        ],
+    };
+    candidates
+        .iter()
+        .find_map(|p| std::fs::canonicalize(p).ok())
+        .ok_or_else(|| Invalid {
+            path: file.to_owned(),
+            message: format!(
+                "no provider: {} does not exist (name it with `provider = \"…\"`)",
+                candidates[0].display()
+            ),
+        })
+}
+
+/// Compiles each provider once, before its tests start them in parallel
+/// (each would otherwise compile it at the same time); the providers whose
+/// component cannot load, with why.
+async fn compile_once(cases: &[Case]) -> Vec<(PathBuf, String)> {
+    let mut providers: Vec<PathBuf> = cases.iter().map(|c| c.provider.clone()).collect();
+    providers.sort();
+    providers.dedup();
+    let cache = azd_wasm_host_sidecar::env::cache_dir();
+    let mut broken = Vec::new();
+    for provider in providers {
+        let cache = cache.clone();
+        let path = provider.clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            if azd_wasm_host_runtime::is_compiled(&path, cache.as_deref()) {
+                return Ok(());
+            }
+            eprintln!(
+                "Compiling {} for this machine (once; cached)…",
+                path.display()
+            );
+            let opts = azd_wasm_host_runtime::RuntimeOptions {
+                cache_dir: cache,
+                ..Default::default()
+            };
+            azd_wasm_host_runtime::check(&path, &opts).map(drop)
+        })
+        .await
+        .context("the compile stopped unexpectedly")
+        .and_then(|r| r);
+        if let Err(e) = checked {
+            broken.push((provider, format!("{e:#}")));
+        }
+    }
+    broken
+}
+
+/// Runs the tests, `--jobs` at a time, printing each one's line as it ends;
+/// their results in the order of the files.
+async fn run_all(
+    cases: Vec<Case>,
+    args: &TestArgs,
+    broken: Vec<(PathBuf, String)>,
+    debug: bool,
+) -> Vec<exec::TestResult> {
+    let jobs = args
+        .jobs
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+        .max(1);
+    let gate = Arc::new(tokio::sync::Semaphore::new(jobs));
+    let broken = Arc::new(broken);
+    let total = cases.len();
+    let named: Vec<(String, PathBuf)> = cases
+        .iter()
+        .map(|c| (c.name.clone(), c.file.clone()))
+        .collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, case) in cases.into_iter().enumerate() {
+        let (gate, broken) = (gate.clone(), broken.clone());
+        tasks.spawn(async move {
+            let _turn = gate.acquire_owned().await;
+            let result = match broken.iter().find(|(p, _)| *p == case.provider) {
+                Some((_, why)) => exec::TestResult::not_started(&case, why),
+                None => exec::run(&case, debug).await,
+            };
+            (index, result)
+        });
+    }
+    let mut results: Vec<Option<exec::TestResult>> = (0..total).map(|_| None).collect();
+    let mut done = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let Ok((index, result)) = joined else {
+            continue;
+        };
+        done += 1;
+        report::line(&result, done, total);
+        results[index] = Some(result);
+    }
+    // A test whose task died still has its result: failed, saying so.
+    results
+        .into_iter()
+        .zip(named)
+        .map(|(r, (name, file))| {
+            r.unwrap_or_else(|| {
+                exec::TestResult::stopped(name, file, "the test stopped unexpectedly")
+            })
+        })
+        .collect()
+}
