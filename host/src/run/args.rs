@@ -34,8 +34,16 @@ pub(crate) struct RunArgs {
     pub purge: bool,
     /// Answer yes to every question the provider asks (otherwise they are asked
     /// on this terminal, or get their default when there is none).
-    #[arg(long, short = 'y')]
+    #[arg(long, short = 'y', conflicts_with = "no")]
     pub yes: bool,
+    /// Answer no to every yes/no question (others get their defaults).
+    #[arg(long)]
+    pub no: bool,
+    /// Cancel the command, as Ctrl-C does (azd's own cancellation), once the
+    /// provider has reported this many progress messages: for tests of what a
+    /// provider leaves behind when azd stops it mid-command.
+    #[arg(long, hide = true, value_name = "N")]
+    pub cancel_after_progress: Option<usize>,
     /// `preview`: exit 2 when changes are pending and 0 when there are none
     /// (as `terraform plan -detailed-exitcode`).
     #[arg(long)]
@@ -55,6 +63,18 @@ pub(crate) enum Action {
     State,
     /// Initialize → Parameters → PlannedOutputs (`azd pipeline config`).
     Parameters,
+}
+
+impl RunArgs {
+    /// What every yes/no question gets: `--yes`, `--no`, or (`None`) the
+    /// user's answer on a terminal, else the question's default.
+    pub(super) fn answer(&self) -> Option<bool> {
+        match (self.yes, self.no) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => None,
+        }
+    }
 }
 
 impl Action {

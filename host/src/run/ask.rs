@@ -3,24 +3,95 @@
 //! no terminal, the question's default as azd gives it under `--no-prompt`.
 
 use std::io::IsTerminal as _;
+use std::sync::{Arc, Mutex};
 
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{AnswerAll, NoPrompt, Prompter};
 use dialoguer::{Confirm, Input, Password, Select};
 use tonic::Status;
 
-/// The prompter for `run`: `--yes` answers yes, a terminal asks the user,
-/// anything else answers as azd does under `--no-prompt`.
+/// The prompter for `run`: `--yes` answers yes, `--no` answers no, a terminal
+/// asks the user, anything else answers as azd does under `--no-prompt`. Every
+/// question and its answer are kept in `asked` (for `--output json`).
 pub(super) fn prompter(
-    yes: bool,
+    answer: Option<bool>,
     progress: Option<indicatif::ProgressBar>,
-) -> std::sync::Arc<dyn Prompter> {
-    if yes {
-        std::sync::Arc::new(AnswerAll { yes: true })
+    asked: Asked,
+) -> Arc<dyn Prompter> {
+    let inner: Box<dyn Prompter> = if let Some(yes) = answer {
+        Box::new(AnswerAll { yes })
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        std::sync::Arc::new(Terminal { progress })
+        Box::new(Terminal { progress })
     } else {
-        std::sync::Arc::new(NoPrompt)
+        Box::new(NoPrompt)
+    };
+    Arc::new(Recording { inner, asked })
+}
+
+/// The questions a provider asked, with their answers, in order.
+pub(super) type Asked = Arc<Mutex<Vec<Question>>>;
+
+/// One question and how it was answered (the answer of a secret is not kept).
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct Question {
+    pub(super) kind: &'static str,
+    pub(super) message: String,
+    /// `None`: not answered (azd's `--no-prompt` refusal, or closed).
+    pub(super) answer: Option<String>,
+}
+
+/// Keeps every question and answer, passing each to `inner`.
+struct Recording {
+    inner: Box<dyn Prompter>,
+    asked: Asked,
+}
+
+impl Recording {
+    fn keep<T>(
+        &self,
+        kind: &'static str,
+        message: &str,
+        answer: Result<T, Status>,
+        shown: impl FnOnce(&T) -> String,
+    ) -> Result<T, Status> {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(Question {
+                kind,
+                message: message.to_owned(),
+                answer: answer.as_ref().ok().map(shown),
+            });
+        }
+        answer
+    }
+}
+
+impl Prompter for Recording {
+    fn confirm(&self, o: &pb::ConfirmOptions) -> Result<bool, Status> {
+        let answer = self.inner.confirm(o);
+        self.keep("confirm", &o.message, answer, |yes| {
+            if *yes { "yes" } else { "no" }.to_owned()
+        })
+    }
+
+    fn prompt(&self, o: &pb::PromptOptions) -> Result<String, Status> {
+        let answer = self.inner.prompt(o);
+        self.keep("prompt", &o.message, answer, |text| {
+            if o.secret {
+                "********".to_owned()
+            } else {
+                text.clone()
+            }
+        })
+    }
+
+    fn select(&self, o: &pb::SelectOptions) -> Result<i32, Status> {
+        let answer = self.inner.select(o);
+        self.keep("select", &o.message, answer, |i| {
+            usize::try_from(*i)
+                .ok()
+                .and_then(|i| o.choices.get(i))
+                .map_or_else(|| i.to_string(), |c| c.label.clone())
+        })
     }
 }
 

@@ -85,15 +85,16 @@ impl Setup {
 pub(crate) async fn run(args: RunArgs, debug: bool) -> ExitCode {
     let interrupt = CancellationToken::new();
     let watcher = tokio::spawn(watch_interrupts(interrupt.clone()));
-    let progress = ProgressView::new();
+    let progress = ProgressView::new().cancel_after(args.cancel_after_progress, &interrupt);
     let exit = match Setup::new(&args) {
-        Err(e) => outcome::failed(&args, &Failure::Usage(e), &[]),
+        Err(e) => outcome::failed(&args, &Failure::Usage(e), &progress),
         Ok(setup) => match execute(&args, &setup, debug, &interrupt, &progress).await {
-            Err(failure) => outcome::failed(&args, &failure, &progress.reported()),
+            Err(failure) => outcome::failed(&args, &failure, &progress),
             // Outputs are saved after the report is printed: a value that
             // cannot be saved is still on the screen.
             Ok(mut report) => {
                 report.progress = progress.reported();
+                report.prompts = progress.questions();
                 outcome::succeeded(&args, &report, || report.apply(&setup.env))
             }
         },
@@ -141,7 +142,7 @@ async fn execute(
     let env_before = setup.env.served();
     let sim = SimAzd::start(SimOptions {
         environment: Some(env_before.clone()),
-        prompter: ask::prompter(args.yes, progress.bar()),
+        prompter: ask::prompter(args.answer(), progress.bar(), progress.asked()),
         ..SimOptions::default()
     })
     .await
@@ -167,6 +168,13 @@ async fn execute(
     let outcome = tokio::select! {
         outcome = drive => outcome.map_err(Failure::from_call),
         () = interrupt.cancelled() => Err(Failure::Interrupted),
+    };
+    // An answer that came in the same moment as the cancellation is dropped, as
+    // azd drops it: the command was cancelled.
+    let outcome = if interrupt.is_cancelled() {
+        Err(Failure::Interrupted)
+    } else {
+        outcome
     };
     progress.finish();
 

@@ -14,7 +14,7 @@ use azd_wasm_host_core::{ErrorDetail, ProviderError};
 use azd_wasm_host_sim::CallError;
 
 use super::args::{Output, RunArgs};
-use super::report::Report;
+use super::report::{ProgressView, Report};
 
 /// The exit codes of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,14 +150,21 @@ impl Failure {
 }
 
 /// Reports a failure; returns its exit code.
-/// `progress` is what the provider reported before it failed.
-pub(super) fn failed(args: &RunArgs, failure: &Failure, progress: &[String]) -> Exit {
+/// `seen` holds what the provider reported and asked before it failed.
+pub(super) fn failed(args: &RunArgs, failure: &Failure, seen: &ProgressView) -> Exit {
     failure.print();
     if args.output == Output::Json {
         let mut doc =
             serde_json::json!({ "command": args.action.name(), "error": failure.to_json() });
-        if let (false, Some(fields)) = (progress.is_empty(), doc.as_object_mut()) {
-            fields.insert("progress".into(), progress.into());
+        let (progress, prompts) = (seen.reported(), seen.questions());
+        if let Some(fields) = doc.as_object_mut() {
+            if !progress.is_empty() {
+                fields.insert("progress".into(), progress.into());
+            }
+            if !prompts.is_empty() {
+                let prompts = serde_json::to_value(prompts).unwrap_or_default();
+                fields.insert("prompts".into(), prompts);
+            }
         }
         println!("{doc:#}");
     }

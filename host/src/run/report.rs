@@ -34,6 +34,9 @@ pub(super) struct Report {
     /// The provider's progress messages, in order (`--output json` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) progress: Vec<String>,
+    /// The questions the provider asked, with their answers (`--output json` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) prompts: Vec<super::ask::Question>,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -129,6 +132,7 @@ impl Report {
             planned_outputs: None,
             skipped: None,
             progress: Vec::new(),
+            prompts: Vec::new(),
         }
     }
 
@@ -291,6 +295,10 @@ pub(super) struct ProgressView {
     bar: Option<indicatif::ProgressBar>,
     /// The provider's progress messages, in order, for `--output json`.
     reported: std::sync::Mutex<Vec<String>>,
+    /// The questions the provider asked (kept by the prompter).
+    asked: super::ask::Asked,
+    /// `--cancel-after-progress`: after that many messages, this is cancelled.
+    cancel_after: Option<(usize, tokio_util::sync::CancellationToken)>,
 }
 
 impl ProgressView {
@@ -303,15 +311,43 @@ impl ProgressView {
         Self {
             bar,
             reported: std::sync::Mutex::default(),
+            asked: super::ask::Asked::default(),
+            cancel_after: None,
         }
+    }
+
+    /// Cancels `token` once the provider has reported `n` progress messages.
+    pub(super) fn cancel_after(
+        mut self,
+        n: Option<usize>,
+        token: &tokio_util::sync::CancellationToken,
+    ) -> Self {
+        self.cancel_after = n.map(|n| (n, token.clone()));
+        self
+    }
+
+    /// Where the prompter keeps the questions asked.
+    pub(super) fn asked(&self) -> super::ask::Asked {
+        self.asked.clone()
+    }
+
+    /// The questions asked so far, with their answers.
+    pub(super) fn questions(&self) -> Vec<super::ask::Question> {
+        self.asked.lock().map(|q| q.clone()).unwrap_or_default()
     }
 
     /// Shows a progress message the provider sent, and keeps it for the JSON report.
     pub(super) fn provider(&self, message: &str) {
-        if let Ok(mut reported) = self.reported.lock() {
+        let count = self.reported.lock().map_or(0, |mut reported| {
             reported.push(message.to_owned());
-        }
+            reported.len()
+        });
         self.show(message);
+        if let Some((n, token)) = &self.cancel_after
+            && count >= *n
+        {
+            token.cancel();
+        }
     }
 
     /// The provider's progress messages so far, in order.

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use super::expect::{self, Outcome};
-use super::spec::{Command, Spec, Step};
+use super::fault;
+use super::spec::{Answer, Command, Spec, Step};
 use crate::run::{DotEnv, Environment};
 
 /// A test file, read, with the provider it drives.
@@ -122,6 +123,9 @@ pub(super) async fn run(case: &Case, debug: bool) -> TestResult {
 /// A test's project: a temporary folder removed when the test ends.
 struct Project {
     dir: tempfile::TempDir,
+    /// Beside the project, out of the provider's sight: tightened manifests.
+    scratch: tempfile::TempDir,
+    made: std::sync::atomic::AtomicUsize,
     /// The folder, canonical (as `run` and the provider see it).
     path: PathBuf,
     environment: String,
@@ -164,6 +168,10 @@ impl Project {
         env.save(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())), [])?;
         Ok(Self {
             dir,
+            scratch: tempfile::Builder::new()
+                .prefix("azd-wasm-host-test-policy-")
+                .tempdir()?,
+            made: std::sync::atomic::AtomicUsize::new(0),
             path,
             environment,
         })
@@ -243,6 +251,16 @@ impl Project {
         step: &Step,
         debug: bool,
     ) -> anyhow::Result<tokio::process::Command> {
+        let provider = if step.fault.changes_policy() {
+            let dir = self
+                .scratch
+                .path()
+                .join(format!("step-{}", self.steps_made()));
+            std::fs::create_dir_all(&dir)?;
+            fault::tightened(&case.provider, &case.provider_name, &step.fault, &dir)?
+        } else {
+            case.provider.clone()
+        };
         let exe = std::env::current_exe().context("finding this executable")?;
         let mut cmd = tokio::process::Command::new(exe);
         cmd.arg("run")
@@ -250,7 +268,7 @@ impl Project {
             .arg("--project")
             .arg(&self.path)
             .arg("--provider")
-            .arg(&case.provider)
+            .arg(provider)
             .args(["-e", &self.environment, "--output", "json"])
             .env_remove("AZURE_ENV_NAME")
             .current_dir(&self.path)
@@ -258,8 +276,13 @@ impl Project {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        if step.yes {
-            cmd.arg("--yes");
+        match step.answer {
+            Some(Answer::Yes) => cmd.arg("--yes"),
+            Some(Answer::No) => cmd.arg("--no"),
+            None => &mut cmd,
+        };
+        if let Some(n) = step.fault.cancel_after_progress {
+            cmd.arg("--cancel-after-progress").arg(n.to_string());
         }
         if step.command == Command::Down {
             if step.force.unwrap_or(true) {
@@ -273,6 +296,11 @@ impl Project {
             cmd.arg("--debug");
         }
         Ok(cmd)
+    }
+
+    /// A number for each tightened manifest this test makes.
+    fn steps_made(&self) -> usize {
+        self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// `.azure/<env>/.env` as it is now (empty if the step left none).

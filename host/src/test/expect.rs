@@ -42,6 +42,9 @@ pub(super) fn check(expect: &Expect, outcome: &Outcome<'_>) -> Vec<String> {
         check_plan(plan, doc.pointer("/preview/plan"), &mut failures);
     }
     check_progress(&expect.progress, doc.get("progress"), &mut failures);
+    if let Some(want) = &expect.prompts {
+        check_prompts(want, doc.get("prompts"), &mut failures);
+    }
     for (key, m) in &expect.dotenv {
         let got = outcome.dotenv.get(key).map(String::as_str);
         compare(&format!(".env {key}"), m, got, &mut failures);
@@ -164,6 +167,45 @@ fn check_progress(want: &[Match], got: Option<&Value>, failures: &mut Vec<String
             None => {
                 failures.push(format!(
                     "progress: no message {} after the ones matched before it (got {got:?})",
+                    describe(m)
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// The questions asked, each matched by its message in order; `[]`: none.
+fn check_prompts(want: &[Match], got: Option<&Value>, failures: &mut Vec<String>) {
+    let asked: Vec<String> = got
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|q| {
+            let answer = q.get("answer").map_or("(none)".into(), |a| text(Some(a)));
+            format!("{} → {answer}", text(q.get("message")))
+        })
+        .collect();
+    let messages: Vec<String> = got
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|q| text(q.get("message")))
+        .collect();
+    if want.is_empty() && !messages.is_empty() {
+        failures.push(format!("prompts: none expected, asked {asked:?}"));
+        return;
+    }
+    let mut from = 0;
+    for m in want {
+        match messages[from..]
+            .iter()
+            .position(|q| fits(m, Some(q)).is_ok())
+        {
+            Some(i) => from += i + 1,
+            None => {
+                failures.push(format!(
+                    "prompts: no question {} after the ones matched before it (asked {asked:?})",
                     describe(m)
                 ));
                 return;

@@ -18,10 +18,12 @@
 //! | 64   | a test file is invalid (named with its line), or no test was found; nothing ran |
 //!
 //! Rooms: `spec` (the file format), `exec` (one test: project, steps),
-//! `expect` (checking a result), `report` (what people and CI read).
+//! `fault` (a step's policy, tightened), `expect` (checking a result),
+//! `report` (what people and CI read).
 
 mod exec;
 mod expect;
+mod fault;
 mod report;
 mod spec;
 

@@ -100,9 +100,12 @@ impl Command {
 #[serde(deny_unknown_fields)]
 pub(super) struct Step {
     pub(super) command: Command,
-    /// Answer yes to every question the provider asks (else each gets its default).
+    /// What every yes/no question of the provider gets: `yes` or `no` (default:
+    /// each question's default, as under azd's `--no-prompt`).
+    pub(super) answer: Option<Answer>,
+    /// Faults injected into this step.
     #[serde(default)]
-    pub(super) yes: bool,
+    pub(super) fault: Fault,
     /// `down`: as `azd down --force` / `--purge` (both default to true: a test has nobody to ask).
     pub(super) force: Option<bool>,
     pub(super) purge: Option<bool>,
@@ -114,6 +117,39 @@ pub(super) struct Step {
     /// What the result must be.
     #[serde(default)]
     pub(super) expect: Expect,
+}
+
+/// An answer to every yes/no question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Answer {
+    Yes,
+    No,
+}
+
+/// Faults a step is played under: the provider's policy tightened for this
+/// step only (a grant withdrawn, less memory or time), or azd cancelling.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Fault {
+    /// Grants taken away: `fs:PATH`, `env:NAME`, `network:HOST:PORT`,
+    /// `http:ORIGIN`, `credentials:SCOPE`, `azd.environment`, `azd.prompt`,
+    /// or a kind alone (`fs`, `env`, `network`, `http`, `credentials`) for all of it.
+    #[serde(default)]
+    pub(super) withdraw: Vec<String>,
+    /// The memory limit, lowered.
+    pub(super) memory_mb: Option<u64>,
+    /// The deadline of each call, shortened (fractions allowed).
+    pub(super) call_timeout_secs: Option<f64>,
+    /// azd cancels the command (as Ctrl-C does) after this many progress messages.
+    pub(super) cancel_after_progress: Option<usize>,
+}
+
+impl Fault {
+    /// Whether the provider's policy changes for the step.
+    pub(super) fn changes_policy(&self) -> bool {
+        !self.withdraw.is_empty() || self.memory_mb.is_some() || self.call_timeout_secs.is_some()
+    }
 }
 
 /// What a step's result must be; every field is optional.
@@ -130,6 +166,9 @@ pub(super) struct Expect {
     pub(super) progress: Vec<Match>,
     /// The command must fail, with this error.
     pub(super) error: Option<ErrorSpec>,
+    /// The questions the provider asked, in order (each a match of its text;
+    /// `[]`: none may be asked).
+    pub(super) prompts: Option<Vec<Match>>,
     /// `.azure/<env>/.env` after the step.
     #[serde(default)]
     pub(super) dotenv: BTreeMap<String, Match>,
@@ -230,6 +269,14 @@ impl Spec {
         for m in spec.steps.iter().flat_map(|s| s.expect.matches()) {
             m.check().map_err(|e| invalid(e.to_string()))?;
         }
+        for w in spec.steps.iter().flat_map(|s| &s.fault.withdraw) {
+            if !super::fault::known(w) {
+                return Err(invalid(format!(
+                    "fault.withdraw: {w:?} is not a grant (fs, env, network, http, credentials, \
+                     each alone or as KIND:NAME; azd.environment; azd.prompt)"
+                )));
+            }
+        }
         if let Some(name) = &spec.project.environment {
             azd_wasm_host_core::EnvironmentName::parse(name)
                 .map_err(|e| invalid(format!("project.environment: {e}")))?;
@@ -253,6 +300,7 @@ impl Expect {
             .chain(self.files.values())
             .chain(self.resources.iter().flatten())
             .chain(self.parameters.values())
+            .chain(self.prompts.iter().flatten())
             .chain(error)
     }
 }
