@@ -152,6 +152,15 @@ impl Fault {
     }
 }
 
+/// The grant kinds `fault.withdraw` names, alone or as `KIND:NAME`.
+pub(super) const WITHDRAWN_KINDS: [&str; 5] = ["fs", "env", "network", "http", "credentials"];
+
+/// Whether `entry` is something `fault.withdraw` understands.
+fn withdrawable(entry: &str) -> bool {
+    let kind = entry.split_once(':').map_or(entry, |(k, _)| k);
+    matches!(entry, "azd.environment" | "azd.prompt") || WITHDRAWN_KINDS.contains(&kind)
+}
+
 /// What a step's result must be; every field is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -270,7 +279,7 @@ impl Spec {
             m.check().map_err(|e| invalid(e.to_string()))?;
         }
         for w in spec.steps.iter().flat_map(|s| &s.fault.withdraw) {
-            if !super::fault::known(w) {
+            if !withdrawable(w) {
                 return Err(invalid(format!(
                     "fault.withdraw: {w:?} is not a grant (fs, env, network, http, credentials, \
                      each alone or as KIND:NAME; azd.environment; azd.prompt)"
@@ -405,6 +414,8 @@ expect.error = { code = "invalid_config", category = "validation", message = { c
             read("[[step]]\ncommand = \"state\"\nexpect.outputs = { A = { matches = \"(\" } }\n")
                 .unwrap_err();
         assert!(e.message.contains("not a pattern"), "{e}");
+        assert!(withdrawable("fs:x") && withdrawable("azd.prompt"));
+        assert!(!withdrawable("disk") && !withdrawable("azd.other"));
         let e = read("[project]\nenvironment = \"bad name\"\n[[step]]\ncommand = \"state\"\n")
             .unwrap_err();
         assert!(e.message.contains("project.environment"), "{e}");
