@@ -2,7 +2,8 @@
 //!
 //! One [`Engine`] serves the whole process, for wasmtime's async API: guest
 //! calls are futures. Epoch interruption is on, with a ticker thread that
-//! advances the epoch every [`EPOCH_TICK`]; every store yields to the async
+//! advances the epoch every tick while a guest runs (and sleeps otherwise:
+//! [`crate::ticker`]); every store yields to the async
 //! runtime at each tick, so a guest computing in a loop still lets its caller
 //! drop the call (deadline, cancellation) within about one tick, and a guest
 //! waiting in a WASI call is just a pending future.
@@ -28,8 +29,6 @@ use crate::cache::{self, CacheOutcome};
 use crate::sandbox::{FilteredLookup, PreopensFromGrants};
 use crate::store::HostState;
 
-/// How often the epoch advances (the granularity of deadlines and cancellation).
-pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// The export a provider component must have.
 pub(crate) const PROVIDER_EXPORT: &str = "azd:provisioning/provider@0.1.0";
 /// The world a provider targets (0.1.0's world loads too: its imports are a subset).
@@ -65,7 +64,7 @@ pub(crate) fn shared_engine() -> anyhow::Result<Engine> {
     ENGINE
         .get_or_init(|| {
             let engine = Engine::new(&config()).map_err(|e| format!("{e:#}"))?;
-            start_ticker(&engine)?;
+            crate::ticker::start(&engine)?;
             Ok(engine)
         })
         .clone()
@@ -90,7 +89,7 @@ pub(crate) fn quick_engine() -> Option<Engine> {
             let engine = Engine::new(&config)
                 .inspect_err(|e| tracing::debug!(error = %format!("{e:#}"), "no baseline compiler"))
                 .ok()?;
-            start_ticker(&engine).ok()?;
+            crate::ticker::start(&engine).ok()?;
             Some(engine)
         })
         .clone()
@@ -100,21 +99,6 @@ pub(crate) fn quick_engine() -> Option<Engine> {
 #[cfg(not(feature = "compiler"))]
 pub(crate) fn quick_engine() -> Option<Engine> {
     None
-}
-
-/// Advances `engine`'s epoch every [`EPOCH_TICK`], for the life of the process.
-fn start_ticker(engine: &Engine) -> Result<(), String> {
-    let ticking = engine.clone();
-    std::thread::Builder::new()
-        .name("wasm-epoch".into())
-        .spawn(move || {
-            loop {
-                std::thread::sleep(EPOCH_TICK);
-                ticking.increment_epoch();
-            }
-        })
-        .map(drop)
-        .map_err(|e| format!("cannot start the epoch ticker thread: {e}"))
 }
 
 /// A linker with everything a provider may import.

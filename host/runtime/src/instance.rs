@@ -82,6 +82,8 @@ async fn bounded<T>(
     ctx: &CallContext,
     policy: &Policy,
 ) -> Result<T, StopReason> {
+    // The epoch advances while the guest runs, so a guest that never waits still yields.
+    let _ticking = crate::ticker::ticking();
     tokio::select! {
         done = call => Ok(done),
         () = ctx.cancel.cancelled() => Err(StopReason::Cancelled),

@@ -10,8 +10,9 @@
 //!
 //! Design:
 //! - One process-wide wasmtime `Engine` for the async API, with epoch
-//!   interruption; a ticker thread advances the epoch every 10 ms and every
-//!   store yields at each tick (`engine`). A component is compiled once (or
+//!   interruption; a ticker thread advances the epoch every 10 ms while a guest
+//!   runs and sleeps otherwise (`ticker`), and every store yields at each tick
+//!   (`engine`). A component is compiled once (or
 //!   loaded from the compile cache, `cache`, or from the code its package
 //!   shipped for this platform, `shipped` and `targets`), type-checked against a linker holding WASI preview 2,
 //!   `wasi:http` and our imports, and kept as a pre-instantiated world (`load`).
@@ -61,6 +62,7 @@ mod shipped;
 mod store;
 mod targets;
 mod template;
+mod ticker;
 
 pub use cache::{CacheOutcome, create_private_dir, user_cache_dir};
 pub use check::{CheckReport, Import, check};
