@@ -11,7 +11,11 @@
 #      archive per platform beside the Go SDK extension's (every sidecar scripts/release.sh
 #      has built into target/release-dist, and this machine's). The README's tables come from it.
 #
-#   scripts/bench.sh [host|go]      (default: both)
+#   3. test: `azd-wasm-host test` over every example's tests (the release CLI, warm compile
+#      cache), and one replayed test alone (the azure-storage lifecycle, from its cassette,
+#      offline): the median and spread of BENCH_TEST_RUNS runs, and the time per step.
+#
+#   scripts/bench.sh [host|go|test]      (default: all three)
 #
 # Environment: BENCH_RUNS (processes per subject, default 20), BENCH_REQUESTS (default
 # 10000), BENCH_PROGRESS (default 100000). The Go extension is built with the Go toolchain
@@ -22,9 +26,9 @@ cd "$ROOT"
 
 which=${1:-all}
 case $which in
-  all | host | go) ;;
+  all | host | go | test) ;;
   *)
-    echo "bench: unknown benchmark '$which' (host, go)" >&2
+    echo "bench: unknown benchmark '$which' (host, go, test)" >&2
     exit 2
     ;;
 esac
@@ -49,7 +53,7 @@ build_go_provider() {
   echo "$out"
 }
 
-if [[ $which != go ]]; then
+if [[ $which == all || $which == host ]]; then
   scripts/build-examples.sh
   cargo bench -p azd-wasm-host --bench host_bench
 fi
@@ -98,6 +102,49 @@ print(f"| {p} | {size(ours):.1f} MB | {size(ours_tar):.1f} MB | {size(go):.1f} M
 PY
   done
 }
+
+# test_times: `azd-wasm-host test` over every example, then one replayed test, BENCH_TEST_RUNS times.
+test_times() {
+  local runs=${BENCH_TEST_RUNS:-5} examples=() d
+  scripts/build-examples.sh >/dev/null
+  scripts/build-rust-example.sh >/dev/null
+  cargo build --locked --release -p azd-wasm-host --bin azd-wasm-host
+  for d in examples/*/; do
+    [[ -d $d/tests ]] && examples+=("$d")
+  done
+  # One run first, so that every component is in the compile cache (as on an author's machine).
+  target/release/azd-wasm-host test "${examples[@]}" >/dev/null 2>&1
+  python3 - "$runs" "${examples[@]}" <<'PY'
+import json, statistics, subprocess, sys
+runs, examples = int(sys.argv[1]), sys.argv[2:]
+def time_of(args):
+    out = subprocess.run(["target/release/azd-wasm-host", "test", "--output", "json", *args],
+                         capture_output=True, text=True)
+    doc = json.loads(out.stdout)
+    assert doc["failed"] == 0, out.stdout
+    steps = sum(len(t["steps"]) for t in doc["tests"])
+    return doc["seconds"], len(doc["tests"]), steps
+print()
+print(f"| `azd-wasm-host test` (release, warm cache, {runs} runs) | tests | steps | median | min–max | per step |")
+print("|---|---|---|---|---|---|")
+for label, args in [("every example's tests", examples),
+                    ("one replayed test (azure-storage lifecycle, offline)",
+                     ["examples/azure-storage/tests/storage.test.toml"])]:
+    times = [time_of(args) for _ in range(runs)]
+    secs = [t[0] for t in times]
+    _, tests, steps = times[0]
+    med = statistics.median(secs)
+    print(f"| {label} | {tests} | {steps} | {med:.2f} s | {min(secs):.2f}–{max(secs):.2f} s | {med / steps * 1000:.0f} ms |")
+PY
+}
+
+if [[ $which == all || $which == test ]]; then
+  test_times
+fi
+
+if [[ $which == test ]]; then
+  exit 0
+fi
 
 if [[ $which != host ]]; then
   scripts/build-examples.sh bench-c python-localfiles

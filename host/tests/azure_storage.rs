@@ -520,3 +520,113 @@ async fn a_certificate_the_host_does_not_trust_is_a_tls_error_not_a_hang() {
         started.elapsed()
     );
 }
+
+/// `azd-wasm-host test` in `dir`: its exit code, stdout and stderr.
+async fn test_cmd(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["test"];
+    all.extend_from_slice(args);
+    let out = run_with_key(dir, "", &all).await;
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A test file for a project pointed at `azurite`: the lifecycle, with the key given the way a
+/// test file gives it (`process_env`), not by the environment `test` runs in.
+fn lifecycle_test(azurite: &Azurite) -> String {
+    format!(
+        r#"[project]
+from = ".."
+process_env = {{ AZURE_STORAGE_KEY = "{KEY}" }}
+
+[[step]]
+command = "preview"
+expect.plan = {{ create = 4 }}
+
+[[step]]
+command = "provision"
+expect.outputs = {{ AZURE_STORAGE_BLOB_ENDPOINT = "{}", AZURE_STORAGE_CONTAINERS = '["web","uploads"]' }}
+
+[[step]]
+command = "state"
+expect.resources = [{{ contains = "/web" }}, {{ contains = "/uploads" }}, {{ contains = "/jobs" }}, {{ contains = "audit" }}]
+
+[[step]]
+command = "down"
+expect.progress = ["Deleting container web"]
+"#,
+        azurite.endpoint(0)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_test_recorded_against_azurite_replays_with_azurite_gone() {
+    let Some(example) = example() else {
+        return;
+    };
+    let azurite = start_azurite();
+    let project = azurite.project(&example);
+    let dir = project.path();
+    std::fs::create_dir(dir.join("tests")).unwrap();
+    let file = dir.join("tests/lifecycle.test.toml");
+    std::fs::write(&file, lifecycle_test(&azurite)).unwrap();
+
+    // Recorded against the real service, credentials redacted.
+    let (code, stdout, stderr) = test_cmd(dir, &["--record", "tests"]).await;
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("exchange(s) into"), "{stderr}");
+    let cassette_path = dir.join("tests/cassettes/lifecycle.json");
+    let cassette = std::fs::read_to_string(&cassette_path).unwrap();
+    assert!(cassette.contains("\"PUT\""), "{cassette}");
+    assert!(cassette.contains("authorization: REDACTED"), "{cassette}");
+    for secret in [KEY, "SharedKey "] {
+        assert!(!cassette.contains(secret), "the cassette holds {secret:?}");
+    }
+    // The steps ran against Azurite: `down` left it empty.
+    assert_eq!(
+        azurite.listing().await,
+        [Vec::<String>::new(), vec![], vec![]]
+    );
+
+    // Azurite gone: the replay passes, and live it would not.
+    let ports = azurite.ports;
+    drop(azurite);
+    for port in ports {
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+    }
+    let (code, stdout, stderr) = test_cmd(dir, &["tests"]).await;
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("replayed from"), "{stderr}");
+    let (code, stdout, _) = test_cmd(dir, &["--live", "tests"]).await;
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("connection"), "{stdout}");
+
+    // A changed expectation fails with what came instead.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace(r#"'["web","uploads"]'"#, r#"'["web"]'"#),
+    )
+    .unwrap();
+    let (code, stdout, _) = test_cmd(dir, &["tests"]).await;
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains(r#"expected "[\"web\"]", got "[\"web\",\"uploads\"]""#),
+        "{stdout}"
+    );
+    std::fs::write(&file, &text).unwrap();
+
+    // A request the recording does not hold fails with the nearest recorded one.
+    let yaml = std::fs::read_to_string(dir.join("azure.yaml")).unwrap();
+    std::fs::write(dir.join("azure.yaml"), yaml.replace("uploads", "upload")).unwrap();
+    let (code, stdout, _) = test_cmd(dir, &["tests"]).await;
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("no recorded answer for PUT")
+            && stdout.contains("/upload?restype=container; nearest recorded: PUT")
+            && stdout.contains("/uploads?restype=container"),
+        "{stdout}"
+    );
+}

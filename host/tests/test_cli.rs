@@ -13,7 +13,13 @@ use std::process::Command;
 
 use quick_junit::{Report, TestCaseStatus};
 
-const EXAMPLES: [&str; 4] = ["c-hello", "js-hello", "rust-hello", "python-localfiles"];
+const EXAMPLES: [&str; 5] = [
+    "c-hello",
+    "js-hello",
+    "rust-hello",
+    "python-localfiles",
+    "azure-storage",
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -179,6 +179,7 @@ impl WasmProvider {
             &project_path,
             environment.as_ref(),
             &shared.name,
+            shared.traffic.as_ref(),
         )?;
         let mut store = shared.new_store(&compiled, sandbox, environment);
         store.data_mut().begin_call(&ctx);

@@ -39,6 +39,8 @@
 //! [`Manifest`] and its [`Policy`], [`RuntimeOptions`], and what `package`
 //! needs to ship precompiled code for every platform (`precompile_into`, with the `compiler`
 //! feature; [`PRECOMPILED_DIR`]), and [`this_platform`].
+//! [`traffic`] records, replays and faults a step's HTTP and tokens for
+//! `azd-wasm-host test`.
 //! This file only declares modules and re-exports.
 
 // Library code must not panic on input nor write to stdout (azd's terminal).
@@ -63,6 +65,7 @@ mod store;
 mod targets;
 mod template;
 mod ticker;
+pub mod traffic;
 
 pub use cache::{CacheOutcome, create_private_dir, user_cache_dir};
 pub use check::{CheckReport, Import, check};

@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use azd_wasm_host_core::{AzdServices, TokenSource};
 
+use crate::traffic::Traffic;
+
 /// Options of [`load_provider`](crate::load_provider) and
 /// [`prepare_provider`](crate::prepare_provider).
 #[derive(Clone, Default)]
@@ -33,6 +35,9 @@ pub struct RuntimeOptions {
     /// compile (the shipped sidecar, which has no compiler): a component
     /// without fitting code fails with the fix, repackaging.
     pub shipped_code_only: bool,
+    /// Recorded traffic and faults (`azd-wasm-host test`); `None`: the
+    /// outside world as it is.
+    pub traffic: Option<Arc<Traffic>>,
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -44,6 +49,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("tokens", &self.tokens.is_some())
             .field("interactive", &self.interactive)
             .field("shipped_code_only", &self.shipped_code_only)
+            .field("traffic", &self.traffic)
             .finish()
     }
 }

@@ -25,6 +25,7 @@ use crate::manifest::Policy;
 use crate::options::RuntimeOptions;
 use crate::sandbox;
 use crate::store::HostState;
+use crate::traffic::Traffic;
 
 /// A compiled, validated component.
 pub(crate) struct Compiled {
@@ -105,6 +106,8 @@ pub(crate) struct Template {
     tokens: Option<Arc<dyn TokenSource>>,
     /// Whether the user can be asked (false under `--no-prompt`).
     interactive: bool,
+    /// Recorded traffic and faults, under `azd-wasm-host test`.
+    pub(crate) traffic: Option<Arc<Traffic>>,
 }
 
 impl Template {
@@ -121,8 +124,12 @@ impl Template {
             environment_given: opts.environment.clone().filter(|e| !e.is_empty()),
             environment: OnceCell::new(),
             services: opts.services.clone(),
-            tokens: opts.tokens.clone(),
+            tokens: match &opts.traffic {
+                Some(traffic) => traffic.tokens(opts.tokens.clone()),
+                None => opts.tokens.clone(),
+            },
             interactive: opts.interactive,
+            traffic: opts.traffic.clone(),
         }
     }
 

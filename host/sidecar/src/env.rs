@@ -8,6 +8,7 @@
 //! | `AZD_WASM_HOST_AZD` | the azd that gives access tokens (default: `azd` on PATH) |
 //! | `AZD_ENVIRONMENT` | the azd environment of the command (set by azd) |
 //! | `AZD_NO_PROMPT` | `true` under `azd --no-prompt`: questions get their defaults |
+//! | `AZD_WASM_HOST_TRAFFIC` | a step's traffic plan from `azd-wasm-host test` (record, replay, faults); read by the development `listen` only |
 //!
 //! (`AZD_WASM_HOST_MANIFEST`, `AZD_WASM_HOST_PROVIDER_NAME`, `AZD_SERVER` and
 //! `AZD_ACCESS_TOKEN` are read by `listen`'s arguments and azd's client.)
@@ -19,6 +20,8 @@ use std::path::PathBuf;
 pub const CACHE_DIR: &str = "AZD_WASM_HOST_CACHE_DIR";
 /// Names the azd executable access tokens come from.
 pub const AZD: &str = "AZD_WASM_HOST_AZD";
+/// Names the traffic plan `azd-wasm-host test` gives a step.
+pub const TRAFFIC: &str = "AZD_WASM_HOST_TRAFFIC";
 /// The azd environment name azd passes an extension.
 pub const AZD_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 
@@ -45,4 +48,11 @@ pub fn azd_environment() -> Option<String> {
 /// Whether azd runs under `--no-prompt`.
 pub fn no_prompt() -> bool {
     std::env::var("AZD_NO_PROMPT").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// The traffic plan `azd-wasm-host test` gave this step, if any.
+pub fn traffic_plan() -> Option<PathBuf> {
+    std::env::var_os(TRAFFIC)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }

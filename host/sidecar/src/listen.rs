@@ -122,6 +122,14 @@ fn provider(
     serving: Serving,
 ) -> anyhow::Result<(String, Arc<dyn ProviderFactory>, Option<BackgroundCompile>)> {
     let manifest = locate_manifest(args.manifest.as_deref())?;
+    // Recorded traffic is for `azd-wasm-host test`: the shipped sidecar never reads a plan.
+    let traffic = match (serving, crate::env::traffic_plan()) {
+        (Serving::Development, Some(plan)) => Some(runtime::traffic::Traffic::open(&plan)?),
+        _ => None,
+    };
+    if let Some(t) = &traffic {
+        tracing::debug!(?t, "serving the test's traffic plan");
+    }
     let opts = RuntimeOptions {
         cache_dir: crate::env::cache_dir(),
         environment: crate::env::azd_environment(),
@@ -129,6 +137,7 @@ fn provider(
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
         interactive: !crate::env::no_prompt(),
         shipped_code_only: serving == Serving::Sidecar,
+        traffic,
     };
     match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {
         Ok(prepared) => {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
+use super::cassette::{self, CassetteStep, Mode};
 use super::expect::{self, Outcome};
 use super::fault;
 use super::spec::{Answer, Command, Spec, Step};
@@ -25,6 +26,8 @@ pub(super) struct Case {
     pub(super) provider: PathBuf,
     /// The name it registers (azure.yaml's `infra.provider`).
     pub(super) provider_name: String,
+    /// Live, recording or replaying its traffic.
+    pub(super) traffic: Mode,
 }
 
 /// How one step went.
@@ -51,6 +54,9 @@ pub(super) struct TestResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) setup_error: Option<String>,
     pub(super) steps: Vec<StepResult>,
+    /// How its traffic ran: `live`, `replayed from …`, `recorded … into …`,
+    /// or why a recording was not written.
+    pub(super) traffic: String,
 }
 
 impl TestResult {
@@ -71,6 +77,7 @@ impl TestResult {
             duration: Duration::ZERO,
             setup_error: Some(why.to_owned()),
             steps: Vec::new(),
+            traffic: String::new(),
         }
     }
 
@@ -97,6 +104,7 @@ pub(super) async fn run(case: &Case, debug: bool) -> TestResult {
         duration: Duration::ZERO,
         setup_error: None,
         steps: Vec::new(),
+        traffic: String::new(),
     };
     let project = match Project::lay_down(case) {
         Ok(p) => p,
@@ -106,9 +114,13 @@ pub(super) async fn run(case: &Case, debug: bool) -> TestResult {
             return result;
         }
     };
-    for step in &case.spec.steps {
-        result.steps.push(project.play(case, step, debug).await);
+    let mut recorded = Vec::new();
+    for (i, step) in case.spec.steps.iter().enumerate() {
+        let (step, traffic) = project.play(case, i + 1, step, debug).await;
+        result.steps.push(step);
+        recorded.extend(traffic);
     }
+    result.traffic = cassette::settle(&case.traffic, &case.name, result.passed(), recorded);
     if std::env::var_os(KEEP_VAR).is_some() {
         eprintln!(
             "kept {}'s project: {}",
@@ -177,8 +189,15 @@ impl Project {
         })
     }
 
-    /// Plays `step` with `run` and checks its result.
-    async fn play(&self, case: &Case, step: &Step, debug: bool) -> StepResult {
+    /// Plays `step` (the `number`th) with `run` and checks its result; when
+    /// recording, what it exchanged.
+    async fn play(
+        &self,
+        case: &Case,
+        number: usize,
+        step: &Step,
+        debug: bool,
+    ) -> (StepResult, Option<CassetteStep>) {
         let started = Instant::now();
         let mut result = StepResult {
             command: step.command.name(),
@@ -186,7 +205,19 @@ impl Project {
             failures: Vec::new(),
             stderr: String::new(),
         };
-        match self.run_step(case, step, debug).await {
+        let traffic =
+            cassette::plan_step(&case.traffic, number, &step.fault.http, self.scratch.path());
+        let traffic = match traffic {
+            Ok(t) => t,
+            Err(e) => {
+                result
+                    .failures
+                    .push(format!("writing the step's traffic plan: {e:#}"));
+                return (result, None);
+            }
+        };
+        let plan = traffic.as_ref().map(|t| t.plan.as_path());
+        match self.run_step(case, step, plan, debug).await {
             Ok((doc, stderr)) => {
                 let dotenv = self.dotenv().unwrap_or_default();
                 let outcome = Outcome {
@@ -201,8 +232,20 @@ impl Project {
             }
             Err(e) => result.failures.push(format!("{e:#}")),
         }
+        let mut recorded = None;
+        if let Some(traffic) = traffic {
+            match traffic.finish(number, step.command.name()) {
+                Ok((failures, step)) => {
+                    result.failures.extend(failures);
+                    recorded = Some(step);
+                }
+                Err(e) => result
+                    .failures
+                    .push(format!("reading the step's traffic: {e:#}")),
+            }
+        }
         result.duration = started.elapsed();
-        result
+        (result, recorded)
     }
 
     /// Prepares the project for `step`, runs it; `run`'s JSON document and stderr.
@@ -210,6 +253,7 @@ impl Project {
         &self,
         case: &Case,
         step: &Step,
+        traffic: Option<&Path>,
         debug: bool,
     ) -> anyhow::Result<(serde_json::Value, String)> {
         if let Some(config) = &step.config {
@@ -220,6 +264,10 @@ impl Project {
             env.save(step.env.iter().map(|(k, v)| (k.as_str(), v.as_str())), [])?;
         }
         let mut cmd = self.command(case, step, debug)?;
+        cmd.envs(&case.spec.project.process_env);
+        if let Some(plan) = traffic {
+            cmd.env(azd_wasm_host_sidecar::env::TRAFFIC, plan);
+        }
         let out = tokio::time::timeout(STEP_LIMIT, cmd.output())
             .await
             .map_err(|_| anyhow::anyhow!("the step ran over {} s", STEP_LIMIT.as_secs()))?

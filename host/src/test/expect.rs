@@ -72,6 +72,13 @@ fn check_answers(expect: &Expect, doc: &Value, failures: &mut Vec<String>) {
                 failures.push(format!("resources: none is {} (got {got:?})", describe(m)));
             }
         }
+        if got.len() != want.len() {
+            failures.push(format!(
+                "resources: expected {}, got {} ({got:?})",
+                want.len(),
+                got.len()
+            ));
+        }
     }
     let parameters = doc.get("parameters").and_then(Value::as_array);
     for (name, m) in &expect.parameters {
@@ -435,5 +442,29 @@ mod tests {
             ..Expect::default()
         };
         assert_eq!(check(&expect, &outcome).len(), 2);
+    }
+
+    #[test]
+    fn resources_are_all_accounted_for_and_an_empty_list_means_none() {
+        let doc = serde_json::json!({ "command": "state", "resources": ["a/web", "a/jobs"] });
+        let dotenv = BTreeMap::new();
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = Outcome {
+            doc: &doc,
+            dotenv: &dotenv,
+            project: dir.path(),
+        };
+        let with = |want: Vec<&str>| Expect {
+            resources: Some(want.into_iter().map(|w| Match::Equals(w.into())).collect()),
+            ..Expect::default()
+        };
+        assert!(check(&with(vec!["a/jobs", "a/web"]), &outcome).is_empty());
+        let fewer = check(&with(vec!["a/web"]), &outcome);
+        assert_eq!(fewer.len(), 1, "{fewer:?}");
+        assert!(
+            fewer[0].starts_with("resources: expected 1, got 2"),
+            "{fewer:?}"
+        );
+        assert_eq!(check(&with(vec![]), &outcome).len(), 1);
     }
 }

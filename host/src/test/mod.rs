@@ -17,10 +17,15 @@
 //! | 1    | a test failed |
 //! | 64   | a test file is invalid (named with its line), or no test was found; nothing ran |
 //!
+//! A test with a cassette replays the HTTP traffic and tokens recorded for
+//! it, offline; `--record` writes it, `--live` ignores it ([`cassette`]).
+//!
 //! Rooms: `spec` (the file format), `exec` (one test: project, steps),
+//! `cassette` (recorded traffic: the file, each step's plan and log),
 //! `fault` (a step's policy, tightened), `expect` (checking a result),
 //! `report` (what people and CI read).
 
+mod cassette;
 mod exec;
 mod expect;
 mod fault;
@@ -54,6 +59,13 @@ pub(crate) struct TestArgs {
     /// Run only the tests whose name contains this text.
     #[arg(long)]
     pub filter: Option<String>,
+    /// Run against the real services and write each test's cassette (only
+    /// for a test that passes), credentials redacted.
+    #[arg(long, conflicts_with = "live")]
+    pub record: bool,
+    /// Run against the real services even where a cassette exists.
+    #[arg(long)]
+    pub live: bool,
 }
 
 /// The exit code of an invalid test file (or none found): nothing ran.
@@ -110,6 +122,11 @@ fn find_cases(args: &TestArgs) -> anyhow::Result<Vec<Case>> {
             continue;
         }
         let provider = provider_of(&file, &spec)?;
+        let cassette = cassette::path_for(&file, spec.cassette.as_deref());
+        let traffic = cassette::mode(cassette, args.record, args.live).map_err(|e| Invalid {
+            path: file.clone(),
+            message: format!("{e:#}"),
+        })?;
         let provider_name = azd_wasm_host_runtime::Manifest::resolve(&provider, None)
             .map_err(|e| Invalid {
                 path: file.clone(),
@@ -122,6 +139,7 @@ fn find_cases(args: &TestArgs) -> anyhow::Result<Vec<Case>> {
             spec,
             provider,
             provider_name,
+            traffic,
         });
     }
     if cases.is_empty() {

@@ -15,8 +15,13 @@ use crate::run::Output;
 /// the summary or the JSON document.
 pub(super) fn line(result: &TestResult, done: usize, total: usize) {
     let verdict = if result.passed() { "ok  " } else { "FAIL" };
+    // Where the traffic came from, when not the real services alone.
+    let traffic = match result.traffic.as_str() {
+        "" | "live" => String::new(),
+        other => format!(": {other}"),
+    };
     eprintln!(
-        "[{done}/{total}] {verdict} {} ({:.2} s)",
+        "[{done}/{total}] {verdict} {} ({:.2} s){traffic}",
         result.name,
         result.duration.as_secs_f64()
     );
@@ -148,6 +153,7 @@ mod tests {
             file: format!("tests/{name}.test.toml").into(),
             duration: Duration::from_millis(120),
             setup_error: None,
+            traffic: "live".into(),
             steps: vec![StepResult {
                 command: "provision",
                 duration: Duration::from_millis(100),

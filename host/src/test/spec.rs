@@ -34,6 +34,9 @@ pub(super) struct Spec {
     /// The provider (`provider.toml` or a `.wasm`), relative to the test file
     /// (default: `provider.toml` beside it, else in the folder above).
     pub(super) provider: Option<PathBuf>,
+    /// The recorded traffic, relative to the test file (default:
+    /// `cassettes/<file name without .test.toml>.json` beside it).
+    pub(super) cassette: Option<PathBuf>,
     #[serde(default)]
     pub(super) project: ProjectSpec,
     #[serde(rename = "step", default)]
@@ -57,6 +60,10 @@ pub(super) struct ProjectSpec {
     /// Files to lay down, by path inside the project (`/`-separated).
     #[serde(default)]
     pub(super) files: BTreeMap<String, String>,
+    /// Variables in the host's own environment, as the user's shell would
+    /// hold them (what `[policy] env` grants read), for every step.
+    #[serde(default)]
+    pub(super) process_env: BTreeMap<String, String>,
 }
 
 /// The commands a step can play, with the requests `run` sends for each.
@@ -143,6 +150,10 @@ pub(super) struct Fault {
     pub(super) call_timeout_secs: Option<f64>,
     /// azd cancels the command (as Ctrl-C does) after this many progress messages.
     pub(super) cancel_after_progress: Option<usize>,
+    /// Requests to an origin answered with a status, or failing as a timeout
+    /// or a reset would (`[[step.fault.http]]`).
+    #[serde(default)]
+    pub(super) http: Vec<azd_wasm_host_runtime::traffic::HttpFault>,
 }
 
 impl Fault {
@@ -186,7 +197,8 @@ pub(super) struct Expect {
     pub(super) files: BTreeMap<String, Match>,
     /// Whether the deployment was skipped (provision).
     pub(super) skipped: Option<bool>,
-    /// Resource ids (state): each must match one, in any order.
+    /// Resource ids (state): as many as there are, each matching one, in any
+    /// order (`[]`: none may exist).
     pub(super) resources: Option<Vec<Match>>,
     /// Parameter values by name (parameters; secret values read `********`).
     #[serde(default)]
@@ -285,6 +297,14 @@ impl Spec {
                      each alone or as KIND:NAME; azd.environment; azd.prompt)"
                 )));
             }
+        }
+        for (i, f) in spec
+            .steps
+            .iter()
+            .flat_map(|s| s.fault.http.iter().enumerate())
+        {
+            f.check()
+                .map_err(|e| invalid(format!("fault.http[{i}]: {e}")))?;
         }
         if let Some(name) = &spec.project.environment {
             azd_wasm_host_core::EnvironmentName::parse(name)
@@ -419,5 +439,17 @@ expect.error = { code = "invalid_config", category = "validation", message = { c
         let e = read("[project]\nenvironment = \"bad name\"\n[[step]]\ncommand = \"state\"\n")
             .unwrap_err();
         assert!(e.message.contains("project.environment"), "{e}");
+        let e = read(
+            "[[step]]\ncommand = \"state\"\n[[step.fault.http]]\norigin = \"http://127.0.0.1:1\"\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("fault.http[0]: give exactly one"), "{e}");
+        let ok = read(
+            "cassette = \"c.json\"\n[project]\nprocess_env = { K = \"v\" }\n[[step]]\ncommand = \"state\"\n\
+             [[step.fault.http]]\norigin = \"http://127.0.0.1:1\"\nstatus = 403\n",
+        )
+        .unwrap();
+        assert_eq!(ok.steps[0].fault.http[0].status, Some(403));
+        assert_eq!(ok.project.process_env["K"], "v");
     }
 }

@@ -30,6 +30,7 @@ use http_body_util::BodyExt as _;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use crate::manifest::Policy;
+use crate::traffic::{Sent, Traffic};
 
 /// Denied origins remembered per call (the first few are enough to name).
 const MAX_DENIED_KEPT: usize = 8;
@@ -46,11 +47,13 @@ pub(crate) struct HttpGate {
     /// One permit per request holding a connection.
     connections: Arc<tokio::sync::Semaphore>,
     provider: Arc<str>,
+    /// Recorded traffic and faults, under `azd-wasm-host test` only.
+    traffic: Option<Arc<Traffic>>,
 }
 
 impl HttpGate {
     /// The gate of `policy` (already checked when the manifest was read).
-    pub(crate) fn new(policy: &Policy, provider: Arc<str>) -> Self {
+    pub(crate) fn new(policy: &Policy, provider: Arc<str>, traffic: Option<Arc<Traffic>>) -> Self {
         let allow = policy
             .http
             .allow
@@ -64,6 +67,7 @@ impl HttpGate {
             denied: Vec::new(),
             connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
             provider,
+            traffic,
         }
     }
 
@@ -94,12 +98,6 @@ impl HttpGate {
     }
 }
 
-/// What `send_request` returns: the response and the connection's own future.
-type Sent = wasmtime_wasi_http::Result<(
-    http::Response<WasiBody>,
-    Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
-)>;
-
 impl WasiHttpHooks for HttpGate {
     fn send_request(
         &mut self,
@@ -123,28 +121,44 @@ impl WasiHttpHooks for HttpGate {
         let limit = self.max_response_bytes;
         let deadline = self.timeout;
         tracing::debug!(provider = %self.provider, method = %request.method(), uri = %azd_wasm_host_core::text::sanitize(&request.uri().to_string()), "guest HTTP request");
+        let traffic = self.traffic.clone();
         Box::new(async move {
-            // One deadline for the response's head, TLS handshake included
-            // (which the per-phase timeouts leave unbounded).
-            let sent = wasmtime_wasi_http::default_send_request(request, Some(options));
-            let (response, io) = tokio::time::timeout(deadline, sent)
-                .await
-                .map_err(|_| Error::ConnectionTimeout)??;
-            if let Some(len) = response.body().size_hint().exact()
-                && len > limit
-            {
-                return Err(Error::HttpResponseBodySize(Some(len)));
-            }
-            let response = response.map(|body| Capped { body, left: limit }.boxed_unsync());
+            let live = move |request| send_live(request, options, deadline, limit);
+            let (response, io) = match traffic {
+                Some(traffic) => traffic.serve(request, limit, live).await?,
+                None => live(request).await?,
+            };
             // The permit lives as long as the connection does.
             let io = async move {
-                let done = io.await;
+                let done = Box::into_pin(io).await;
                 drop(permit);
                 done
             };
             Ok((response, Box::new(io) as Box<dyn Future<Output = _> + Send>))
         })
     }
+}
+
+/// Sends `request` to its service: one deadline for the response's head, TLS
+/// handshake included (which the per-phase timeouts leave unbounded), and
+/// the body cut at `limit`.
+async fn send_live(
+    request: http::Request<WasiBody>,
+    options: RequestOptions,
+    deadline: Duration,
+    limit: u64,
+) -> Sent {
+    let sent = wasmtime_wasi_http::default_send_request(request, Some(options));
+    let (response, io) = tokio::time::timeout(deadline, sent)
+        .await
+        .map_err(|_| Error::ConnectionTimeout)??;
+    if let Some(len) = response.body().size_hint().exact()
+        && len > limit
+    {
+        return Err(Error::HttpResponseBodySize(Some(len)));
+    }
+    let response = response.map(|body| Capped { body, left: limit }.boxed_unsync());
+    Ok((response, Box::new(io) as Box<dyn Future<Output = _> + Send>))
 }
 
 /// A response body that fails once more than its budget has been read.
@@ -196,7 +210,7 @@ mod tests {
         let mut policy = Policy::default();
         policy.http.allow = allow.iter().map(|s| (*s).to_owned()).collect();
         policy.http.timeout_secs = 5.0;
-        HttpGate::new(&policy, Arc::from("p"))
+        HttpGate::new(&policy, Arc::from("p"), None)
     }
 
     #[test]

@@ -39,6 +39,7 @@ use output::LogStream;
 pub(crate) use output::{OutputTail, clean_line};
 
 use crate::manifest::Policy;
+use crate::traffic::Traffic;
 
 /// Everything the sandbox of one instance holds.
 pub(crate) struct Sandbox {
@@ -61,6 +62,7 @@ pub(crate) fn build(
     project_path: &str,
     env: Option<&EnvironmentName>,
     provider: &Arc<str>,
+    traffic: Option<&Arc<Traffic>>,
 ) -> Result<Sandbox, ProviderError> {
     let dirs = fs::open_grants(&policy.fs, project_path, env, provider)?;
     let mut b = WasiCtxBuilder::new();
@@ -73,6 +75,10 @@ pub(crate) fn build(
     ));
     for name in &policy.env {
         if let Ok(value) = std::env::var(name) {
+            // A granted value (an account key, say) is never written into a recording.
+            if let Some(t) = traffic {
+                t.keep_secret(&value);
+            }
             b.env(name, value);
         }
     }
@@ -83,7 +89,7 @@ pub(crate) fn build(
         dirs,
         network,
         stderr_tail,
-        http: HttpGate::new(policy, provider.clone()),
+        http: HttpGate::new(policy, provider.clone(), traffic.cloned()),
     })
 }
 

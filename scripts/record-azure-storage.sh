@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Records the azure-storage example's tests against a fresh Azurite (the Azure Storage
+# emulator, pinned, installed by scripts/install-azurite.sh) on its default ports, in memory,
+# into examples/azure-storage/tests/cassettes/, then stops Azurite. The tests then replay
+# offline: `azd-wasm-host test examples/azure-storage` needs neither Azurite nor a network.
+#
+#   scripts/record-azure-storage.sh
+#
+# Run it after changing what the provider sends. Azurite's ports 10000-10002 must be free.
+# A cassette is written only for a test that passes; the tests run one at a time (they share
+# the one account).
+set -euo pipefail
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+azurite=$(scripts/install-azurite.sh)
+for port in 10000 10001 10002; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "record-azure-storage: port $port is in use (another Azurite?): stop it first" >&2
+    exit 1
+  fi
+done
+cargo build --quiet -p azd-wasm-host
+[ -f examples/azure-storage/build/azure-storage.wasm ] || scripts/build-rust-example.sh
+
+work=$(mktemp -d)
+"$azurite" --inMemoryPersistence --disableTelemetry --silent --skipApiVersionCheck \
+  --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 >"$work/azurite.log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 100); do
+  (exec 3<>/dev/tcp/127.0.0.1/10002) 2>/dev/null && break
+  sleep 0.1
+done
+
+target/debug/azd-wasm-host test --record --jobs 1 examples/azure-storage
