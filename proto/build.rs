@@ -34,6 +34,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&messages)?;
     let mut typed = tonic_prost_build::Config::new();
     typed.enable_type_names();
+    // Maps as BTreeMap: a message's maps (outputs, deployment stacks) iterate in key order,
+    // so what is printed, compared (golden conversations) or sent is the same every time.
+    typed.btree_map(["."]);
     tonic_prost_build::configure()
         .build_client(false)
         .build_server(false)

@@ -20,7 +20,7 @@
     reason = "test code: a failed unwrap is a failed test; timings are printed for the note"
 )]
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -141,7 +141,7 @@ fn options(provider: &str, config: &Value) -> pb::ProvisioningOptions {
 }
 
 fn output<'a>(
-    outputs: &'a HashMap<String, pb::ProvisioningOutputParameter>,
+    outputs: &'a BTreeMap<String, pb::ProvisioningOutputParameter>,
     name: &str,
 ) -> (&'a str, &'a str) {
     let o = outputs
@@ -150,7 +150,7 @@ fn output<'a>(
     (o.r#type.as_str(), o.value.as_str())
 }
 
-fn json_output(outputs: &HashMap<String, pb::ProvisioningOutputParameter>, name: &str) -> Value {
+fn json_output(outputs: &BTreeMap<String, pb::ProvisioningOutputParameter>, name: &str) -> Value {
     serde_json::from_str(output(outputs, name).1).unwrap()
 }
 

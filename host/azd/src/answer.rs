@@ -17,7 +17,7 @@
 //!   `azd env get-value` would print a quoted, escaped string. As `string`, the
 //!   JSON text reaches `.env` as it is, the way a Bicep object output does.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use azd_wasm_host_core::{ErrorCode, ProviderError};
 use azd_wasm_host_proto::azdext as pb;
@@ -83,7 +83,7 @@ pub(crate) fn normalize_output(
 
 /// Checks every output of a map.
 pub(crate) fn normalize_outputs(
-    outputs: &mut HashMap<String, pb::ProvisioningOutputParameter>,
+    outputs: &mut BTreeMap<String, pb::ProvisioningOutputParameter>,
 ) -> Result<(), ProviderError> {
     let mut names: Vec<&String> = outputs.keys().collect();
     names.sort();

@@ -68,7 +68,7 @@ impl Envelopes {
             .collect()
     }
 
-    fn map(&mut self) -> std::collections::HashMap<String, String> {
+    fn map(&mut self) -> std::collections::BTreeMap<String, String> {
         (0..self.rng().usize(0..3))
             .map(|_| (self.text(8), self.text(8)))
             .collect()

@@ -5,7 +5,7 @@
 //!   an object, `"{}"` when azd sends none;
 //! - a guest `error` becomes a [`ProviderError`] with every field kept.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use azd_wasm_host_proto::azdext as pb;
 
@@ -13,15 +13,13 @@ use crate::bindings::azd::provisioning0_1_0::types as wit;
 use azd_wasm_host_core::json::struct_to_json;
 use azd_wasm_host_core::{ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
 
-/// A protobuf map as a key-sorted list.
-fn sorted<V, W>(map: &HashMap<String, V>, f: impl Fn(&V) -> W) -> Vec<(String, W)> {
-    let mut v: Vec<(String, W)> = map.iter().map(|(k, v)| (k.clone(), f(v))).collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
+/// A protobuf map as a list (in key order, as the map keeps it).
+fn sorted<V, W>(map: &BTreeMap<String, V>, f: impl Fn(&V) -> W) -> Vec<(String, W)> {
+    map.iter().map(|(k, v)| (k.clone(), f(v))).collect()
 }
 
 /// A key-value list as a protobuf map.
-fn map<V, W>(list: Vec<(String, V)>, f: impl Fn(V) -> W) -> HashMap<String, W> {
+fn map<V, W>(list: Vec<(String, V)>, f: impl Fn(V) -> W) -> BTreeMap<String, W> {
     list.into_iter().map(|(k, v)| (k, f(v))).collect()
 }
 
@@ -195,7 +193,7 @@ mod tests {
     fn options_maps_are_sorted_and_config_defaults_to_empty_object() {
         let o = pb::ProvisioningOptions {
             provider: "p".into(),
-            deployment_stacks: HashMap::from([
+            deployment_stacks: BTreeMap::from([
                 ("b".to_owned(), "2".to_owned()),
                 ("a".to_owned(), "1".to_owned()),
                 ("c".to_owned(), "3".to_owned()),

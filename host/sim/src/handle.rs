@@ -98,7 +98,7 @@ fn wrong_kind(expected: &str, got: &pb::ProvisioningMessage) -> CallError {
 /// Checks output types the way azd converts them.
 fn check_outputs(
     what: &str,
-    outputs: &std::collections::HashMap<String, pb::ProvisioningOutputParameter>,
+    outputs: &std::collections::BTreeMap<String, pb::ProvisioningOutputParameter>,
 ) -> Result<(), CallError> {
     for (name, out) in outputs {
         if !OUTPUT_TYPES.contains(&out.r#type.as_str()) {

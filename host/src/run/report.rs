@@ -274,7 +274,7 @@ fn table(
 }
 
 pub(super) fn outputs_of(
-    map: &std::collections::HashMap<String, pb::ProvisioningOutputParameter>,
+    map: &BTreeMap<String, pb::ProvisioningOutputParameter>,
 ) -> BTreeMap<String, OutputValue> {
     map.iter()
         .map(|(k, v)| {
