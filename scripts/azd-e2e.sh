@@ -580,7 +580,12 @@ azd_step provision --preview --no-prompt || fail "azd provision --preview (azure
 grep -q "4 to create, 0 unchanged in storage account devstoreaccount1" "$work/step.out" ||
   fail "the preview does not show 4 resources to create"
 expect_azurite "azd provision --preview" "$nothing"
+# Recorded as a golden conversation (`listen --record`, through azd's environment): replayed below.
+golden="$storage/golden"
+mkdir -p "$golden/tests"
+export AZD_WASM_HOST_RECORD="$golden/tests/provision.conversation.jsonl"
 azd_step provision --no-prompt || fail "azd provision (azure-storage)"
+unset AZD_WASM_HOST_RECORD
 expect_azurite "azd provision" "$everything"
 expect_env AZURE_STORAGE_ACCOUNT_NAME devstoreaccount1
 expect_env AZURE_STORAGE_BLOB_ENDPOINT "http://127.0.0.1:$blob_port/devstoreaccount1"
@@ -598,6 +603,21 @@ expect_azurite "azd down --force --purge" "$nothing"
 for key in AZURE_STORAGE_ACCOUNT_NAME AZURE_STORAGE_CONTAINERS AZURE_STORAGE_QUEUES AZURE_STORAGE_TABLES; do
   expect_no_env "$key"
 done
+
+# --- the golden conversation of that provision, replayed with Azurite gone ---------------------
+# azd's side (its requests as the real azd sent them), the answers and the provider's HTTP
+# traffic come from the recording; `azd-wasm-host test` plays azd's side again against this
+# build. The host's own environment is the replay's (the provider still reads its key there).
+kill "$azurite_pid" 2>/dev/null
+wait "$azurite_pid" 2>/dev/null || true
+azurite_pid=""
+(echo >"/dev/tcp/127.0.0.1/$blob_port") 2>/dev/null && fail "Azurite still listens on $blob_port"
+grep -q '"kind":"deploy"' "$golden/tests/provision.conversation.jsonl" ||
+  fail "the recording under azd holds no deploy request"
+sed -e "s#^component = .*#component = \"$ext/build/azure-storage.wasm\"#" "$ext/provider.toml" >"$golden/provider.toml"
+host_step test "$golden" || fail "the golden conversation of azd provision (azure-storage) did not replay"
+grep -q "replayed conversation" "$work/step.out" || fail "azd-wasm-host test did not replay the conversation"
+pass "azd provision's conversation, recorded under azd, replayed with no Azurite: every answer the same"
 unset AZURE_STORAGE_KEY
 
 say ""

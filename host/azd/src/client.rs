@@ -99,6 +99,8 @@ pub(crate) type AuthChannel = InterceptedService<Channel, AuthInterceptor>;
 #[derive(Clone)]
 pub struct AzdClient {
     inner: Arc<Inner>,
+    /// Where the provisioning stream is recorded (`listen --record`).
+    recorder: Option<Arc<crate::record::Recorder>>,
 }
 
 struct Inner {
@@ -171,7 +173,21 @@ impl AzdClient {
                 environment: OnceLock::new(),
                 prompt: OnceLock::new(),
             }),
+            recorder: None,
         })
+    }
+
+    /// This client, recording the provisioning stream and the calls to azd's
+    /// services with `recorder` (`listen --record`).
+    #[must_use]
+    pub fn with_recorder(mut self, recorder: Arc<crate::record::Recorder>) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// The recorder of `listen --record`, if any.
+    pub(crate) fn recorder(&self) -> Option<Arc<crate::record::Recorder>> {
+        self.recorder.clone()
     }
 
     /// Opens `ProvisioningService/Stream`: `outbound` is what we send; what azd
@@ -182,6 +198,11 @@ impl AzdClient {
         + Send
         + 'static,
     ) -> Result<tonic::Streaming<bytes::Bytes>, tonic::Status> {
+        use futures::StreamExt as _;
+        let outbound = match self.recorder() {
+            Some(recorder) => outbound.inspect(move |msg| recorder.host_sent(msg)).boxed(),
+            None => outbound.boxed(),
+        };
         let service = InterceptedService::new(self.inner.channel.clone(), self.inner.auth.clone());
         // Read more than azd's limit, so that a message past it (azd's own
         // never is) is answered by name instead of ending the stream.

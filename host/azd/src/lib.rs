@@ -19,6 +19,7 @@
 //!   ready, a handler per request kind; `answer` makes answers safe for azd.
 //! - `adapter`: [`AzdClient`] as the [`AzdServices`](azd_wasm_host_core::AzdServices)
 //!   a provider's imports call; `tokens`: access tokens from `azd auth token`.
+//! - [`record`]: golden conversations, what `listen --record` writes.
 //!
 //! This file only declares modules and re-exports.
 
@@ -33,6 +34,7 @@ mod inbound;
 mod manager;
 mod pacing;
 mod progress;
+pub mod record;
 mod tokens;
 
 pub use broker::{BrokerError, StreamEnd, Unanswered};

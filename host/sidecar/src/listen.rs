@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
+use azd_wasm_host_azd::record::{Recorded, Recorder};
 use azd_wasm_host_azd::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
 use azd_wasm_host_core::{ErrorCode, Provider, ProviderError, ProviderFactory};
 use azd_wasm_host_runtime::{self as runtime, BackgroundCompile, RuntimeOptions};
@@ -35,6 +36,12 @@ pub struct ListenArgs {
     /// The provider name, when `--manifest` is a bare component.
     #[arg(long, env = "AZD_WASM_HOST_PROVIDER_NAME")]
     pub provider_name: Option<String>,
+    /// Record the conversation with azd into FILE (a golden conversation that
+    /// `azd-wasm-host test` replays): azd's requests, the answers, the calls to
+    /// azd's services and the provider's HTTP traffic. Under azd, set
+    /// `AZD_WASM_HOST_RECORD=FILE` before the azd command.
+    #[arg(long, env = "AZD_WASM_HOST_RECORD", value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 /// Which binary serves azd.
@@ -64,8 +71,8 @@ pub(crate) async fn listen(
     let started = Instant::now();
     // Fail fast when azd's variables are missing: someone ran `listen` by hand.
     azd_wasm_host_azd::require_env()?;
-    let client = AzdClient::from_env().await?;
-    let (name, factory, compile) = match provider(&args, &client, serving) {
+    let (client, recorder) = connect(&args).await?;
+    let (name, factory, compile) = match provider(&args, &client, serving, recorder.as_ref()) {
         Ok(found) => found,
         Err(e) => {
             report_error(&client, &e, log_file.as_deref()).await;
@@ -120,12 +127,27 @@ fn provider(
     args: &ListenArgs,
     client: &AzdClient,
     serving: Serving,
+    recorder: Option<&Arc<Recorder>>,
 ) -> anyhow::Result<(String, Arc<dyn ProviderFactory>, Option<BackgroundCompile>)> {
     let manifest = locate_manifest(args.manifest.as_deref())?;
-    // Recorded traffic is for `azd-wasm-host test`: the shipped sidecar never reads a plan.
-    let traffic = match (serving, crate::env::traffic_plan()) {
-        (Serving::Development, Some(plan)) => Some(runtime::traffic::Traffic::open(&plan)?),
+    // A test's traffic plan is for `azd-wasm-host test`: the shipped sidecar never reads one.
+    // `--record` records the HTTP traffic into the conversation.
+    let traffic = match (serving, crate::env::traffic_plan(), recorder) {
+        (Serving::Development, Some(plan), _) => Some(runtime::traffic::Traffic::open(&plan)?),
+        (_, _, Some(recorder)) => Some(runtime::traffic::Traffic::new(
+            runtime::traffic::TrafficPlan {
+                mode: runtime::traffic::TrafficMode::Record,
+                log: recorder.path().to_owned(),
+                exchanges: Vec::new(),
+                tokens: Vec::new(),
+                faults: Vec::new(),
+            },
+        )?),
         _ => None,
+    };
+    let services: Arc<dyn azd_wasm_host_core::AzdServices> = match recorder {
+        Some(r) => Arc::new(Recorded::new(client.clone(), Arc::clone(r))),
+        None => Arc::new(client.clone()),
     };
     if let Some(t) = &traffic {
         tracing::debug!(?t, "serving the test's traffic plan");
@@ -133,7 +155,7 @@ fn provider(
     let opts = RuntimeOptions {
         cache_dir: crate::env::cache_dir(),
         environment: crate::env::azd_environment(),
-        services: Some(Arc::new(client.clone())),
+        services: Some(services),
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
         interactive: !crate::env::no_prompt(),
         shipped_code_only: serving == Serving::Sidecar,
@@ -151,6 +173,29 @@ fn provider(
             Ok((name, Arc::new(Unavailable(format!("{e:#}"))), None))
         }
     }
+}
+
+/// The connection to azd, recording the conversation under `--record`.
+async fn connect(args: &ListenArgs) -> anyhow::Result<(AzdClient, Option<Arc<Recorder>>)> {
+    let client = AzdClient::from_env().await?;
+    Ok(match &args.record {
+        Some(path) => {
+            let recorder = start_recording(args, path)?;
+            (client.with_recorder(Arc::clone(&recorder)), Some(recorder))
+        }
+        None => (client, None),
+    })
+}
+
+/// Starts `--record`'s conversation at `path`, headed with the provider's name.
+fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorder>> {
+    let manifest = locate_manifest(args.manifest.as_deref())?;
+    let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
+    let environment = crate::env::azd_environment().filter(|e| !e.is_empty());
+    let recorder = Recorder::create(path, &name, environment.as_deref())
+        .with_context(|| format!("starting the recording {}", path.display()))?;
+    tracing::info!(path = %path.display(), "recording the conversation with azd");
+    Ok(recorder)
 }
 
 /// Finds the manifest: `explicit` (`--manifest`, or `AZD_WASM_HOST_MANIFEST`

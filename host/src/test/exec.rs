@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use super::cassette::{self, CassetteStep, Mode};
 use super::expect::{self, Outcome};
 use super::fault;
+use super::results::{StepResult, TestResult};
 use super::spec::{Answer, Command, Spec, Step};
 use crate::run::{DotEnv, Environment};
 
@@ -28,66 +29,17 @@ pub(super) struct Case {
     pub(super) provider_name: String,
     /// Live, recording or replaying its traffic.
     pub(super) traffic: Mode,
+    /// A golden conversation to replay instead of steps.
+    pub(super) conversation: Option<super::conversation::Conversation>,
 }
 
-/// How one step went.
-#[derive(Debug, serde::Serialize)]
-pub(super) struct StepResult {
-    pub(super) command: &'static str,
-    #[serde(serialize_with = "seconds")]
-    pub(super) duration: Duration,
-    /// Every way the result differed from the expectations; empty: passed.
-    pub(super) failures: Vec<String>,
-    /// What `run` wrote to stderr, kept when the step failed.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(super) stderr: String,
-}
-
-/// How one test went.
-#[derive(Debug, serde::Serialize)]
-pub(super) struct TestResult {
-    pub(super) name: String,
-    pub(super) file: PathBuf,
-    #[serde(serialize_with = "seconds")]
-    pub(super) duration: Duration,
-    /// Why the test could not start (its project could not be laid down).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) setup_error: Option<String>,
-    pub(super) steps: Vec<StepResult>,
-    /// How its traffic ran: `live`, `replayed from …`, `recorded … into …`,
-    /// or why a recording was not written.
-    pub(super) traffic: String,
-}
-
-impl TestResult {
-    /// A test that did not start: its provider's component cannot load.
-    pub(super) fn not_started(case: &Case, why: &str) -> Self {
-        Self::stopped(
-            case.name.clone(),
-            case.file.clone(),
-            &format!("the provider {} cannot run: {why}", case.provider.display()),
-        )
-    }
-
-    /// A test that ended before its steps, with why.
-    pub(super) fn stopped(name: String, file: PathBuf, why: &str) -> Self {
-        Self {
-            name,
-            file,
-            duration: Duration::ZERO,
-            setup_error: Some(why.to_owned()),
-            steps: Vec::new(),
-            traffic: String::new(),
-        }
-    }
-
-    pub(super) fn passed(&self) -> bool {
-        self.setup_error.is_none() && self.steps.iter().all(|s| s.failures.is_empty())
-    }
-}
-
-fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64((d.as_secs_f64() * 1000.0).round() / 1000.0)
+/// A test that did not start: its provider's component cannot load.
+pub(super) fn not_started(case: &Case, why: &str) -> TestResult {
+    TestResult::stopped(
+        case.name.clone(),
+        case.file.clone(),
+        &format!("the provider {} cannot run: {why}", case.provider.display()),
+    )
 }
 
 /// The longest a step may take before the test gives up on it (the
@@ -98,14 +50,7 @@ const STEP_LIMIT: Duration = Duration::from_secs(600);
 /// does not stop the ones after it, whose results often say why.
 pub(super) async fn run(case: &Case, debug: bool) -> TestResult {
     let started = Instant::now();
-    let mut result = TestResult {
-        name: case.name.clone(),
-        file: case.file.clone(),
-        duration: Duration::ZERO,
-        setup_error: None,
-        steps: Vec::new(),
-        traffic: String::new(),
-    };
+    let mut result = TestResult::new(case.name.clone(), case.file.clone());
     let project = match Project::lay_down(case) {
         Ok(p) => p,
         Err(e) => {
@@ -319,6 +264,7 @@ impl Project {
             .arg(provider)
             .args(["-e", &self.environment, "--output", "json"])
             .env_remove("AZURE_ENV_NAME")
+            .env_remove("AZD_WASM_HOST_RECORD")
             .current_dir(&self.path)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

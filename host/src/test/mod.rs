@@ -20,16 +20,26 @@
 //! A test with a cassette replays the HTTP traffic and tokens recorded for
 //! it, offline; `--record` writes it, `--live` ignores it ([`cassette`]).
 //!
+//! A golden conversation (`*.conversation.jsonl`, written by `listen
+//! --record` under azd) is a test too: azd's side is played again and each
+//! answer compared ([`golden`]; `--update` accepts the changes).
+//!
 //! Rooms: `spec` (the file format), `exec` (one test: project, steps),
+//! `conversation`, `golden` and `replies` (golden conversations: the file, its replay, the
+//! user's recorded answers), `results` (what a test comes to),
 //! `cassette` (recorded traffic: the file, each step's plan and log),
 //! `fault` (a step's policy, tightened), `expect` (checking a result),
 //! `report` (what people and CI read).
 
 mod cassette;
+mod conversation;
 mod exec;
 mod expect;
 mod fault;
+mod golden;
+mod replies;
 mod report;
+mod results;
 mod spec;
 
 use std::path::{Path, PathBuf};
@@ -66,6 +76,10 @@ pub(crate) struct TestArgs {
     /// Run against the real services even where a cassette exists.
     #[arg(long)]
     pub live: bool,
+    /// Accept the answers that changed in golden conversations
+    /// (`*.conversation.jsonl`): write this build's answers into them.
+    #[arg(long)]
+    pub update: bool,
 }
 
 /// The exit code of an invalid test file (or none found): nothing ran.
@@ -112,35 +126,18 @@ fn find_cases(args: &TestArgs) -> anyhow::Result<Vec<Case>> {
     files.dedup();
     let mut cases = Vec::new();
     for file in files {
-        let spec = Spec::read(&file)?;
-        let name = spec.name.clone().unwrap_or_else(|| stem(&file));
+        let case = if is_conversation(&file) {
+            conversation_case(file)?
+        } else {
+            steps_case(file, args)?
+        };
         if args
             .filter
             .as_ref()
-            .is_some_and(|f| !name.contains(f.as_str()))
+            .is_none_or(|f| case.name.contains(f.as_str()))
         {
-            continue;
+            cases.push(case);
         }
-        let provider = provider_of(&file, &spec)?;
-        let cassette = cassette::path_for(&file, spec.cassette.as_deref());
-        let traffic = cassette::mode(cassette, args.record, args.live).map_err(|e| Invalid {
-            path: file.clone(),
-            message: format!("{e:#}"),
-        })?;
-        let provider_name = azd_wasm_host_runtime::Manifest::resolve(&provider, None)
-            .map_err(|e| Invalid {
-                path: file.clone(),
-                message: format!("the provider {}: {e:#}", provider.display()),
-            })?
-            .name;
-        cases.push(Case {
-            file,
-            name,
-            spec,
-            provider,
-            provider_name,
-            traffic,
-        });
     }
     if cases.is_empty() {
         anyhow::bail!(
@@ -156,6 +153,71 @@ fn find_cases(args: &TestArgs) -> anyhow::Result<Vec<Case>> {
     Ok(cases)
 }
 
+/// A test file read: its steps, its provider and how its traffic runs.
+fn steps_case(file: PathBuf, args: &TestArgs) -> Result<Case, Invalid> {
+    let spec = Spec::read(&file)?;
+    let name = spec.name.clone().unwrap_or_else(|| stem(&file));
+    let provider = provider_of(&file, &spec)?;
+    let provider_name = provider_name(&file, &provider)?;
+    let cassette = cassette::path_for(&file, spec.cassette.as_deref());
+    let traffic = cassette::mode(cassette, args.record, args.live).map_err(|e| Invalid {
+        path: file.clone(),
+        message: format!("{e:#}"),
+    })?;
+    Ok(Case {
+        file,
+        name,
+        spec,
+        provider,
+        provider_name,
+        traffic,
+        conversation: None,
+    })
+}
+
+/// A golden conversation read, with the provider beside it (or above).
+fn conversation_case(file: PathBuf) -> Result<Case, Invalid> {
+    let invalid = |message: String| Invalid {
+        path: file.clone(),
+        message,
+    };
+    let conversation =
+        conversation::Conversation::read(&file).map_err(|e| invalid(format!("{e:#}")))?;
+    let spec = Spec::default();
+    let provider = provider_of(&file, &spec)?;
+    let provider_name = provider_name(&file, &provider)?;
+    if provider_name != conversation.provider {
+        return Err(invalid(format!(
+            "recorded with the provider `{}`, but {} is `{provider_name}`",
+            conversation.provider,
+            provider.display()
+        )));
+    }
+    Ok(Case {
+        name: stem(&file),
+        file,
+        spec,
+        provider,
+        provider_name,
+        traffic: cassette::Mode::Live,
+        conversation: Some(conversation),
+    })
+}
+
+/// The name `provider` registers (azure.yaml's `infra.provider`).
+fn provider_name(file: &Path, provider: &Path) -> Result<String, Invalid> {
+    azd_wasm_host_runtime::Manifest::resolve(provider, None)
+        .map(|m| m.name)
+        .map_err(|e| Invalid {
+            path: file.to_owned(),
+            message: format!("the provider {}: {e:#}", provider.display()),
+        })
+}
+
+fn is_conversation(file: &Path) -> bool {
+    file.to_string_lossy().ends_with(conversation::SUFFIX)
+}
+
 /// The `*.test.toml` files directly in `dir` (none if it does not exist).
 fn test_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -167,7 +229,7 @@ fn test_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         let named = path
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with(".test.toml"));
+            .is_some_and(|n| n.ends_with(".test.toml") || n.ends_with(conversation::SUFFIX));
         if named && path.is_file() {
             files.push(path);
         }
@@ -177,7 +239,10 @@ fn test_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 fn stem(file: &Path) -> String {
     let name = file.file_name().unwrap_or_default().to_string_lossy();
-    name.strip_suffix(".test.toml").unwrap_or(&name).to_owned()
+    name.strip_suffix(".test.toml")
+        .or_else(|| name.strip_suffix(conversation::SUFFIX))
+        .unwrap_or(&name)
+        .to_owned()
 }
 
 /// The provider a test drives: its `provider`, else `provider.toml` beside
@@ -246,7 +311,7 @@ async fn run_all(
     args: &TestArgs,
     broken: Vec<(PathBuf, String)>,
     debug: bool,
-) -> Vec<exec::TestResult> {
+) -> Vec<results::TestResult> {
     let jobs = args
         .jobs
         .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
@@ -261,17 +326,22 @@ async fn run_all(
         .collect();
     let mut tasks = tokio::task::JoinSet::new();
     for (index, case) in cases.into_iter().enumerate() {
-        let (gate, broken) = (gate.clone(), broken.clone());
+        let (gate, broken, update) = (gate.clone(), broken.clone(), args.update);
         tasks.spawn(async move {
             let _turn = gate.acquire_owned().await;
             let result = match broken.iter().find(|(p, _)| *p == case.provider) {
-                Some((_, why)) => exec::TestResult::not_started(&case, why),
-                None => exec::run(&case, debug).await,
+                Some((_, why)) => exec::not_started(&case, why),
+                None => match &case.conversation {
+                    Some(c) => {
+                        golden::run(&case.name, &case.file, &case.provider, c, update, debug).await
+                    }
+                    None => exec::run(&case, debug).await,
+                },
             };
             (index, result)
         });
     }
-    let mut results: Vec<Option<exec::TestResult>> = (0..total).map(|_| None).collect();
+    let mut results: Vec<Option<results::TestResult>> = (0..total).map(|_| None).collect();
     let mut done = 0;
     while let Some(joined) = tasks.join_next().await {
         let Ok((index, result)) = joined else {
@@ -287,7 +357,7 @@ async fn run_all(
         .zip(named)
         .map(|(r, (name, file))| {
             r.unwrap_or_else(|| {
-                exec::TestResult::stopped(name, file, "the test stopped unexpectedly")
+                results::TestResult::stopped(name, file, "the test stopped unexpectedly")
             })
         })
         .collect()

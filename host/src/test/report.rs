@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::exec::TestResult;
+use super::results::TestResult;
 use crate::run::Output;
 
 /// The line of a test that just ended: `ok` or `FAIL`, its name and time,
@@ -144,7 +144,7 @@ fn failure_lines(r: &TestResult) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::exec::StepResult;
+    use super::super::results::StepResult;
     use super::*;
 
     fn result(name: &str, failures: &[&str]) -> TestResult {

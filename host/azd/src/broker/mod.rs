@@ -137,6 +137,7 @@ impl Broker {
             end: broker.end.clone(),
             in_flight: InFlight::default(),
             next_sequence: 0,
+            recorder: client.recorder(),
         };
         let client = client.clone();
         let refused = broker.refused.clone();

@@ -4,6 +4,8 @@
 //! No message ends the stream; only its transport does, and how it ended
 //! depends on whether azd was still waiting for answers.
 
+use std::sync::Arc;
+
 use azd_wasm_host_core::ProviderError;
 use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
@@ -23,6 +25,8 @@ pub(super) struct Reader {
     pub(super) in_flight: InFlight,
     /// Numbers requests in the order azd sent them.
     pub(super) next_sequence: u64,
+    /// `listen --record`: every frame azd sends is written down as received.
+    pub(super) recorder: Option<Arc<crate::record::Recorder>>,
 }
 
 impl Reader {
@@ -34,7 +38,12 @@ impl Reader {
                 n = inbound.message() => n,
             };
             let served = match next {
-                Ok(Some(bytes)) => self.read(&bytes).await,
+                Ok(Some(bytes)) => {
+                    if let Some(recorder) = &self.recorder {
+                        recorder.azd_sent(&bytes);
+                    }
+                    self.read(&bytes).await
+                }
                 Ok(None) => break self.azd_left("azd ended the provisioning stream".to_owned()),
                 Err(status) if unreadable_frame(&status) => {
                     // The stream cannot go on past a frame it cannot read.

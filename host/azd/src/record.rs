@@ -1,0 +1,449 @@
+//! Golden conversations: `listen --record FILE` writes what azd and the
+//! extension say to each other, so that `azd-wasm-host test` can play azd's
+//! side again against a new build and show every answer that changed.
+//!
+//! The file is JSON lines ([`Line`]), appended as things happen:
+//! - a header (the format and the provider's name);
+//! - each message azd sends on the provisioning stream, as its protobuf bytes
+//!   (base64), exactly as received;
+//! - each message the extension sends (progress, answers, its own requests),
+//!   as protobuf bytes after [`redact`];
+//! - each call the provider makes to azd's services (environment values,
+//!   questions) with azd's answer, so a replay can answer the same.
+//!
+//! Secret parameter values and the answers to secret questions are written
+//! as `REDACTED`. Environment values the provider read are kept as azd gave
+//! them (a replay serves them again): record against an environment that
+//! holds nothing you would not commit.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use azd_wasm_host_core::{
+    AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,
+};
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::azdext::provisioning_message::MessageType;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use parking_lot::Mutex;
+use prost::Message as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The format of the lines this binary writes.
+pub const CONVERSATION_FORMAT: u32 = 1;
+/// What a secret reads as in a recording.
+const REDACTED: &str = "REDACTED";
+
+/// One line of a recorded conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "from", rename_all = "kebab-case")]
+pub enum Line {
+    /// The first line.
+    Recording {
+        /// [`CONVERSATION_FORMAT`].
+        format: u32,
+        /// The provider's name.
+        provider: String,
+        /// The azd environment azd named (`AZD_ENVIRONMENT`), if it named one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        environment: Option<String>,
+    },
+    /// A message azd sent.
+    Azd {
+        /// Its request id.
+        id: String,
+        /// Its kind (`initialize_request`, …), for a reader.
+        kind: String,
+        /// The protobuf bytes, base64.
+        message: String,
+    },
+    /// A message the extension sent.
+    Host {
+        /// Its request id.
+        id: String,
+        /// Its kind (`progress`, `deploy_response`, …), for a reader.
+        kind: String,
+        /// The protobuf bytes (redacted), base64.
+        message: String,
+    },
+    /// A call to azd's services and azd's answer.
+    Service {
+        /// `current_environment`, `environment_values`, `environment_value`,
+        /// `set_environment_value`, `confirm`, `prompt` or `select`.
+        call: String,
+        /// What was asked.
+        args: Value,
+        /// azd's answer (`Err`: its error message).
+        answer: Result<Value, String>,
+    },
+}
+
+impl Line {
+    /// The envelope of an `azd` or `host` line; `None` for other lines, and
+    /// an error for bytes that are not an envelope.
+    pub fn envelope(&self) -> Option<Result<pb::ProvisioningMessage, String>> {
+        let (Self::Azd { message, .. } | Self::Host { message, .. }) = self else {
+            return None;
+        };
+        Some(
+            STANDARD
+                .decode(message)
+                .map_err(|e| format!("not base64: {e}"))
+                .and_then(|b| {
+                    pb::ProvisioningMessage::decode(b.as_slice())
+                        .map_err(|e| format!("not a provisioning message: {e}"))
+                }),
+        )
+    }
+
+    /// An `azd` line for `msg`.
+    pub fn azd(msg: &pb::ProvisioningMessage) -> Self {
+        Self::Azd {
+            id: msg.request_id.clone(),
+            kind: kind(msg).to_owned(),
+            message: STANDARD.encode(msg.encode_to_vec()),
+        }
+    }
+
+    /// A `host` line for `msg` (redacted).
+    pub fn host(msg: &pb::ProvisioningMessage) -> Self {
+        let mut msg = msg.clone();
+        redact(&mut msg);
+        Self::Host {
+            id: msg.request_id.clone(),
+            kind: kind(&msg).to_owned(),
+            message: STANDARD.encode(msg.encode_to_vec()),
+        }
+    }
+}
+
+/// Writes a conversation as it happens.
+pub struct Recorder {
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Recorder {
+    /// Starts the recording at `path` (replacing what was there) of
+    /// `provider` in the azd environment `environment`.
+    pub fn create(
+        path: &Path,
+        provider: &str,
+        environment: Option<&str>,
+    ) -> std::io::Result<Arc<Self>> {
+        // Emptied, then appended to: the provider's HTTP traffic is written
+        // into the same file through a handle of its own.
+        std::fs::File::create(path)?;
+        let file = std::fs::OpenOptions::new().append(true).open(path)?;
+        let recorder = Arc::new(Self {
+            path: path.to_owned(),
+            file: Mutex::new(file),
+        });
+        recorder.write(&Line::Recording {
+            format: CONVERSATION_FORMAT,
+            provider: provider.to_owned(),
+            environment: environment.map(str::to_owned),
+        });
+        Ok(recorder)
+    }
+
+    /// The file written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A frame azd sent, as received (one that is not an envelope is kept too).
+    pub(crate) fn azd_sent(&self, bytes: &[u8]) {
+        let decoded = pb::ProvisioningMessage::decode(bytes).ok();
+        self.write(&Line::Azd {
+            id: decoded
+                .as_ref()
+                .map(|m| m.request_id.clone())
+                .unwrap_or_default(),
+            kind: decoded.as_ref().map_or("unreadable", kind).to_owned(),
+            message: STANDARD.encode(bytes),
+        });
+    }
+
+    /// A message the extension sends.
+    pub(crate) fn host_sent(&self, msg: &pb::ProvisioningMessage) {
+        self.write(&Line::host(msg));
+    }
+
+    fn service(&self, call: &str, args: Value, answer: &Result<Value, ServiceError>) {
+        self.write(&Line::Service {
+            call: call.to_owned(),
+            args,
+            answer: answer.clone().map_err(|e| e.message.clone()),
+        });
+    }
+
+    /// Appends `line`; a recording that cannot be written is said in the log
+    /// (it never stops the command).
+    fn write(&self, line: &Line) {
+        let Ok(mut text) = serde_json::to_vec(line) else {
+            return;
+        };
+        text.push(b'\n');
+        if let Err(e) = self.file.lock().write_all(&text) {
+            tracing::warn!(path = %self.path.display(), "cannot write the conversation: {e}");
+        }
+    }
+}
+
+/// The kind of an envelope, in words: a request's kind (`initialize`, …),
+/// `progress`, `error`, or `answer` for the rest.
+pub fn kind(msg: &pb::ProvisioningMessage) -> &'static str {
+    match &msg.message_type {
+        Some(MessageType::ProgressMessage(_)) => "progress",
+        Some(MessageType::RegisterProvisioningProviderRequest(_)) => "register",
+        Some(body) => {
+            azd_wasm_host_proto::RequestKind::of_message(body).map_or("answer", |k| k.name())
+        }
+        None if msg.error.is_some() => "error",
+        None => "empty",
+    }
+}
+
+/// Takes secrets out of `msg`: the values of secret parameters.
+pub fn redact(msg: &mut pb::ProvisioningMessage) {
+    if let Some(MessageType::ParametersResponse(r)) = &mut msg.message_type {
+        for p in r
+            .parameters
+            .iter_mut()
+            .filter(|p| p.secret && !p.value.is_empty())
+        {
+            REDACTED.clone_into(&mut p.value);
+        }
+    }
+}
+
+/// azd's services, with every call and answer written to a recording.
+pub struct Recorded<S> {
+    inner: S,
+    recorder: Arc<Recorder>,
+}
+
+impl<S> Recorded<S> {
+    /// `inner`, recorded by `recorder`.
+    pub fn new(inner: S, recorder: Arc<Recorder>) -> Self {
+        Self { inner, recorder }
+    }
+}
+
+/// Records `answer` of `call` and hands it back.
+fn noted<T: Clone + Into<Value>>(
+    recorder: &Recorder,
+    call: &str,
+    args: Value,
+    answer: Result<T, ServiceError>,
+) -> Result<T, ServiceError> {
+    let shown = answer.clone().map(Into::into);
+    recorder.service(call, args, &shown);
+    answer
+}
+
+#[async_trait]
+impl<S: AzdServices> AzdServices for Recorded<S> {
+    async fn current_environment(&self) -> Result<String, ServiceError> {
+        let answer = self.inner.current_environment().await;
+        noted(&self.recorder, "current_environment", json!({}), answer)
+    }
+
+    async fn environment_values(&self, env: &str) -> Result<Vec<(String, String)>, ServiceError> {
+        let answer = self.inner.environment_values(env).await;
+        let shown = answer.clone().map(|kv| json!(kv));
+        self.recorder
+            .service("environment_values", json!({ "env": env }), &shown);
+        answer
+    }
+
+    async fn environment_value(&self, env: &str, key: &str) -> Result<String, ServiceError> {
+        let answer = self.inner.environment_value(env, key).await;
+        let args = json!({ "env": env, "key": key });
+        noted(&self.recorder, "environment_value", args, answer)
+    }
+
+    async fn set_environment_value(
+        &self,
+        env: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<(), ServiceError> {
+        let answer = self.inner.set_environment_value(env, key, value).await;
+        let shown = answer.clone().map(|()| Value::Null);
+        let args = json!({ "env": env, "key": key, "value": value });
+        self.recorder.service("set_environment_value", args, &shown);
+        answer
+    }
+
+    async fn confirm(&self, q: ConfirmQuestion) -> Result<bool, ServiceError> {
+        let args = json!({ "message": q.message, "default": q.default_value });
+        let answer = self.inner.confirm(q).await;
+        noted(&self.recorder, "confirm", args, answer)
+    }
+
+    async fn prompt(&self, q: TextQuestion) -> Result<String, ServiceError> {
+        let args = json!({ "message": q.message, "secret": q.secret });
+        let secret = q.secret;
+        let answer = self.inner.prompt(q).await;
+        let shown = answer
+            .clone()
+            .map(|a| Value::from(if secret { REDACTED.to_owned() } else { a }));
+        self.recorder.service("prompt", args, &shown);
+        answer
+    }
+
+    async fn select(&self, q: SelectQuestion) -> Result<u32, ServiceError> {
+        let args = json!({ "message": q.message, "choices": q.choices });
+        let answer = self.inner.select(q).await;
+        noted(&self.recorder, "select", args, answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parameters(secret: bool) -> pb::ProvisioningMessage {
+        pb::ProvisioningMessage {
+            request_id: "r1".into(),
+            message_type: Some(MessageType::ParametersResponse(
+                pb::ProvisioningParametersResponse {
+                    parameters: vec![pb::ProvisioningParameter {
+                        name: "password".into(),
+                        secret,
+                        value: "hunter22".into(),
+                        ..Default::default()
+                    }],
+                },
+            )),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn secret_parameter_values_never_reach_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let recorder = Recorder::create(&path, "p", Some("dev")).unwrap();
+        recorder.host_sent(&parameters(true));
+        recorder.host_sent(&parameters(false));
+        recorder.azd_sent(b"\xff\xff not protobuf");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Line> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(
+            matches!(&lines[0], Line::Recording { provider, environment: Some(e), .. } if provider == "p" && e == "dev")
+        );
+        let secret = lines[1].envelope().unwrap().unwrap();
+        let Some(MessageType::ParametersResponse(r)) = secret.message_type else {
+            panic!()
+        };
+        assert_eq!(r.parameters[0].value, REDACTED);
+        let plain = lines[2].envelope().unwrap().unwrap();
+        let Some(MessageType::ParametersResponse(r)) = plain.message_type else {
+            panic!()
+        };
+        assert_eq!(r.parameters[0].value, "hunter22");
+        assert!(matches!(&lines[3], Line::Azd { kind, .. } if kind == "unreadable"));
+        assert!(lines[3].envelope().unwrap().is_err());
+        assert_eq!(
+            text.matches("hunter22").count(),
+            0,
+            "a value is written only inside its base64 message"
+        );
+    }
+
+    struct Fixed;
+
+    #[async_trait]
+    impl AzdServices for Fixed {
+        async fn current_environment(&self) -> Result<String, ServiceError> {
+            Ok("dev".into())
+        }
+        async fn environment_values(&self, _: &str) -> Result<Vec<(String, String)>, ServiceError> {
+            Ok(vec![("A".into(), "1".into())])
+        }
+        async fn environment_value(&self, _: &str, _: &str) -> Result<String, ServiceError> {
+            Err(ServiceError::new("no such key"))
+        }
+        async fn set_environment_value(
+            &self,
+            _: &str,
+            _: &str,
+            _: &str,
+        ) -> Result<(), ServiceError> {
+            Ok(())
+        }
+        async fn confirm(&self, _: ConfirmQuestion) -> Result<bool, ServiceError> {
+            Ok(false)
+        }
+        async fn prompt(&self, _: TextQuestion) -> Result<String, ServiceError> {
+            Ok("s3cret-answer".into())
+        }
+        async fn select(&self, _: SelectQuestion) -> Result<u32, ServiceError> {
+            Ok(2)
+        }
+    }
+
+    #[tokio::test]
+    async fn each_service_call_is_written_with_azds_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let services = Recorded::new(Fixed, Recorder::create(&path, "p", None).unwrap());
+        assert_eq!(services.current_environment().await.unwrap(), "dev");
+        assert_eq!(services.environment_values("dev").await.unwrap().len(), 1);
+        assert!(services.environment_value("dev", "B").await.is_err());
+        let confirm = ConfirmQuestion {
+            message: "Remove?".into(),
+            default_value: None,
+            help_message: String::new(),
+        };
+        assert!(!services.confirm(confirm).await.unwrap());
+        let secret = TextQuestion {
+            message: "Key?".into(),
+            default_value: None,
+            help_message: String::new(),
+            placeholder: String::new(),
+            secret: true,
+            required: true,
+        };
+        assert_eq!(services.prompt(secret).await.unwrap(), "s3cret-answer");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("s3cret-answer"), "{text}");
+        let calls: Vec<(String, Result<Value, String>)> = text
+            .lines()
+            .skip(1)
+            .map(|l| match serde_json::from_str(l).unwrap() {
+                Line::Service { call, answer, .. } => (call, answer),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(calls[0], ("current_environment".into(), Ok(json!("dev"))));
+        assert_eq!(
+            calls[1],
+            ("environment_values".into(), Ok(json!([["A", "1"]])))
+        );
+        assert_eq!(
+            calls[2],
+            ("environment_value".into(), Err("no such key".into()))
+        );
+        assert_eq!(calls[3], ("confirm".into(), Ok(json!(false))));
+        assert_eq!(calls[4], ("prompt".into(), Ok(json!(REDACTED))));
+    }
+}
