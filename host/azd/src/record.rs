@@ -122,9 +122,22 @@ impl Line {
 }
 
 /// Writes a conversation as it happens.
+///
+/// azd starts every installed extension that provides provisioning for a
+/// command, and all of them inherit `AZD_WASM_HOST_RECORD`; only the provider
+/// the project names gets requests. So nothing is written until azd sends
+/// this extension its first request: the lines before it (the header, the
+/// registration) wait in memory, and an extension azd never asks anything
+/// leaves the file alone.
 pub struct Recorder {
     path: PathBuf,
-    file: Mutex<std::fs::File>,
+    sink: Mutex<Sink>,
+}
+
+/// Where lines go: memory until azd's first request, then the file.
+enum Sink {
+    Waiting(Vec<u8>),
+    Open(std::fs::File),
 }
 
 impl std::fmt::Debug for Recorder {
@@ -136,20 +149,26 @@ impl std::fmt::Debug for Recorder {
 }
 
 impl Recorder {
-    /// Starts the recording at `path` (replacing what was there) of
-    /// `provider` in the azd environment `environment`.
+    /// Starts the recording of `provider` in the azd environment
+    /// `environment`, into `path` (replaced once azd sends a request). Fails
+    /// now if the file's folder does not exist.
     pub fn create(
         path: &Path,
         provider: &str,
         environment: Option<&str>,
     ) -> std::io::Result<Arc<Self>> {
-        // Emptied, then appended to: the provider's HTTP traffic is written
-        // into the same file through a handle of its own.
-        std::fs::File::create(path)?;
-        let file = std::fs::OpenOptions::new().append(true).open(path)?;
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(folder) = folder
+            && !folder.is_dir()
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("the folder {} does not exist", folder.display()),
+            ));
+        }
         let recorder = Arc::new(Self {
             path: path.to_owned(),
-            file: Mutex::new(file),
+            sink: Mutex::new(Sink::Waiting(Vec::new())),
         });
         recorder.write(&Line::Recording {
             format: CONVERSATION_FORMAT,
@@ -167,6 +186,12 @@ impl Recorder {
     /// A frame azd sent, as received (one that is not an envelope is kept too).
     pub(crate) fn azd_sent(&self, bytes: &[u8]) {
         let decoded = pb::ProvisioningMessage::decode(bytes).ok();
+        if decoded
+            .as_ref()
+            .is_some_and(|m| azd_wasm_host_proto::RequestKind::of(m).is_some())
+        {
+            self.open();
+        }
         self.write(&Line::Azd {
             id: decoded
                 .as_ref()
@@ -190,6 +215,26 @@ impl Recorder {
         });
     }
 
+    /// Azd asked this extension something: the file is replaced with what
+    /// waited in memory, and written to from now on (appended to: the
+    /// provider's HTTP traffic goes into it through a handle of its own).
+    fn open(&self) {
+        let mut sink = self.sink.lock();
+        let Sink::Waiting(waiting) = &mut *sink else {
+            return;
+        };
+        let opened = std::fs::File::create(&self.path).and_then(|mut f| {
+            f.write_all(waiting)?;
+            Ok(f)
+        });
+        match opened {
+            Ok(file) => *sink = Sink::Open(file),
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), "cannot write the conversation: {e}");
+            }
+        }
+    }
+
     /// Appends `line`; a recording that cannot be written is said in the log
     /// (it never stops the command).
     fn write(&self, line: &Line) {
@@ -197,8 +242,13 @@ impl Recorder {
             return;
         };
         text.push(b'\n');
-        if let Err(e) = self.file.lock().write_all(&text) {
-            tracing::warn!(path = %self.path.display(), "cannot write the conversation: {e}");
+        match &mut *self.sink.lock() {
+            Sink::Waiting(waiting) => waiting.extend_from_slice(&text),
+            Sink::Open(file) => {
+                if let Err(e) = file.write_all(&text) {
+                    tracing::warn!(path = %self.path.display(), "cannot write the conversation: {e}");
+                }
+            }
         }
     }
 }
@@ -334,11 +384,47 @@ mod tests {
         }
     }
 
+    /// azd's State request, as bytes on the wire.
+    fn request() -> Vec<u8> {
+        pb::ProvisioningMessage {
+            request_id: "r0".into(),
+            message_type: Some(MessageType::StateRequest(
+                pb::ProvisioningStateRequest::default(),
+            )),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn nothing_is_written_until_azd_asks_this_extension_something() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        std::fs::write(&path, "another extension's conversation\n").unwrap();
+        let recorder = Recorder::create(&path, "p", None).unwrap();
+        recorder.host_sent(&parameters(false)); // e.g. the registration
+        recorder.azd_sent(b"");
+        let kept = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(kept, "another extension's conversation\n");
+        recorder.azd_sent(&request());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kinds: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_value::<Value>(serde_json::from_str(l).unwrap()).unwrap())
+            .map(|v| v["from"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(kinds, ["recording", "host", "azd", "azd"], "{text}");
+        let missing = dir.path().join("nowhere/c.jsonl");
+        let e = Recorder::create(&missing, "p", None).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+    }
+
     #[test]
     fn secret_parameter_values_never_reach_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
         let recorder = Recorder::create(&path, "p", Some("dev")).unwrap();
+        recorder.azd_sent(&request());
         recorder.host_sent(&parameters(true));
         recorder.host_sent(&parameters(false));
         recorder.azd_sent(b"\xff\xff not protobuf");
@@ -350,18 +436,18 @@ mod tests {
         assert!(
             matches!(&lines[0], Line::Recording { provider, environment: Some(e), .. } if provider == "p" && e == "dev")
         );
-        let secret = lines[1].envelope().unwrap().unwrap();
+        let secret = lines[2].envelope().unwrap().unwrap();
         let Some(MessageType::ParametersResponse(r)) = secret.message_type else {
             panic!()
         };
         assert_eq!(r.parameters[0].value, REDACTED);
-        let plain = lines[2].envelope().unwrap().unwrap();
+        let plain = lines[3].envelope().unwrap().unwrap();
         let Some(MessageType::ParametersResponse(r)) = plain.message_type else {
             panic!()
         };
         assert_eq!(r.parameters[0].value, "hunter22");
-        assert!(matches!(&lines[3], Line::Azd { kind, .. } if kind == "unreadable"));
-        assert!(lines[3].envelope().unwrap().is_err());
+        assert!(matches!(&lines[4], Line::Azd { kind, .. } if kind == "unreadable"));
+        assert!(lines[4].envelope().unwrap().is_err());
         assert_eq!(
             text.matches("hunter22").count(),
             0,
@@ -405,7 +491,9 @@ mod tests {
     async fn each_service_call_is_written_with_azds_answer() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
-        let services = Recorded::new(Fixed, Recorder::create(&path, "p", None).unwrap());
+        let recorder = Recorder::create(&path, "p", None).unwrap();
+        recorder.azd_sent(&request());
+        let services = Recorded::new(Fixed, recorder);
         assert_eq!(services.current_environment().await.unwrap(), "dev");
         assert_eq!(services.environment_values("dev").await.unwrap().len(), 1);
         assert!(services.environment_value("dev", "B").await.is_err());
@@ -428,7 +516,7 @@ mod tests {
         assert!(!text.contains("s3cret-answer"), "{text}");
         let calls: Vec<(String, Result<Value, String>)> = text
             .lines()
-            .skip(1)
+            .skip(2)
             .map(|l| match serde_json::from_str(l).unwrap() {
                 Line::Service { call, answer, .. } => (call, answer),
                 other => panic!("{other:?}"),

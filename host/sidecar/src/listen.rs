@@ -191,6 +191,9 @@ async fn connect(args: &ListenArgs) -> anyhow::Result<(AzdClient, Option<Arc<Rec
 fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorder>> {
     let manifest = locate_manifest(args.manifest.as_deref())?;
     let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
+    // `{provider}` in the path: one file per provider when several record at once.
+    let path = PathBuf::from(path.to_string_lossy().replace("{provider}", &name));
+    let path = path.as_path();
     let environment = crate::env::azd_environment().filter(|e| !e.is_empty());
     let recorder = Recorder::create(path, &name, environment.as_deref())
         .with_context(|| format!("starting the recording {}", path.display()))?;
