@@ -13,10 +13,13 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::Context as _;
-use azd_wasm_host_runtime::{CheckReport, EnvironmentAccess, FsAccess, Policy, RuntimeOptions};
+use azd_wasm_host_runtime::{
+    CheckReport, EnvironmentAccess, FsAccess, Policy, PolicyDiff, RuntimeOptions,
+};
 
 /// `check`: validate and describe a component, on stdout.
 pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
@@ -32,6 +35,64 @@ pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     Ok(())
+}
+
+/// `check --diff OLD NEW`: what NEW's policy grants beyond OLD's (`+`) and
+/// what it no longer grants (`-`), on stdout. Exit codes as diff(1)'s: 0 NEW
+/// asks for nothing more, 1 it asks for more, 2 a manifest cannot be read.
+pub(crate) fn diff(old: &Path, new: &Path) -> anyhow::Result<ExitCode> {
+    match compare(old, new) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            eprintln!("azd-wasm-host: error: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn compare(old: &Path, new: &Path) -> anyhow::Result<ExitCode> {
+    let read = |p: &Path| {
+        azd_wasm_host_runtime::Manifest::resolve(p, None)
+            .with_context(|| format!("reading {}", p.display()))
+    };
+    let (a, b) = (read(old)?, read(new)?);
+    let d = PolicyDiff::between(&a.policy, &b.policy);
+    let text = render_diff(&d, (&a.name, old), (&b.name, new));
+    use std::io::Write as _;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if d.asks_for_nothing_more() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The difference as `check --diff` prints it.
+fn render_diff(
+    d: &PolicyDiff,
+    (old_name, old): (&str, &Path),
+    (new_name, new): (&str, &Path),
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "old: {old_name} ({})", old.display());
+    let _ = writeln!(out, "new: {new_name} ({})", new.display());
+    if d.more.is_empty() && d.less.is_empty() {
+        let _ = writeln!(out, "\nthe same capabilities");
+        return out;
+    }
+    if !d.more.is_empty() {
+        let _ = writeln!(out, "\nasks for more ({}):", d.more.len());
+        for line in &d.more {
+            let _ = writeln!(out, "  + {line}");
+        }
+    }
+    if !d.less.is_empty() {
+        let _ = writeln!(out, "\nno longer asks for ({}):", d.less.len());
+        for line in &d.less {
+            let _ = writeln!(out, "  - {line}");
+        }
+    }
+    out
 }
 
 /// The runtime's findings, once the manifest's `[build]` section (which only

@@ -38,7 +38,13 @@ pub(crate) enum Command {
     /// Validate a provider component or manifest and show the capabilities it asks for.
     Check {
         /// A component (`.wasm`) or a provider manifest (`provider.toml`).
-        path: PathBuf,
+        #[arg(required_unless_present = "diff")]
+        path: Option<PathBuf>,
+        /// Instead: what NEW's policy grants beyond OLD's, and what it no
+        /// longer grants (exit 0: nothing more; 1: it asks for more; 2: a
+        /// manifest cannot be read).
+        #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with = "path")]
+        diff: Option<Vec<PathBuf>>,
     },
     /// Drive a provider without azd: provision, preview, down, state or parameters.
     Run(crate::run::RunArgs),
@@ -89,7 +95,13 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             Command::Listen(_) => Err(anyhow::anyhow!(
                 "`listen` cannot run inside another command"
             )),
-            Command::Check { path } => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
+            Command::Check {
+                diff: Some(pair), ..
+            } => crate::check::diff(&pair[0], &pair[1]),
+            Command::Check { path, .. } => match path {
+                Some(path) => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
+                None => Err(anyhow::anyhow!("check: name a component or a manifest")),
+            },
             Command::Run(args) => Ok(crate::run::run(args, debug).await),
             Command::Test(args) => Ok(crate::test::test(args, debug).await),
             Command::New(args) => blocking(move || author::new(&args).map(drop)).await,

@@ -74,7 +74,9 @@ pub use load::{
     BackgroundCompile, LoadedProvider, PreparedProvider, inspect_component, load_provider,
     prepare_provider,
 };
-pub use manifest::{AzdGrants, EnvironmentAccess, FsAccess, FsGrant, HttpGrants, Manifest, Policy};
+pub use manifest::{
+    AzdGrants, EnvironmentAccess, FsAccess, FsGrant, HttpGrants, Manifest, Policy, PolicyDiff,
+};
 pub use options::RuntimeOptions;
 pub use sandbox::remove_unused_dirs;
 #[cfg(feature = "compiler")]

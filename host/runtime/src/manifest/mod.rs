@@ -36,6 +36,7 @@
 //! words. Variables that carry azd's own credentials ([`RESERVED_ENV`]) can
 //! never be granted.
 
+mod diff;
 mod paths;
 mod policy;
 
@@ -44,6 +45,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
+pub use diff::PolicyDiff;
 #[cfg(any(windows, test))]
 pub(crate) use paths::has_drive_prefix;
 use paths::portable_path;

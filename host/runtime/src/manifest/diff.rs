@@ -1,0 +1,209 @@
+//! What one policy grants that another does not: the capabilities a new
+//! version of a provider asks for beyond the old one's (`check --diff`; the
+//! consent an update needs is asked for these and only these), and those it
+//! no longer asks for.
+//!
+//! Counted as more: a directory not granted before (or wider access to it,
+//! or leave to be outside the project), an environment variable, a network
+//! destination, an HTTP origin, a credential scope, more of azd's environment
+//! (none < read < read-write), leave to ask the user, and any higher limit
+//! (memory, call time; HTTP time and response size where an origin is
+//! granted). The same, the other way, is counted as less.
+
+use super::policy::{EnvironmentAccess, FsAccess, FsGrant, Policy};
+
+/// The difference between two policies, each entry a line a person reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyDiff {
+    /// What the new policy grants that the old one does not.
+    pub more: Vec<String>,
+    /// What the old policy granted that the new one does not.
+    pub less: Vec<String>,
+}
+
+impl PolicyDiff {
+    /// The difference from `old` to `new`.
+    pub fn between(old: &Policy, new: &Policy) -> Self {
+        let mut d = Self::default();
+        d.fs(&old.fs, &new.fs);
+        d.list("environment variable", &old.env, &new.env);
+        d.list("network", &old.network, &new.network);
+        d.list("HTTP origin", &old.http.allow, &new.http.allow);
+        d.list(
+            "credential scope",
+            &old.azd.credential_scopes,
+            &new.azd.credential_scopes,
+        );
+        let rank = |a: EnvironmentAccess| match a {
+            EnvironmentAccess::None => 0,
+            EnvironmentAccess::Read => 1,
+            EnvironmentAccess::ReadWrite => 2,
+        };
+        let (a, b) = (old.azd.environment, new.azd.environment);
+        d.ordered(rank(a).cmp(&rank(b)), format!("azd environment: {a} → {b}"));
+        d.ordered(
+            old.azd.prompt.cmp(&new.azd.prompt),
+            format!(
+                "questions to the user: {} → {}",
+                yes(old.azd.prompt),
+                yes(new.azd.prompt)
+            ),
+        );
+        d.limit("memory_mb", old.memory_mb as f64, new.memory_mb as f64);
+        d.limit(
+            "call_timeout_secs",
+            old.call_timeout_secs,
+            new.call_timeout_secs,
+        );
+        // The HTTP limits matter only where some origin is granted.
+        if !new.http.allow.is_empty() {
+            d.limit(
+                "http.timeout_secs",
+                old.http.timeout_secs,
+                new.http.timeout_secs,
+            );
+            d.limit(
+                "http.max_response_bytes",
+                old.http.max_response_bytes as f64,
+                new.http.max_response_bytes as f64,
+            );
+        }
+        d
+    }
+
+    /// Whether the new policy asks for nothing the old one did not grant.
+    pub fn asks_for_nothing_more(&self) -> bool {
+        self.more.is_empty()
+    }
+
+    /// Entries of a list granted by name.
+    fn list(&mut self, what: &str, old: &[String], new: &[String]) {
+        for n in new.iter().filter(|n| !old.contains(n)) {
+            self.more.push(format!("{what} {n}"));
+        }
+        for o in old.iter().filter(|o| !new.contains(o)) {
+            self.less.push(format!("{what} {o}"));
+        }
+    }
+
+    /// A change with an order: `Less` (old below new) is more.
+    fn ordered(&mut self, order: std::cmp::Ordering, line: String) {
+        match order {
+            std::cmp::Ordering::Less => self.more.push(line),
+            std::cmp::Ordering::Greater => self.less.push(line),
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+
+    fn limit(&mut self, name: &str, old: f64, new: f64) {
+        let order = old.partial_cmp(&new).unwrap_or(std::cmp::Ordering::Equal);
+        self.ordered(order, format!("{name} {old} → {new}"));
+    }
+
+    /// Directory grants, by path.
+    fn fs(&mut self, old: &[FsGrant], new: &[FsGrant]) {
+        let wide = |g: &FsGrant| u8::from(g.access == FsAccess::ReadWrite);
+        for n in new {
+            match old.iter().find(|o| o.path == n.path) {
+                None => self
+                    .more
+                    .push(format!("directory {} ({})", n.path, describe(n))),
+                Some(o) => {
+                    let (a, b) = (
+                        (wide(o), u8::from(o.outside_project)),
+                        (wide(n), u8::from(n.outside_project)),
+                    );
+                    if a.0 < b.0 || a.1 < b.1 {
+                        self.more.push(format!(
+                            "directory {}: {} → {}",
+                            n.path,
+                            describe(o),
+                            describe(n)
+                        ));
+                    } else if a.0 > b.0 || a.1 > b.1 {
+                        self.less.push(format!(
+                            "directory {}: {} → {}",
+                            n.path,
+                            describe(o),
+                            describe(n)
+                        ));
+                    }
+                }
+            }
+        }
+        for o in old.iter().filter(|o| !new.iter().any(|n| n.path == o.path)) {
+            self.less
+                .push(format!("directory {} ({})", o.path, describe(o)));
+        }
+    }
+}
+
+fn describe(g: &FsGrant) -> String {
+    if g.outside_project {
+        format!("{}, outside the project", g.access)
+    } else {
+        g.access.to_string()
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "allowed" } else { "not allowed" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(text: &str) -> Policy {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn an_added_origin_and_a_raised_limit_are_more_and_a_dropped_grant_is_less() {
+        let old = policy(
+            "env = [\"KEY\", \"OLD\"]\nmemory_mb = 64\n[http]\nallow = [\"https://a.example\"]\n",
+        );
+        let new = policy(
+            "env = [\"KEY\"]\nmemory_mb = 128\n[http]\nallow = [\"https://a.example\", \"https://b.example\"]\n",
+        );
+        let d = PolicyDiff::between(&old, &new);
+        assert_eq!(
+            d.more,
+            ["HTTP origin https://b.example", "memory_mb 64 → 128"]
+        );
+        assert_eq!(d.less, ["environment variable OLD"]);
+        assert!(!d.asks_for_nothing_more());
+        // Back the other way: exactly the reverse.
+        let back = PolicyDiff::between(&new, &old);
+        assert_eq!(back.less.len(), 2);
+        assert_eq!(back.more, ["environment variable OLD"]);
+        assert_eq!(PolicyDiff::between(&old, &old), PolicyDiff::default());
+        // HTTP limits without any origin grant nothing.
+        let limits = policy("[http]\nmax_response_bytes = 99999999\n");
+        assert!(PolicyDiff::between(&Policy::default(), &limits).asks_for_nothing_more());
+    }
+
+    #[test]
+    fn wider_directories_more_of_azd_and_a_new_scope_are_more() {
+        let old = policy("fs = [{ path = \"out\", access = \"read\" }]\n");
+        let new = policy(
+            "fs = [{ path = \"out\", access = \"read-write\" }, { path = \"logs\", access = \"read\" }]\n\
+             [azd]\nenvironment = \"read\"\nprompt = true\ncredential_scopes = [\"https://storage.azure.com/.default\"]\n",
+        );
+        let d = PolicyDiff::between(&old, &new);
+        assert_eq!(
+            d.more,
+            [
+                "directory out: read → read-write",
+                "directory logs (read)",
+                "credential scope https://storage.azure.com/.default",
+                "azd environment: none → read",
+                "questions to the user: not allowed → allowed",
+            ]
+        );
+        assert!(d.less.is_empty());
+        let narrower = PolicyDiff::between(&new, &old);
+        assert!(narrower.asks_for_nothing_more(), "{narrower:?}");
+        assert_eq!(narrower.less.len(), 5);
+    }
+}
