@@ -223,10 +223,14 @@ impl Recorder {
         let Sink::Waiting(waiting) = &mut *sink else {
             return;
         };
-        let opened = std::fs::File::create(&self.path).and_then(|mut f| {
-            f.write_all(waiting)?;
-            Ok(f)
-        });
+        // Emptied, then appended to through this handle: writes at the end
+        // never overwrite what the traffic's own handle appended.
+        let opened = std::fs::File::create(&self.path)
+            .and_then(|_| std::fs::OpenOptions::new().append(true).open(&self.path))
+            .and_then(|mut f| {
+                f.write_all(waiting)?;
+                Ok(f)
+            });
         match opened {
             Ok(file) => *sink = Sink::Open(file),
             Err(e) => {
@@ -414,6 +418,23 @@ mod tests {
             .map(|v| v["from"].as_str().unwrap_or_default().to_owned())
             .collect();
         assert_eq!(kinds, ["recording", "host", "azd", "azd"], "{text}");
+        // The HTTP traffic appends through a handle of its own: neither overwrites the other.
+        let mut traffic = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        traffic
+            .write_all(b"{\"event\":\"token\",\"scope\":\"s\"}\n")
+            .unwrap();
+        recorder.host_sent(&parameters(false));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 6, "{text}");
+        assert_eq!(lines[4]["event"], "token");
+        assert_eq!(lines[5]["from"], "host");
         let missing = dir.path().join("nowhere/c.jsonl");
         let e = Recorder::create(&missing, "p", None).unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
