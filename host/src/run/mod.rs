@@ -34,7 +34,7 @@ mod outcome;
 mod project;
 mod report;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -253,23 +253,62 @@ async fn start_extension(
     setup: &Setup,
     debug: bool,
 ) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
+    let extension = Extension {
+        manifest: &setup.provider_path,
+        project: &setup.project.dir,
+        environment: Some(setup.env.name.as_str()),
+        provider: &setup.name,
+        debug,
+    };
+    start_listen(sim, &extension, |cmd| {
+        if let Some(n) = &args.provider_name {
+            cmd.env("AZD_WASM_HOST_PROVIDER_NAME", n);
+        }
+    })
+    .await
+}
+
+/// An extension to start under a simulated azd.
+pub(crate) struct Extension<'a> {
+    /// Its manifest (`AZD_WASM_HOST_MANIFEST`).
+    pub(crate) manifest: &'a Path,
+    /// The project: its working folder and `AZD_CWD`.
+    pub(crate) project: &'a Path,
+    /// azd's environment name (`AZD_ENVIRONMENT`); `None`: azd names none.
+    pub(crate) environment: Option<&'a str>,
+    /// The provider name it registers.
+    pub(crate) provider: &'a str,
+    pub(crate) debug: bool,
+}
+
+/// Starts this binary (or the command [`EXTENSION_COMMAND_VAR`] names) as
+/// `listen` under `sim`, as azd starts an extension, with what `more` adds to
+/// its command, and waits for the provider to register.
+pub(crate) async fn start_listen(
+    sim: &SimAzd,
+    extension: &Extension<'_>,
+    more: impl FnOnce(&mut tokio::process::Command),
+) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
     let mut cmd = extension_command()?;
-    cmd.env("AZD_WASM_HOST_MANIFEST", &setup.provider_path)
-        .env("AZD_ENVIRONMENT", setup.env.name.as_str())
-        .env("AZD_CWD", &setup.project.dir)
-        .current_dir(&setup.project.dir);
-    if let Some(n) = &args.provider_name {
-        cmd.env("AZD_WASM_HOST_PROVIDER_NAME", n);
-    }
-    if debug {
+    cmd.env("AZD_WASM_HOST_MANIFEST", extension.manifest)
+        .env("AZD_CWD", extension.project)
+        .current_dir(extension.project);
+    match extension.environment {
+        Some(name) => cmd.env("AZD_ENVIRONMENT", name),
+        None => cmd.env_remove("AZD_ENVIRONMENT"),
+    };
+    if extension.debug {
         cmd.env("AZD_DEBUG", "true");
     }
-    // Not azd's 15 s: `run` is for trying things out, on any machine.
+    more(&mut cmd);
+    // Not azd's 15 s: `run` and `test` are for trying things out, on any machine.
     let spawn = SpawnOptions {
         ready_timeout: Some(Duration::from_secs(300)),
         ..Default::default()
     };
     let process = sim.spawn_extension_with(cmd, spawn).await?;
-    let handle = sim.provider(&setup.name, Duration::from_secs(15)).await?;
+    let handle = sim
+        .provider(extension.provider, Duration::from_secs(15))
+        .await?;
     Ok((process, handle))
 }

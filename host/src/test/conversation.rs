@@ -2,6 +2,7 @@
 //! (azd's requests, the extension's answers, the calls to azd's services),
 //! and the provider's HTTP traffic recorded among them.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -11,6 +12,9 @@ use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::azdext::provisioning_message::MessageType;
 use azd_wasm_host_runtime::traffic::LogEvent;
 use azd_wasm_host_sim::SimEnvironment;
+
+/// What the extension sent for one request: progress texts, then the answer.
+pub(super) type Recorded = (Vec<String>, Option<pb::ProvisioningMessage>);
 
 /// The suffix of a conversation file.
 pub(super) const SUFFIX: &str = ".conversation.jsonl";
@@ -90,23 +94,24 @@ impl Conversation {
             .collect()
     }
 
-    /// What the extension sent for request `id`: progress texts and the answer.
-    pub(super) fn recorded(&self, id: &str) -> (Vec<String>, Option<pb::ProvisioningMessage>) {
-        let mut progress = Vec::new();
-        let mut answer = None;
+    /// What the extension sent for each request, by id: its progress texts
+    /// and its answer (each message decoded once).
+    pub(super) fn recorded(&self) -> HashMap<String, Recorded> {
+        let mut by_id: HashMap<String, Recorded> = HashMap::new();
         for line in &self.lines {
-            let Line::Host { id: of, .. } = line else {
+            let Line::Host { id, .. } = line else {
                 continue;
             };
-            let Some(Ok(msg)) = line.envelope().filter(|_| of == id) else {
+            let Some(Ok(msg)) = line.envelope() else {
                 continue;
             };
+            let (progress, answer) = by_id.entry(id.clone()).or_default();
             match &msg.message_type {
                 Some(MessageType::ProgressMessage(p)) => progress.push(p.message.clone()),
-                _ => answer = Some(msg),
+                _ => *answer = Some(msg),
             }
         }
-        (progress, answer)
+        by_id
     }
 
     /// The environment azd served, as the provider read it.
@@ -206,7 +211,7 @@ mod tests {
         let c = Conversation::read(&path).unwrap();
         assert_eq!(c.provider, "p");
         assert_eq!(c.requests().len(), 1);
-        assert_eq!(c.recorded("r1"), (vec!["step".to_owned()], None));
+        assert_eq!(c.recorded()["r1"], (vec!["step".to_owned()], None));
         assert_eq!(c.traffic.len(), 1);
         let env = c.environment().unwrap();
         assert_eq!((env.name.as_str(), env.values["A"].as_str()), ("dev", "1"));

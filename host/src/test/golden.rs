@@ -21,10 +21,10 @@ use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::azdext::provisioning_message::MessageType;
 use azd_wasm_host_runtime::traffic::{LogEvent, TrafficMode, TrafficPlan, read_log};
-use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions};
+use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions};
 use prost::Message as _;
 
-use super::conversation::Conversation;
+use super::conversation::{Conversation, Recorded};
 use super::replies::Replies;
 use super::results::{StepResult, TestResult};
 
@@ -107,15 +107,12 @@ async fn play(provider: &Path, conversation: &Conversation, debug: bool) -> anyh
         project: project_path.to_string_lossy().into_owned(),
         requests: 0,
     };
-    let recorded_path = recorded_project(conversation);
-    for request in conversation.requests() {
-        let step = replay_one(
-            &handle,
-            request,
-            conversation,
-            (&recorded_path, &project_path),
-        )
-        .await;
+    let requests = conversation.requests();
+    let recorded_path = recorded_project(&requests);
+    let mut recorded = conversation.recorded();
+    for request in requests {
+        let want = recorded.remove(&request.request_id).unwrap_or_default();
+        let step = replay_one(&handle, request, want, (&recorded_path, &project_path)).await;
         played.answers.push((step.1, step.2));
         played.steps.push(step.0);
         played.requests += 1;
@@ -157,38 +154,27 @@ async fn start(
         ..SimOptions::default()
     })
     .await?;
-    let exe = std::env::current_exe().context("finding this executable")?;
-    let mut cmd = tokio::process::Command::new(exe);
-    cmd.env("AZD_WASM_HOST_MANIFEST", provider)
-        .env(azd_wasm_host_sidecar::env::TRAFFIC, plan)
-        .env_remove("AZD_WASM_HOST_RECORD")
-        .env("AZD_CWD", project)
-        .current_dir(project);
-    match &environment {
-        Some(env) => cmd.env("AZD_ENVIRONMENT", &env.name),
-        None => cmd.env_remove("AZD_ENVIRONMENT"),
+    let extension = crate::run::Extension {
+        manifest: provider,
+        project,
+        environment: environment.as_ref().map(|e| e.name.as_str()),
+        provider: &conversation.provider,
+        debug,
     };
-    if debug {
-        cmd.env("AZD_DEBUG", "true");
-    }
-    let spawn = SpawnOptions {
-        ready_timeout: Some(Duration::from_secs(300)),
-        ..Default::default()
-    };
-    let process = sim.spawn_extension_with(cmd, spawn).await?;
-    let handle = sim
-        .provider(&conversation.provider, Duration::from_secs(15))
-        .await?;
+    let (process, handle) = crate::run::start_listen(&sim, &extension, |cmd| {
+        cmd.env(azd_wasm_host_sidecar::env::TRAFFIC, plan)
+            .env_remove("AZD_WASM_HOST_RECORD");
+    })
+    .await?;
     Ok((sim, process, handle))
 }
 
 /// The project path the recording's first Initialize carried.
-fn recorded_project(conversation: &Conversation) -> String {
-    conversation
-        .requests()
-        .into_iter()
-        .find_map(|m| match m.message_type {
-            Some(MessageType::InitializeRequest(r)) => Some(r.project_path),
+fn recorded_project(requests: &[pb::ProvisioningMessage]) -> String {
+    requests
+        .iter()
+        .find_map(|m| match &m.message_type {
+            Some(MessageType::InitializeRequest(r)) => Some(r.project_path.clone()),
             _ => None,
         })
         .unwrap_or_default()
@@ -199,7 +185,7 @@ fn recorded_project(conversation: &Conversation) -> String {
 async fn replay_one(
     handle: &ProviderHandle,
     mut request: pb::ProvisioningMessage,
-    conversation: &Conversation,
+    (want_progress, want_answer): Recorded,
     (recorded_path, project): (&str, &Path),
 ) -> (StepResult, String, Vec<pb::ProvisioningMessage>) {
     let started = Instant::now();
@@ -215,7 +201,6 @@ async fn replay_one(
         stderr: String::new(),
     };
     let mut sent = Vec::new();
-    let (want_progress, want_answer) = conversation.recorded(&id);
     match handle.send_bytes(&id, request.encode_to_vec().into()).await {
         Ok(exchange) => {
             let project_text = project.to_string_lossy();

@@ -55,7 +55,8 @@ fn error(code: &str, message: impl Into<String>) -> CredentialError {
     }
 }
 
-fn now_unix() -> u64 {
+/// Seconds since the Unix epoch (0 on a clock before it).
+pub(crate) fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

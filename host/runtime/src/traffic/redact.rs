@@ -97,6 +97,18 @@ impl Secrets {
         }
     }
 
+    /// A message's headers as a cassette holds them: in order, transport
+    /// headers left out, each value redacted by its name or by what it holds.
+    pub(crate) fn headers(&self, map: &http::HeaderMap) -> Vec<(String, String)> {
+        super::exchange::header_pairs(map)
+            .into_iter()
+            .map(|(name, value)| {
+                let value = self.header(&name, &value);
+                (name, value)
+            })
+            .collect()
+    }
+
     /// A URI with its secret query values (by name or by value) redacted.
     pub(crate) fn uri(&self, uri: &str) -> String {
         let uri = self.scrub(uri);

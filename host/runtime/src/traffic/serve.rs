@@ -8,7 +8,7 @@ use http_body_util::{BodyExt as _, Full};
 use wasmtime_wasi_http::{Error, WasiBody};
 
 use super::control::{LogEvent, Traffic, TrafficMode};
-use super::exchange::{self, Exchange, RecordedBody, RecordedRequest, RecordedResponse};
+use super::exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};
 use super::fault::Effect;
 use super::matching;
 
@@ -112,13 +112,7 @@ impl Traffic {
             request: recorded,
             response: RecordedResponse {
                 status: head.status.as_u16(),
-                headers: exchange::header_pairs(&head.headers)
-                    .into_iter()
-                    .map(|(n, v)| {
-                        let v = secrets.header(&n, &v);
-                        (n, v)
-                    })
-                    .collect(),
+                headers: secrets.headers(&head.headers),
                 body: RecordedBody::of(&secrets.body(&body)),
             },
         };
@@ -138,13 +132,7 @@ impl Traffic {
         RecordedRequest {
             method: parts.method.as_str().to_owned(),
             uri: secrets.uri(&parts.uri.to_string()),
-            headers: exchange::header_pairs(&parts.headers)
-                .into_iter()
-                .map(|(n, v)| {
-                    let v = secrets.header(&n, &v);
-                    (n, v)
-                })
-                .collect(),
+            headers: secrets.headers(&parts.headers),
             body: RecordedBody::of(&secrets.body(body)),
         }
     }

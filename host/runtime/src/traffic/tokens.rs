@@ -3,7 +3,6 @@
 //! a stand-in token for each recorded scope, with no azd asked.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use azd_wasm_host_core::{AccessToken, TokenError, TokenSource};
@@ -52,12 +51,9 @@ impl TokenSource for Watched {
             traffic.log(&LogEvent::Token {
                 scope: scope.to_owned(),
             });
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
             return Ok(AccessToken {
                 token: STAND_IN_TOKEN.to_owned(),
-                expires_on: now + 3600,
+                expires_on: crate::imports::credentials::now_unix() + 3600,
             });
         }
         let Some(inner) = &self.inner else {
