@@ -79,7 +79,7 @@ platform_sizes() {
     cp "$dist/$p/azd-wasm-host$exe" "$work/hosts/$p/"
   done
   sed 's/^  - name: localfiles$/  - name: bench/' extension.yaml >"$work/extension.yaml"
-  target/release/azd-wasm-host package scripts/bench/c-provider/provider.toml \
+  AZD_CONFIG_DIR="$work/azd-config" target/release/azd-wasm-host package scripts/bench/c-provider/provider.toml \
     --extension "$work/extension.yaml" --hosts-from "$work/hosts" --out "$work/dist" >/dev/null 2>&1
   echo
   echo "| platform | sidecar, stripped | its archive (with the C component, precompiled) | Go SDK extension, stripped | its archive | ratio (binary) |"

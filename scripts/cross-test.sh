@@ -28,6 +28,9 @@ ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 DIST="$ROOT/target/release-dist"
 NATIVE_HOST="${AZD_WASM_HOST_BIN:-$ROOT/target/release/azd-wasm-host}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cross-test.XXXXXX")
+# One trust folder for the whole run: `package` signs with the key it makes there, and every
+# sidecar (whatever HOME its lifecycle has) verifies against it.
+export AZD_CONFIG_DIR="$WORK/azd-config"
 [[ -n ${CROSS_TEST_KEEP:-} ]] || trap 'rm -rf "$WORK"' EXIT
 ROWS=()
 FAILED=0

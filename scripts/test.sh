@@ -7,7 +7,8 @@
 #    pinned tools into .tools/; scripts/build-rust-example.sh builds the Rust ones
 #    with `azd-wasm-host build`, installing Debian's Rust 1.96 with its std source
 #    where no toolchain has a wasm32 std), and installs the pinned Azurite the
-#    azure-storage example is tested against (scripts/install-azurite.sh);
+#    azure-storage example is tested against (scripts/install-azurite.sh) and the OCI
+#    registry publish and pull are tested against (scripts/install-registry.sh);
 # 2. checks formatting, the crate graph (scripts/import-graph.py: no import circle,
 #    no production file over 450 lines) and lints (cargo fmt --check, clippy -D warnings,
 #    with unreachable_pub on for the workspace);
@@ -36,6 +37,7 @@ step "building example components"
 scripts/build-examples.sh
 scripts/build-rust-example.sh
 scripts/install-azurite.sh >/dev/null
+scripts/install-registry.sh >/dev/null
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -474,6 +474,8 @@ fn install(
     let dist = work.join("dist");
     let here = azd_wasm_host_runtime::this_platform();
     let out = Command::new(env!("CARGO_BIN_EXE_azd-wasm-host"))
+        // Signed with the key `package` makes in this trust folder, which the starts below trust.
+        .env("AZD_CONFIG_DIR", work.join("azd-config"))
         .arg("package")
         .arg(manifest)
         .arg("--extension")
@@ -524,6 +526,10 @@ fn our_subject(root: &Path, work: &Path) -> anyhow::Result<Subject> {
         env: vec![
             ("HOME".into(), home.to_string_lossy().into_owned()),
             (
+                "AZD_CONFIG_DIR".into(),
+                work.join("azd-config").to_string_lossy().into_owned(),
+            ),
+            (
                 "AZD_WASM_HOST_CACHE_DIR".into(),
                 work.join("cache").to_string_lossy().into_owned(),
             ),
@@ -563,6 +569,7 @@ async fn python_cold_install(root: &Path, runs: usize) -> anyhow::Result<(Durati
         let sim = SimAzd::start(SimOptions::default()).await?;
         let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
         cmd.env("HOME", &home)
+            .env("AZD_CONFIG_DIR", work.path().join("azd-config"))
             .env("AZD_WASM_HOST_CACHE_DIR", work.path().join("cache"))
             .env("AZD_ENVIRONMENT", "bench");
         let t = Instant::now();

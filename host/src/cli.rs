@@ -54,8 +54,29 @@ pub(crate) enum Command {
     New(author::NewArgs),
     /// Build the provider's component from the manifest's `[build]` section.
     Build(author::BuildArgs),
-    /// Make an azd extension source for the provider (registry JSON + archive).
+    /// Make an azd extension source for the provider (registry JSON + archive), signed.
     Package(author::PackageArgs),
+    /// Push the provider, signed, to an OCI registry: `publish oci://REGISTRY/NAME:TAG`.
+    Publish(author::PublishArgs),
+    /// Fetch a provider from an OCI registry and verify its signature: `pull oci://REGISTRY/NAME:TAG`.
+    Pull(author::PullArgs),
+    /// Make a signing key (default: yours, which `package` signs with, trusted on this machine).
+    Keygen {
+        /// Write the key here (and its public half beside it, `.pub`) instead.
+        #[arg(long, value_name = "KEY")]
+        out: Option<PathBuf>,
+    },
+    /// The keys whose signed providers run here: add, list, remove.
+    Trust {
+        #[command(subcommand)]
+        action: crate::trust::TrustAction,
+    },
+    /// Allow what a new version of an installed provider asks for beyond what you allowed before.
+    Approve {
+        /// The provider manifest (default: `provider.toml` beside this binary).
+        #[arg(long)]
+        manifest: Option<PathBuf>,
+    },
 }
 
 /// The multi-threaded runtime every command but `listen` runs on (`run`
@@ -109,6 +130,16 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             Command::Package(args) => {
                 blocking(move || author::package(&args).map(|p| print_packaged(&p))).await
             }
+            Command::Publish(args) => author::publish(&args).await.map(|p| {
+                println!("published {} ({})", p.reference, p.digest);
+                ExitCode::SUCCESS
+            }),
+            Command::Pull(args) => crate::trust::pull(args).await,
+            Command::Keygen { out } => blocking(move || crate::trust::keygen(out)).await,
+            Command::Trust { action } => blocking(move || crate::trust::trust(action)).await,
+            Command::Approve { manifest } => {
+                blocking(move || sidecar::approve(manifest.as_deref())).await
+            }
         }
     });
     // A blocking thread still finishing must not hold the process open.
@@ -127,7 +158,7 @@ async fn blocking(
 }
 
 /// What `package` made, and the azd commands that install it, on stdout.
-fn print_packaged(p: &author::Packaged) {
+pub(crate) fn print_packaged(p: &author::Packaged) {
     let source = p.id.rsplit('.').next().unwrap_or(&p.id);
     println!("registry: {}", p.registry.display());
     for (platform, archive) in &p.archives {

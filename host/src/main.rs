@@ -13,6 +13,7 @@ mod check;
 mod cli;
 mod run;
 mod test;
+mod trust;
 
 use std::process::ExitCode;
 

@@ -61,6 +61,8 @@ fn host(dir: &Path, args: &[&str], cache: &Path) -> Output {
         .args(args)
         .current_dir(dir)
         .env("AZD_WASM_HOST_CACHE_DIR", cache)
+        // A trust folder of the test's own: `package` makes its signing key there.
+        .env("AZD_CONFIG_DIR", cache.with_file_name("azd-config"))
         .env_remove("AZURE_ENV_NAME");
     cmd.output().unwrap()
 }
@@ -200,11 +202,19 @@ async fn author_flow(language: &str, name: &str) {
         })
         .collect();
     members.sort();
-    assert_eq!(members.len(), 5, "{members:?}");
+    assert_eq!(members.len(), 6, "{members:?}");
     assert_eq!(members[0], "azd-wasm-host");
     assert_eq!(members[1], format!("build/{name}.wasm"));
     assert_eq!(members[2], "precompiled/binding.toml", "{members:?}");
     assert_eq!(members[3], "precompiled/provider.cwasm", "{members:?}");
+    // Signed with the key `package` made in the test's trust folder.
+    assert_eq!(members[4], "provider.sigstore.json", "{members:?}");
+    assert!(
+        cache
+            .with_file_name("azd-config")
+            .join("wasm-host/keys/signing.key")
+            .is_file()
+    );
     // The entry point is the sidecar, which carries no compiler.
     let version = Command::new(installed.join("azd-wasm-host"))
         .arg("--version")
@@ -214,7 +224,7 @@ async fn author_flow(language: &str, name: &str) {
         String::from_utf8_lossy(&version.stdout).contains("packaged sidecar"),
         "{version:?}"
     );
-    assert_eq!(members[4], "provider.toml");
+    assert_eq!(members[5], "provider.toml");
     served_from_package(&installed, name).await;
 }
 
@@ -282,6 +292,7 @@ async fn serve_once(installed: &Path, name: &str, binary: &Path, cache: &Path, b
             "AZD_WASM_HOST_LOG_FILE",
             installed.with_file_name("listen.log"),
         )
+        .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
         .env_remove("AZD_WASM_HOST_MANIFEST");
     if by_manifest {
         cmd.env("AZD_WASM_HOST_MANIFEST", installed.join("provider.toml"));

@@ -85,6 +85,7 @@ fn package(root: &Path) -> (PathBuf, PathBuf) {
     elf.resize(4096, 0);
     std::fs::write(&stand_in, elf).unwrap();
     let out = Command::new(BIN)
+        .env("AZD_CONFIG_DIR", root.join("azd-config"))
         .arg("package")
         .args(["--host", &format!("{here}={}", sidecar().display())])
         .args(["--host", &format!("{other}={}", stand_in.display())])
@@ -125,6 +126,11 @@ fn copy_dir(from: &Path, to: &Path) {
 /// named: the one beside it; an empty compile cache of its own), sends one
 /// Initialize, and returns its result and the process's debug log.
 async fn initialize(installed: &Path) -> (Result<(), CallError>, String) {
+    initialize_as(installed, false).await
+}
+
+/// [`initialize`], with unsigned providers allowed or not.
+async fn initialize_as(installed: &Path, allow_unsigned: bool) -> (Result<(), CallError>, String) {
     let project = tempfile::tempdir().unwrap();
     let cache = installed.with_extension("cache");
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
@@ -132,6 +138,9 @@ async fn initialize(installed: &Path) -> (Result<(), CallError>, String) {
     cmd.env("AZD_WASM_HOST_CACHE_DIR", &cache)
         .env("AZD_WASM_HOST_LOG_FILE", installed.with_extension("log"))
         .env("AZD_DEBUG", "true")
+        // The trust folder `package` signed with: its key is trusted there.
+        .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
+        .env("AZD_WASM_HOST_ALLOW_UNSIGNED", allow_unsigned.to_string())
         .env_remove("AZD_WASM_HOST_MANIFEST");
     let opts = SpawnOptions {
         capture_stderr: true,
@@ -235,7 +244,22 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     // A custom section appended: still a valid component, with another sha256.
     wasm.extend_from_slice(b"\x00\x05\x04note");
     std::fs::write(case.join("build/c-hello.wasm"), wasm).unwrap();
+    // Signed, the changed component is refused by its signature before anything is loaded.
     let (result, log) = initialize(&case).await;
+    let Err(CallError::Extension(e)) = result else {
+        panic!("a changed component ran: {result:?}\n{log}");
+    };
+    assert!(
+        e.message
+            .contains("c-hello.wasm was changed after it was signed"),
+        "{}",
+        e.message
+    );
+    let e = azd_wasm_host_core::ProviderError::from_wire(&e);
+    assert_eq!(e.code(), Some("untrusted_provider"), "{e:?}");
+    // Unsigned and allowed to run unsigned, its precompiled code still is not this component's.
+    std::fs::remove_file(case.join("provider.sigstore.json")).unwrap();
+    let (result, log) = initialize_as(&case, true).await;
     let message = refusal(result, &log);
     assert!(
         message.contains("compiled from another component"),

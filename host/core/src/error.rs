@@ -120,11 +120,15 @@ pub enum ErrorCode {
     InvalidMessage,
     /// `listen` could not start serving.
     ExtensionFailedToStart,
+    /// The provider is unsigned, signed by a key not trusted, or changed since it was signed.
+    UntrustedProvider,
+    /// The provider asks for grants the user has not allowed.
+    ConsentRequired,
 }
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [Self; 23] = [
+    pub const ALL: [Self; 25] = [
         Self::ProviderTimeout,
         Self::ProviderOutOfMemory,
         Self::ProviderTrapped,
@@ -148,6 +152,8 @@ impl ErrorCode {
         Self::ConfigTooDeep,
         Self::InvalidMessage,
         Self::ExtensionFailedToStart,
+        Self::UntrustedProvider,
+        Self::ConsentRequired,
     ];
 
     /// The code as azd shows it (`local_error.code`).
@@ -198,6 +204,8 @@ impl ErrorCode {
             Self::ConfigTooDeep => ("config_too_deep", Validation, false),
             Self::InvalidMessage => ("invalid_message", Validation, false),
             Self::ExtensionFailedToStart => ("extension_failed_to_start", Validation, false),
+            Self::UntrustedProvider => ("untrusted_provider", Validation, false),
+            Self::ConsentRequired => ("consent_required", Validation, false),
         }
     }
 }

@@ -17,10 +17,12 @@
 pub mod env;
 mod listen;
 pub mod logs;
+mod trust;
 
 use std::process::ExitCode;
 
 pub use listen::{ListenArgs, Serving};
+pub use trust::approve;
 
 /// Stack of every thread that runs our tasks: sized for the deepest config azd
 /// may send that the host reads (`MAX_CONFIG_DEPTH` levels, decoded,

@@ -152,12 +152,23 @@ fn provider(
     if let Some(t) = &traffic {
         tracing::debug!(?t, "serving the test's traffic plan");
     }
+    // Signature and consent, before anything of the component is loaded.
+    let checked = match crate::trust::check(&manifest) {
+        Ok(checked) => checked,
+        Err(e) => {
+            let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
+            tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider is not trusted");
+            let refusal = ProviderError::host(ErrorCode::UntrustedProvider, format!("{e:#}"));
+            return Ok((name, Arc::new(Unavailable(refusal)), None));
+        }
+    };
+    let interactive = !crate::env::no_prompt();
     let opts = RuntimeOptions {
         cache_dir: crate::env::cache_dir(),
         environment: crate::env::azd_environment(),
-        services: Some(services),
+        services: Some(Arc::clone(&services)),
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
-        interactive: !crate::env::no_prompt(),
+        interactive,
         shipped_code_only: serving == Serving::Sidecar,
         traffic,
     };
@@ -165,12 +176,23 @@ fn provider(
         Ok(prepared) => {
             let name = prepared.name().to_owned();
             let (factory, compile) = prepared.compile_in_background();
+            let factory = crate::trust::ConsentGate::wrap(
+                factory,
+                checked.pending,
+                services,
+                interactive,
+                &manifest,
+            );
             Ok((name, factory, Some(compile)))
         }
         Err(e) => {
             let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
             tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider component cannot run");
-            Ok((name, Arc::new(Unavailable(format!("{e:#}"))), None))
+            let refusal = ProviderError::host(ErrorCode::InvalidComponent, format!("{e:#}"))
+                .with_suggestion(
+                    "run `azd-wasm-host check` on the provider's manifest for details",
+                );
+            Ok((name, Arc::new(Unavailable(refusal)), None))
         }
     }
 }
@@ -204,7 +226,7 @@ fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorde
 /// Finds the manifest: `explicit` (`--manifest`, or `AZD_WASM_HOST_MANIFEST`
 /// through it), else `provider.toml` beside the executable. The error lists
 /// every place tried.
-fn locate_manifest(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn locate_manifest(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(p) = explicit {
         if p.is_file() {
             return Ok(p.to_path_buf());
@@ -234,18 +256,14 @@ fn locate_manifest(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The factory of a provider whose component cannot run: every Initialize
-/// answers why.
-struct Unavailable(String);
+/// The factory of a provider that cannot run (its component cannot, or it is
+/// not trusted): every Initialize answers why.
+struct Unavailable(ProviderError);
 
 #[async_trait::async_trait]
 impl ProviderFactory for Unavailable {
     async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
-        Err(
-            ProviderError::host(ErrorCode::InvalidComponent, self.0.clone()).with_suggestion(
-                "run `azd-wasm-host check` on the provider's manifest for details",
-            ),
-        )
+        Err(self.0.clone())
     }
 }
 

@@ -32,6 +32,13 @@ struct Cli {
 enum Command {
     /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
     Listen(ListenArgs),
+    /// Allow what a new version of the provider asks for beyond what you
+    /// allowed before (azd's `--no-prompt` refusal names this command).
+    Approve {
+        /// The provider manifest (default: `provider.toml` beside this binary).
+        #[arg(long)]
+        manifest: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -40,6 +47,16 @@ fn main() -> ExitCode {
             debug,
             command: Command::Listen(args),
         }) => azd_wasm_host_sidecar::run_listen(args, debug, Serving::Sidecar),
+        Ok(Cli {
+            command: Command::Approve { manifest },
+            ..
+        }) => match azd_wasm_host_sidecar::approve(manifest.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("azd-wasm-host: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Err(e) => {
             let _ = e.print();
             // EX_USAGE for bad arguments, as the development CLI.

@@ -34,6 +34,7 @@ mod outcome;
 mod project;
 mod report;
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -260,9 +261,16 @@ async fn start_extension(
         provider: &setup.name,
         debug,
     };
+    // azd sets AZD_NO_PROMPT only under --no-prompt: here, only when no one
+    // answers (no --yes or --no, no terminal).
+    let answered = args.answer().is_some()
+        || (std::io::stdin().is_terminal() && std::io::stderr().is_terminal());
     start_listen(sim, &extension, |cmd| {
         if let Some(n) = &args.provider_name {
             cmd.env("AZD_WASM_HOST_PROVIDER_NAME", n);
+        }
+        if answered {
+            cmd.env_remove("AZD_NO_PROMPT");
         }
     })
     .await

@@ -25,13 +25,13 @@ const PROVISIONING: &str = "provisioning-provider";
 /// The extension manifest, as far as `package` reads it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct ExtensionYaml {
+pub(crate) struct ExtensionYaml {
     pub(super) id: String,
     #[serde(default)]
     pub(super) namespace: Option<String>,
     pub(super) display_name: String,
     pub(super) description: String,
-    pub(super) version: String,
+    pub(crate) version: String,
     #[serde(default)]
     pub(super) usage: Option<String>,
     #[serde(default)]

@@ -18,6 +18,7 @@ mod checks;
 mod platforms;
 mod registry;
 mod sidecars;
+mod signer;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use azd_wasm_host_runtime::{self as runtime, Manifest};
 use checks::ExtensionYaml;
 use platforms::HostBinary;
 use registry::Artifact;
+pub(crate) use signer::Signer;
 
 /// Arguments of `package`.
 #[derive(Debug, clap::Args)]
@@ -58,6 +60,13 @@ pub struct PackageArgs {
     /// them: `DIR/<os>-<arch>/azd-wasm-host[.exe]`.
     #[arg(long, value_name = "DIR")]
     pub hosts_from: Option<PathBuf>,
+    /// Sign with KEY (a PKCS#8 PEM ECDSA P-256 key, as `keygen` writes);
+    /// default: your signing key (made on first use, and trusted on this machine).
+    #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
+    pub sign: Option<PathBuf>,
+    /// Do not sign: where it is installed it runs only if unsigned providers are allowed.
+    #[arg(long)]
+    pub unsigned: bool,
 }
 
 /// What `package` made.
@@ -93,14 +102,7 @@ fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
         .extension
         .clone()
         .unwrap_or_else(|| dir.join("extension.yaml"));
-    let ext_text = std::fs::read_to_string(&ext_path).with_context(|| {
-        format!(
-            "cannot read the extension manifest {} (azd-wasm-host new writes one)",
-            ext_path.display()
-        )
-    })?;
-    let ext: ExtensionYaml = serde_norway::from_str(&ext_text)
-        .with_context(|| format!("{} is not an extension manifest", ext_path.display()))?;
+    let ext = read_extension(&ext_path)?;
     checks::check(&ext, &manifest, &ext_path)?;
     checks::check_sample_project(&dir, &manifest.name)?;
     let component_rel = archive_path(&manifest.component, &dir)?;
@@ -120,9 +122,21 @@ fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
     })
 }
 
+/// Reads `extension.yaml`.
+pub(crate) fn read_extension(ext_path: &Path) -> anyhow::Result<ExtensionYaml> {
+    let ext_text = std::fs::read_to_string(ext_path).with_context(|| {
+        format!(
+            "cannot read the extension manifest {} (azd-wasm-host new writes one)",
+            ext_path.display()
+        )
+    })?;
+    serde_norway::from_str(&ext_text)
+        .with_context(|| format!("{} is not an extension manifest", ext_path.display()))
+}
+
 /// The component's path inside the archive: inside the provider's folder,
 /// and clear of the names the archive keeps for the host.
-fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
     let rel = component
         .strip_prefix(dir)
         .ok()
@@ -147,6 +161,7 @@ fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
         "azd-wasm-host",
         "azd-wasm-host.exe",
         "provider.toml",
+        azd_wasm_host_trust::BUNDLE_FILE,
         runtime::PRECOMPILED_DIR,
     ];
     if kept.contains(&top.as_str()) {
@@ -173,10 +188,11 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     let out = args.out.clone().unwrap_or_else(|| inputs.dir.join("dist"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let out = std::fs::canonicalize(&out)?;
+    let signer = Signer::choose(args.sign.as_deref(), args.unsigned, &inputs.manifest_path)?;
     let mut artifacts = Vec::with_capacity(hosts.len());
     let mut archives = Vec::with_capacity(hosts.len());
     for host in &hosts {
-        let archive = package_one(args, &inputs, host, &out)?;
+        let archive = package_one(args, &inputs, host, &out, &signer)?;
         let url = match &args.base_url {
             Some(base) => format!("{}/{}", base.trim_end_matches('/'), file_name(&archive)),
             None => archive.display().to_string(),
@@ -205,10 +221,15 @@ fn package_one(
     inputs: &Inputs,
     host: &HostBinary,
     out: &Path,
+    signer: &Signer,
 ) -> anyhow::Result<PathBuf> {
     let platform = host.platform;
     let stage = tempfile::Builder::new().prefix(".stage-").tempdir_in(out)?;
     let mut members = stage_files(stage.path(), inputs, host)?;
+    let ext = &inputs.ext;
+    if let Some(signature) = signer.sign(&stage.path().join("provider.toml"), &ext.version)? {
+        members.push(PathBuf::from(signature));
+    }
     if !args.no_precompile {
         eprintln!("==> precompile the component for {platform}");
         runtime::precompile_into(
@@ -218,7 +239,6 @@ fn package_one(
         )?;
         members.push(PathBuf::from(runtime::PRECOMPILED_DIR));
     }
-    let ext = &inputs.ext;
     let archive = out.join(format!(
         "{}-{}.tar.gz",
         ext.id.replace('.', "-"),

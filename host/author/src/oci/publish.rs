@@ -1,0 +1,133 @@
+//! `publish oci://REGISTRY/NAME:TAG`: the provider's component, manifest,
+//! `extension.yaml` and signature pushed as one OCI artifact.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use oci_client::client::{Config, ImageLayer};
+use oci_client::manifest::OciImageManifest;
+
+use super::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM, WASM_CONFIG};
+use crate::package::Signer;
+
+/// Arguments of `publish`.
+#[derive(Debug, clap::Args)]
+pub struct PublishArgs {
+    /// Where: `oci://REGISTRY/NAME:TAG`.
+    pub reference: String,
+    /// The provider manifest (default: `provider.toml` in the current folder).
+    pub manifest: Option<PathBuf>,
+    /// The extension manifest, for the version (default: `extension.yaml` beside the provider manifest).
+    #[arg(long)]
+    pub extension: Option<PathBuf>,
+    /// Sign with KEY (default: your signing key, as `package`).
+    #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
+    pub sign: Option<PathBuf>,
+    /// Publish unsigned.
+    #[arg(long)]
+    pub unsigned: bool,
+    /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
+    #[arg(long)]
+    pub user: Option<String>,
+}
+
+/// What `publish` pushed.
+#[derive(Debug)]
+pub struct Published {
+    /// The reference pushed to.
+    pub reference: String,
+    /// The artifact's manifest digest (`sha256:…`).
+    pub digest: String,
+}
+
+/// `publish`.
+pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
+    let reference = super::reference(&args.reference)?;
+    let manifest_path = crate::paths::manifest_path(args.manifest.as_deref())?;
+    let dir = manifest_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let manifest = azd_wasm_host_runtime::Manifest::load(&manifest_path)?;
+    anyhow::ensure!(
+        manifest.component.is_file(),
+        "{} is not built: run azd-wasm-host build first",
+        crate::paths::shown(&manifest.component)
+    );
+    azd_wasm_host_runtime::inspect_component(&manifest.component)?;
+    let ext_path = args
+        .extension
+        .clone()
+        .unwrap_or_else(|| dir.join("extension.yaml"));
+    let ext = crate::package::read_extension(&ext_path)?;
+    let component_rel = crate::package::archive_path(&manifest.component, &dir)?;
+
+    // The signature is made in a scratch copy, so the project keeps no stale one.
+    let scratch = tempfile::tempdir()?;
+    std::fs::copy(&manifest_path, scratch.path().join("provider.toml"))?;
+    let staged = scratch.path().join(&component_rel);
+    if let Some(parent) = staged.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::copy(&manifest.component, &staged)?;
+    let signer = Signer::choose(args.sign.as_deref(), args.unsigned, &manifest_path)?;
+    let signature = signer.sign(&scratch.path().join("provider.toml"), &ext.version)?;
+
+    let title = |name: &str| Some(BTreeMap::from([(TITLE.to_owned(), name.to_owned())]));
+    let read = |p: &Path| std::fs::read(p).with_context(|| format!("cannot read {}", p.display()));
+    let component_name = component_rel.to_string_lossy().replace('\\', "/");
+    let mut layers = vec![
+        ImageLayer::new(read(&staged)?, WASM.to_owned(), title(&component_name)),
+        ImageLayer::new(
+            read(&manifest_path)?,
+            MANIFEST.to_owned(),
+            title("provider.toml"),
+        ),
+        ImageLayer::new(
+            read(&ext_path)?,
+            EXTENSION.to_owned(),
+            title("extension.yaml"),
+        ),
+    ];
+    if let Some(file) = signature {
+        layers.push(ImageLayer::new(
+            read(&scratch.path().join(file))?,
+            SIGNATURE.to_owned(),
+            title(file),
+        ));
+    }
+    let layer_digests: Vec<String> = layers.iter().map(ImageLayer::sha256_digest).collect();
+    let config = serde_json::json!({
+        "architecture": "wasm",
+        "os": "wasip2",
+        "layerDigests": layer_digests,
+    });
+    let config = Config::new(serde_json::to_vec(&config)?, WASM_CONFIG.to_owned(), None);
+    let annotations = BTreeMap::from([
+        (
+            "org.opencontainers.image.title".to_owned(),
+            manifest.name.clone(),
+        ),
+        (
+            "org.opencontainers.image.version".to_owned(),
+            ext.version.clone(),
+        ),
+    ]);
+    let image = OciImageManifest::build(&layers, &config, Some(annotations));
+    let client = super::client(&reference);
+    let auth = super::auth(args.user.as_deref())?;
+    client
+        .push(&reference, &layers, config, &auth, Some(image))
+        .await
+        .with_context(|| format!("pushing to {}", args.reference))?;
+    // The digest as the registry keeps it (what `pull REF@DIGEST` names).
+    let digest = client
+        .fetch_manifest_digest(&reference, &auth)
+        .await
+        .with_context(|| format!("reading back the digest of {}", args.reference))?;
+    Ok(Published {
+        reference: args.reference.clone(),
+        digest,
+    })
+}

@@ -1,0 +1,225 @@
+//! `pull oci://REGISTRY/NAME:TAG|@DIGEST`: a provider's folder from its OCI
+//! artifact, verified before it is kept. Each layer lands at the path its
+//! title names (a plain relative path, or the pull is refused); the folder
+//! is written beside the destination and moved into place only once its
+//! signature verifies with a key the user trusts (or the user allows
+//! unsigned providers). `--package` then makes it an azd extension source,
+//! as `package` does, keeping the publisher's signature.
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use azd_wasm_host_trust::{TrustDir, Verdict};
+use oci_client::manifest::OciDescriptor;
+use sha2::Digest as _;
+
+use super::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM};
+
+/// The most a provider artifact may hold, all layers together.
+const MAX_BYTES: i64 = 512 << 20;
+
+/// Arguments of `pull`.
+#[derive(Debug, clap::Args)]
+pub struct PullArgs {
+    /// What: `oci://REGISTRY/NAME:TAG` or `oci://REGISTRY/NAME@sha256:DIGEST`.
+    pub reference: String,
+    /// The folder to lay the provider out in (default: the artifact's name,
+    /// in the current folder); it must not exist yet, or be empty.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Then package it (an azd extension source in OUT/dist, with its signature).
+    #[arg(long)]
+    pub package: bool,
+    /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
+    #[arg(long)]
+    pub user: Option<String>,
+}
+
+/// What `pull` laid out.
+#[derive(Debug)]
+pub struct Pulled {
+    /// The provider's folder.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: PathBuf,
+    /// The artifact's digest.
+    pub digest: String,
+    /// What verified it: `signed by key … (file)`, or why it runs unverified.
+    pub trust: String,
+}
+
+/// `pull`.
+pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
+    let reference = super::reference(&args.reference)?;
+    let client = super::client(&reference);
+    let auth = super::auth(args.user.as_deref())?;
+    let (image, digest) = client
+        .pull_image_manifest(&reference, &auth)
+        .await
+        .with_context(|| format!("reading {}", args.reference))?;
+    let total: i64 = image.layers.iter().map(|l| l.size.max(0)).sum();
+    anyhow::ensure!(
+        total <= MAX_BYTES,
+        "{} holds {total} bytes, more than a provider may ({MAX_BYTES})",
+        args.reference
+    );
+    let files = files_of(&image.layers, &args.reference)?;
+    let name = reference
+        .repository()
+        .rsplit('/')
+        .next()
+        .unwrap_or("provider")
+        .to_owned();
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(&name));
+    if out.exists()
+        && std::fs::read_dir(&out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        bail!(
+            "{} exists and is not empty: pull into a new folder (--out)",
+            out.display()
+        );
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent)?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".pull-")
+        .tempdir_in(&parent)?;
+    for (layer, path) in &files {
+        let mut data = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
+        client
+            .pull_blob(&reference, layer, &mut data)
+            .await
+            .with_context(|| format!("pulling {}", path.display()))?;
+        let actual = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&data)));
+        anyhow::ensure!(
+            actual == layer.digest,
+            "{} arrived as {actual}, not {}",
+            path.display(),
+            layer.digest
+        );
+        let dest = scratch.path().join(path);
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&dest, &data).with_context(|| format!("cannot write {}", dest.display()))?;
+    }
+    let trust = TrustDir::from_env()?;
+    let verdict = azd_wasm_host_trust::verify(&scratch.path().join("provider.toml"), &trust)
+        .with_context(|| format!("{} is not kept", args.reference))?;
+    let trust_line = match verdict {
+        Verdict::Verified(v) => format!(
+            "{} {}, signed by key {} ({})",
+            v.statement.predicate.provider,
+            v.statement.predicate.version,
+            v.key,
+            v.key_file.display()
+        ),
+        Verdict::Allowed(why) => {
+            format!("NOT VERIFIED, kept because unsigned providers are allowed: {why}")
+        }
+    };
+    if out.exists() {
+        std::fs::remove_dir(&out)?;
+    }
+    let kept = scratch.keep();
+    std::fs::rename(&kept, &out)
+        .with_context(|| format!("cannot move the provider into {}", out.display()))?;
+    Ok(Pulled {
+        manifest: out.join("provider.toml"),
+        dir: out,
+        digest,
+        trust: trust_line,
+    })
+}
+
+/// Each layer with the path its title names; refuses an artifact that is not
+/// a provider (no component, no manifest) or names an unsafe path.
+fn files_of<'a>(
+    layers: &'a [OciDescriptor],
+    what: &str,
+) -> anyhow::Result<Vec<(&'a OciDescriptor, PathBuf)>> {
+    let mut files = Vec::with_capacity(layers.len());
+    for layer in layers {
+        let known = [WASM, MANIFEST, EXTENSION, SIGNATURE];
+        if !known.contains(&layer.media_type.as_str()) {
+            bail!(
+                "{what} has a layer of type {:?}, which a provider artifact does not hold",
+                layer.media_type
+            );
+        }
+        let title = layer
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(TITLE))
+            .with_context(|| {
+                format!(
+                    "{what}: a {} layer names no file ({TITLE})",
+                    layer.media_type
+                )
+            })?;
+        let path = safe_path(title).with_context(|| {
+            format!("{what}: the layer title {title:?} is not a plain relative path")
+        })?;
+        let fixed = match layer.media_type.as_str() {
+            MANIFEST => Some("provider.toml"),
+            EXTENSION => Some("extension.yaml"),
+            SIGNATURE => Some(azd_wasm_host_trust::BUNDLE_FILE),
+            _ => None,
+        };
+        if let Some(expected) = fixed {
+            anyhow::ensure!(
+                path == Path::new(expected),
+                "{what}: the {} layer is titled {title:?}, not {expected}",
+                layer.media_type
+            );
+        }
+        if files.iter().any(|(_, p)| p == &path) {
+            bail!("{what}: two layers are titled {title:?}");
+        }
+        files.push((layer, path));
+    }
+    for (kind, name) in [(WASM, "component"), (MANIFEST, "provider.toml")] {
+        anyhow::ensure!(
+            layers.iter().any(|l| l.media_type == kind),
+            "{what} is not a provider: it has no {name} layer ({kind})"
+        );
+    }
+    Ok(files)
+}
+
+/// `title` as a relative path of plain names.
+fn safe_path(title: &str) -> Option<PathBuf> {
+    let path = Path::new(title);
+    let plain = !title.is_empty()
+        && !title.contains('\\')
+        && path.components().all(|c| matches!(c, Component::Normal(_)));
+    plain.then(|| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_relative_titles_are_paths() {
+        assert_eq!(
+            safe_path("build/x.wasm"),
+            Some(PathBuf::from("build/x.wasm"))
+        );
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x.wasm",
+            "build/../../x",
+            "C:\\x.wasm",
+            "./x",
+        ] {
+            assert_eq!(safe_path(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Trust before a provider runs: its signature, and the user's consent to
+//! what it asks for.
+//!
+//! A provider installed as an extension (its `provider.toml` beside the
+//! binary, as `package` lays it out and azd unpacks it) runs only when
+//! signed by a key the user trusts, unless the user allows unsigned
+//! providers; a signature that is there is checked for every provider, so a
+//! changed one never runs. Checked before the component is loaded: a refused
+//! provider still registers, and its first Initialize answers why.
+//!
+//! Consent: an installed provider that asks for grants the user has not
+//! allowed for it runs only after a yes, asked through azd's prompt while
+//! serving the first Initialize (never before Ready, which azd waits for at
+//! most 15 s); under `--no-prompt` the Initialize is refused naming the new
+//! grants and the command that approves them ([`approve`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use azd_wasm_host_core::{
+    AzdServices, ConfirmQuestion, ErrorCode, Provider, ProviderError, ProviderFactory,
+};
+use azd_wasm_host_trust::consent::{self, Consent, Pending};
+use azd_wasm_host_trust::{BUNDLE_FILE, TrustDir, Verdict};
+
+/// What the trust check leaves to be asked: the grants pending the user's yes.
+pub(crate) struct Checked {
+    pub(crate) pending: Option<Pending>,
+}
+
+/// Checks the provider of `manifest` before it is loaded. `Err` is the
+/// refusal, which its Initialize answers.
+pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
+    let installed = is_installed(manifest);
+    let signed = folder(manifest).join(BUNDLE_FILE).is_file();
+    if !installed && !signed {
+        return Ok(Checked { pending: None });
+    }
+    let trust = TrustDir::from_env()?;
+    let version = match azd_wasm_host_trust::verify(manifest, &trust)? {
+        Verdict::Verified(v) => {
+            tracing::debug!(key = %v.key, file = %v.key_file.display(), version = %v.statement.predicate.version, "signature verified");
+            Some(v.statement.predicate.version)
+        }
+        Verdict::Allowed(why) => {
+            tracing::warn!("running a provider that is not verified, as allowed: {why}");
+            None
+        }
+    };
+    if !installed {
+        return Ok(Checked { pending: None });
+    }
+    let pending = match consent::check(&trust, manifest, version.as_deref())? {
+        Consent::FirstSeen => {
+            tracing::info!(record = %trust.consent_dir().display(), "first run of this provider: its grants are recorded as allowed");
+            None
+        }
+        Consent::Allowed => None,
+        Consent::Asks(p) => {
+            tracing::info!(more = ?p.diff.more, "the provider asks for grants not allowed yet");
+            Some(p)
+        }
+    };
+    Ok(Checked { pending })
+}
+
+/// Whether `manifest` is an installed extension's: in the binary's own folder.
+fn is_installed(manifest: &Path) -> bool {
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().and_then(canonical));
+    exe_dir.is_some() && canonical(folder(manifest)) == exe_dir
+}
+
+fn folder(manifest: &Path) -> &Path {
+    match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// The command line that approves the pending grants: this binary's `approve`.
+fn approve_command(manifest: &Path) -> String {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("azd-wasm-host"));
+    format!(
+        "\"{}\" approve --manifest \"{}\"",
+        exe.display(),
+        manifest.display()
+    )
+}
+
+/// A factory that asks for the pending grants before the first instance.
+pub(crate) struct ConsentGate {
+    inner: Arc<dyn ProviderFactory>,
+    pending: tokio::sync::Mutex<Option<Pending>>,
+    services: Arc<dyn AzdServices>,
+    interactive: bool,
+    approve: String,
+}
+
+impl ConsentGate {
+    pub(crate) fn wrap(
+        inner: Arc<dyn ProviderFactory>,
+        pending: Option<Pending>,
+        services: Arc<dyn AzdServices>,
+        interactive: bool,
+        manifest: &Path,
+    ) -> Arc<dyn ProviderFactory> {
+        match pending {
+            None => inner,
+            Some(p) => Arc::new(Self {
+                inner,
+                pending: tokio::sync::Mutex::new(Some(p)),
+                services,
+                interactive,
+                approve: approve_command(manifest),
+            }),
+        }
+    }
+
+    async fn ask(&self, p: &Pending) -> Result<(), ProviderError> {
+        let refused = |message: String| {
+            ProviderError::host(ErrorCode::ConsentRequired, message).with_suggestion(format!(
+                "to allow them, run {} (or the azd command again without --no-prompt, to be asked)",
+                self.approve
+            ))
+        };
+        if !self.interactive {
+            return Err(refused(format!(
+                "{} asks for more {} and does not run until you allow it (not asked: --no-prompt):\n{}",
+                p.who(),
+                p.since(),
+                p.lines()
+            )));
+        }
+        let question = ConfirmQuestion {
+            message: p.question(),
+            default_value: Some(false),
+            help_message: format!(
+                "Its new version's provider.toml grants more than you allowed before:\n{}\nNo keeps the provider from running.",
+                p.lines()
+            ),
+        };
+        match self.services.confirm(question).await {
+            Ok(true) => p.approve().map_err(|e| {
+                ProviderError::host(
+                    ErrorCode::ConsentRequired,
+                    format!("cannot record your consent: {e:#}"),
+                )
+            }),
+            Ok(false) => Err(refused(format!(
+                "you did not allow what {} also asks for, so it does not run:\n{}",
+                p.who(),
+                p.lines()
+            ))),
+            Err(e) => Err(refused(format!(
+                "{} asks for more {} and azd could not ask you ({e}):\n{}",
+                p.who(),
+                p.since(),
+                p.lines()
+            ))),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ProviderFactory for ConsentGate {
+    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
+        {
+            let mut pending = self.pending.lock().await;
+            if let Some(p) = pending.as_ref() {
+                self.ask(p).await?;
+                tracing::info!(provider = %p.provider, "the user allowed the new grants");
+                *pending = None;
+            }
+        }
+        self.inner.create().await
+    }
+}
+
+/// `approve`: allows what the provider of `manifest` (default: the one
+/// beside this binary) asks for, after checking its signature; prints what
+/// was allowed.
+pub fn approve(manifest: Option<&Path>) -> anyhow::Result<()> {
+    let manifest = crate::listen::locate_manifest(manifest)?;
+    let trust = TrustDir::from_env()?;
+    let version = match azd_wasm_host_trust::verify(&manifest, &trust)? {
+        Verdict::Verified(v) => Some(v.statement.predicate.version),
+        Verdict::Allowed(why) => {
+            eprintln!("warning: {why}");
+            None
+        }
+    };
+    match consent::check(&trust, &manifest, version.as_deref()).context("checking consent")? {
+        Consent::FirstSeen | Consent::Allowed => {
+            println!("nothing to allow: it asks for nothing more than you allowed");
+        }
+        Consent::Asks(p) => {
+            p.approve()?;
+            println!("allowed for {}:\n{}", p.who(), p.lines());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! `keygen` and `trust`: the keys providers are signed with, and the keys
+//! whose providers this user runs ([`azd_wasm_host_trust::TrustDir`]).
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use azd_wasm_host_trust::{KeyPair, PublicKey, TrustDir};
+
+/// `trust`'s actions.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum TrustAction {
+    /// Run the providers KEY signs (a `PUBLIC KEY` PEM file: a `.pub` from
+    /// `keygen`, or a cosign.pub).
+    Add {
+        /// The public key file.
+        key: PathBuf,
+        /// The name it is kept under (default: its id).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// The trusted keys, and whether unsigned providers run.
+    List,
+    /// Stop trusting a key: its id (or the start of it) or its name.
+    Remove {
+        /// The key's id or name, as `trust list` shows them.
+        key: String,
+    },
+}
+
+/// `keygen [--out KEY]`: a new ECDSA P-256 signing key. Without `--out` it is
+/// your default signing key (what `package` signs with), and its public half
+/// is trusted on this machine.
+pub(crate) fn keygen(out: Option<PathBuf>) -> anyhow::Result<()> {
+    let trust = TrustDir::from_env()?;
+    let key = KeyPair::generate()?;
+    let path = out.clone().unwrap_or_else(|| trust.default_key());
+    azd_wasm_host_trust::write_key(&path, &key)?;
+    let public = path.with_extension("pub");
+    println!("signing key: {} (keep it secret)", path.display());
+    println!(
+        "public key:  {} (id {})",
+        public.display(),
+        key.public().short_id()
+    );
+    if out.is_none() {
+        let file = trust.trust(&key.public(), Some("signing"))?;
+        println!("trusted on this machine: {}", file.display());
+    }
+    println!(
+        "Those who install your providers trust it with: azd-wasm-host trust add {}",
+        public.display()
+    );
+    Ok(())
+}
+
+/// `pull`, then `package` under `--package`.
+pub(crate) async fn pull(
+    args: azd_wasm_host_author::PullArgs,
+) -> anyhow::Result<std::process::ExitCode> {
+    let pulled = azd_wasm_host_author::pull(&args).await?;
+    println!(
+        "pulled {} ({}) into {}",
+        args.reference,
+        pulled.digest,
+        pulled.dir.display()
+    );
+    println!("{}", pulled.trust);
+    if args.package {
+        let package = azd_wasm_host_author::PackageArgs {
+            manifest: Some(pulled.manifest.clone()),
+            extension: None,
+            out: None,
+            base_url: None,
+            no_precompile: false,
+            hosts: Vec::new(),
+            hosts_from: None,
+            sign: None,
+            unsigned: false,
+        };
+        let packaged =
+            tokio::task::spawn_blocking(move || azd_wasm_host_author::package(&package)).await??;
+        crate::cli::print_packaged(&packaged);
+    } else {
+        println!(
+            "make it an azd extension source with: azd-wasm-host package {}",
+            pulled.manifest.display()
+        );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `trust add|list|remove`.
+pub(crate) fn trust(action: TrustAction) -> anyhow::Result<()> {
+    let trust = TrustDir::from_env()?;
+    match action {
+        TrustAction::Add { key, name } => {
+            let text = std::fs::read_to_string(&key)
+                .with_context(|| format!("cannot read {}", key.display()))?;
+            let public = PublicKey::from_pem(&text)
+                .with_context(|| format!("{} is not a public key", key.display()))?;
+            let file = trust.trust(&public, name.as_deref())?;
+            println!("trusted key {}: {}", public.short_id(), file.display());
+        }
+        TrustAction::List => {
+            let keys = trust.trusted_keys();
+            println!("trust folder: {}", trust.root().display());
+            if keys.is_empty() {
+                println!("no trusted keys");
+            }
+            for (file, key) in keys {
+                println!("{}  {}", key.short_id(), file.display());
+            }
+            println!(
+                "unsigned providers: {}",
+                if trust.allows_unsigned() {
+                    "allowed"
+                } else {
+                    "refused"
+                }
+            );
+        }
+        TrustAction::Remove { key } => {
+            let found: Vec<_> = trust
+                .trusted_keys()
+                .into_iter()
+                .filter(|(file, k)| {
+                    k.id().starts_with(&key)
+                        || file.file_stem().is_some_and(|s| s.to_string_lossy() == key)
+                })
+                .collect();
+            match found.as_slice() {
+                [(file, k)] => {
+                    std::fs::remove_file(file)
+                        .with_context(|| format!("cannot remove {}", file.display()))?;
+                    println!("no longer trusted: {} ({})", k.short_id(), file.display());
+                }
+                [] => anyhow::bail!("no trusted key is {key:?} (see `azd-wasm-host trust list`)"),
+                _ => anyhow::bail!("{key:?} names {} keys; give more of the id", found.len()),
+            }
+        }
+    }
+    Ok(())
+}

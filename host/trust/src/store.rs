@@ -1,0 +1,243 @@
+//! The trust folder: `wasm-host/` in azd's config folder.
+//!
+//! ```text
+//! $AZD_CONFIG_DIR (else ~/.azd)/wasm-host/
+//!   config.toml          allow_unsigned = false
+//!   trusted-keys/*.pub   the public keys whose providers run
+//!   keys/signing.key     the default signing key of `keygen` and `package` (owner-only)
+//!   consent/<name>.toml  each provider's manifest as the user last allowed it
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::Deserialize;
+
+use crate::keys::{KeyPair, PublicKey};
+
+/// azd's config folder, when not `~/.azd` (azd reads it too).
+pub const CONFIG_DIR_ENV: &str = "AZD_CONFIG_DIR";
+/// `true`: run providers that are unsigned or signed by a key not trusted
+/// (the setting `allow_unsigned` in `config.toml`, for one command).
+pub const ALLOW_UNSIGNED_ENV: &str = "AZD_WASM_HOST_ALLOW_UNSIGNED";
+
+/// The trust folder.
+#[derive(Debug, Clone)]
+pub struct TrustDir {
+    root: PathBuf,
+    allow_unsigned_env: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default)]
+    allow_unsigned: bool,
+}
+
+impl TrustDir {
+    /// The user's: `$AZD_CONFIG_DIR/wasm-host`, else `~/.azd/wasm-host`,
+    /// with [`ALLOW_UNSIGNED_ENV`] read.
+    pub fn from_env() -> anyhow::Result<Self> {
+        let config = match std::env::var_os(CONFIG_DIR_ENV).filter(|v| !v.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => dirs::home_dir()
+                .context("no home folder to keep trusted keys in (set AZD_CONFIG_DIR)")?
+                .join(".azd"),
+        };
+        let allow = std::env::var(ALLOW_UNSIGNED_ENV).ok().and_then(|v| {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" => Some(true),
+                "0" | "false" | "no" => Some(false),
+                _ => None,
+            }
+        });
+        Ok(Self {
+            root: config.join("wasm-host"),
+            allow_unsigned_env: allow,
+        })
+    }
+
+    /// A trust folder at `root` (tests).
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            allow_unsigned_env: None,
+        }
+    }
+
+    /// The folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `config.toml`.
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    /// `trusted-keys/`.
+    pub fn keys_dir(&self) -> PathBuf {
+        self.root.join("trusted-keys")
+    }
+
+    /// `consent/`.
+    pub fn consent_dir(&self) -> PathBuf {
+        self.root.join("consent")
+    }
+
+    /// The default signing key: `keys/signing.key`.
+    pub fn default_key(&self) -> PathBuf {
+        self.root.join("keys").join("signing.key")
+    }
+
+    /// Whether unsigned providers may run: [`ALLOW_UNSIGNED_ENV`], else
+    /// `allow_unsigned` in `config.toml` (a file that cannot be read allows nothing).
+    pub fn allows_unsigned(&self) -> bool {
+        self.allow_unsigned_env.unwrap_or_else(|| {
+            std::fs::read_to_string(self.config_file())
+                .ok()
+                .and_then(|t| toml::from_str::<Config>(&t).ok())
+                .unwrap_or_default()
+                .allow_unsigned
+        })
+    }
+
+    /// The trusted keys with their files, in file-name order. A file that is
+    /// not a P-256 public key is skipped with a warning on stderr.
+    pub fn trusted_keys(&self) -> Vec<(PathBuf, PublicKey)> {
+        let Ok(entries) = std::fs::read_dir(self.keys_dir()) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pub"))
+            .collect();
+        files.sort();
+        files
+            .into_iter()
+            .filter_map(|file| {
+                let read = std::fs::read_to_string(&file)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|t| PublicKey::from_pem(&t));
+                match read {
+                    Ok(key) => Some((file, key)),
+                    Err(e) => {
+                        eprintln!(
+                            "azd-wasm-host: warning: {} is not a trusted key: {e:#}",
+                            file.display()
+                        );
+                        None
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Trusts `key`: writes it as `trusted-keys/<name>.pub` (`name` by
+    /// default its short id); returns the file. Trusting a key twice keeps
+    /// the first file.
+    pub fn trust(&self, key: &PublicKey, name: Option<&str>) -> anyhow::Result<PathBuf> {
+        if let Some((file, _)) = self.trusted_keys().into_iter().find(|(_, k)| k == key) {
+            return Ok(file);
+        }
+        let dir = self.keys_dir();
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let stem = name.map_or_else(|| key.short_id(), sanitize);
+        let file = dir.join(format!("{stem}.pub"));
+        if file.exists() {
+            // The same key written there meanwhile is as good as ours.
+            let same = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|t| PublicKey::from_pem(&t).ok());
+            anyhow::ensure!(
+                same.as_ref() == Some(key),
+                "{} exists and holds another key",
+                file.display()
+            );
+            return Ok(file);
+        }
+        std::fs::write(&file, key.to_pem())
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        Ok(file)
+    }
+
+    /// The default signing key, made (and its public half trusted on this
+    /// machine) when there is none yet; returns the key and whether it was made.
+    pub fn default_signing_key(&self) -> anyhow::Result<(KeyPair, bool)> {
+        let path = self.default_key();
+        if path.is_file() {
+            return Ok((read_key(&path)?, false));
+        }
+        let key = KeyPair::generate()?;
+        if let Err(e) = write_key(&path, &key) {
+            // Another command made it first: that one is the key.
+            if path.is_file() {
+                return Ok((read_key(&path)?, false));
+            }
+            return Err(e);
+        }
+        self.trust(&key.public(), Some("signing"))?;
+        Ok((key, true))
+    }
+}
+
+/// Reads a signing key file.
+pub fn read_key(path: &Path) -> anyhow::Result<KeyPair> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the signing key {}", path.display()))?;
+    KeyPair::from_pem(&text).with_context(|| format!("{} is not a signing key", path.display()))
+}
+
+/// Writes a signing key readable by its owner only, and its public half
+/// beside it (`.pub`); refuses to overwrite a key. The key appears whole or
+/// not at all (written aside, then linked into place), so two commands
+/// making the default key at once cannot leave half of one.
+pub fn write_key(path: &Path, key: &KeyPair) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !path.exists(),
+        "{} exists: a key is never overwritten",
+        path.display()
+    );
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut aside = tempfile::NamedTempFile::new_in(&dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        aside
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    use std::io::Write as _;
+    aside.write_all(key.to_pem().as_bytes())?;
+    aside.as_file().sync_all()?;
+    aside
+        .persist_noclobber(path)
+        .map_err(|e| e.error)
+        .with_context(|| {
+            format!(
+                "{} exists, or cannot be written: a key is never overwritten",
+                path.display()
+            )
+        })?;
+    std::fs::write(path.with_extension("pub"), key.public().to_pem())?;
+    Ok(())
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
