@@ -128,13 +128,16 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
             Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
             Command::Package(args) => {
-                blocking(move || author::package(&args).map(|p| print_packaged(&p))).await
+                blocking(move || {
+                    author::package(&args).map(|p| crate::distribute::print_packaged(&p))
+                })
+                .await
             }
             Command::Publish(args) => author::publish(&args).await.map(|p| {
                 println!("published {} ({})", p.reference, p.digest);
                 ExitCode::SUCCESS
             }),
-            Command::Pull(args) => crate::trust::pull(args).await,
+            Command::Pull(args) => crate::distribute::pull(args).await,
             Command::Keygen { out } => blocking(move || crate::trust::keygen(out)).await,
             Command::Trust { action } => blocking(move || crate::trust::trust(action)).await,
             Command::Approve { manifest } => {
@@ -155,19 +158,6 @@ async fn blocking(
         .await
         .context("the command stopped unexpectedly")??;
     Ok(ExitCode::SUCCESS)
-}
-
-/// What `package` made, and the azd commands that install it, on stdout.
-pub(crate) fn print_packaged(p: &author::Packaged) {
-    let source = p.id.rsplit('.').next().unwrap_or(&p.id);
-    println!("registry: {}", p.registry.display());
-    for (platform, archive) in &p.archives {
-        println!("archive:  {} ({platform})", archive.display());
-    }
-    println!("install with:");
-    let registry = author::shell_word(&p.registry.display().to_string());
-    println!("  azd extension source add -n {source} -t file -l {registry}");
-    println!("  azd extension install {} --source {source}", p.id);
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 
 mod check;
 mod cli;
+mod distribute;
 mod run;
 mod test;
 mod trust;

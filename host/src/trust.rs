@@ -53,42 +53,6 @@ pub(crate) fn keygen(out: Option<PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `pull`, then `package` under `--package`.
-pub(crate) async fn pull(
-    args: azd_wasm_host_author::PullArgs,
-) -> anyhow::Result<std::process::ExitCode> {
-    let pulled = azd_wasm_host_author::pull(&args).await?;
-    println!(
-        "pulled {} ({}) into {}",
-        args.reference,
-        pulled.digest,
-        pulled.dir.display()
-    );
-    println!("{}", pulled.trust);
-    if args.package {
-        let package = azd_wasm_host_author::PackageArgs {
-            manifest: Some(pulled.manifest.clone()),
-            extension: None,
-            out: None,
-            base_url: None,
-            no_precompile: false,
-            hosts: Vec::new(),
-            hosts_from: None,
-            sign: None,
-            unsigned: false,
-        };
-        let packaged =
-            tokio::task::spawn_blocking(move || azd_wasm_host_author::package(&package)).await??;
-        crate::cli::print_packaged(&packaged);
-    } else {
-        println!(
-            "make it an azd extension source with: azd-wasm-host package {}",
-            pulled.manifest.display()
-        );
-    }
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
 /// `trust add|list|remove`.
 pub(crate) fn trust(action: TrustAction) -> anyhow::Result<()> {
     let trust = TrustDir::from_env()?;

@@ -16,6 +16,7 @@
 
 pub mod env;
 mod listen;
+mod locate;
 pub mod logs;
 mod trust;
 

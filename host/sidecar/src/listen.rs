@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use azd_wasm_host_azd::record::{Recorded, Recorder};
 use azd_wasm_host_azd::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
 use azd_wasm_host_core::{ErrorCode, Provider, ProviderError, ProviderFactory};
@@ -31,7 +31,7 @@ use tokio_util::task::TaskTracker;
 #[derive(Debug, clap::Args)]
 pub struct ListenArgs {
     /// The provider manifest or component; default: `provider.toml` beside the executable.
-    #[arg(long, env = ENV_MANIFEST)]
+    #[arg(long, env = crate::locate::ENV_MANIFEST)]
     pub manifest: Option<PathBuf>,
     /// The provider name, when `--manifest` is a bare component.
     #[arg(long, env = "AZD_WASM_HOST_PROVIDER_NAME")]
@@ -54,10 +54,6 @@ pub enum Serving {
     Sidecar,
 }
 
-/// Names the manifest (as `--manifest` does).
-const ENV_MANIFEST: &str = "AZD_WASM_HOST_MANIFEST";
-/// File name looked for beside the executable.
-const DEFAULT_MANIFEST_NAME: &str = "provider.toml";
 /// How long `listen` waits, once azd is gone, for a compile still under way.
 const COMPILE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -129,22 +125,8 @@ fn provider(
     serving: Serving,
     recorder: Option<&Arc<Recorder>>,
 ) -> anyhow::Result<(String, Arc<dyn ProviderFactory>, Option<BackgroundCompile>)> {
-    let manifest = locate_manifest(args.manifest.as_deref())?;
-    // A test's traffic plan is for `azd-wasm-host test`: the shipped sidecar never reads one.
-    // `--record` records the HTTP traffic into the conversation.
-    let traffic = match (serving, crate::env::traffic_plan(), recorder) {
-        (Serving::Development, Some(plan), _) => Some(runtime::traffic::Traffic::open(&plan)?),
-        (_, _, Some(recorder)) => Some(runtime::traffic::Traffic::new(
-            runtime::traffic::TrafficPlan {
-                mode: runtime::traffic::TrafficMode::Record,
-                log: recorder.path().to_owned(),
-                exchanges: Vec::new(),
-                tokens: Vec::new(),
-                faults: Vec::new(),
-            },
-        )?),
-        _ => None,
-    };
+    let manifest = crate::locate::locate_manifest(args.manifest.as_deref())?;
+    let traffic = traffic(serving, recorder)?;
     let services: Arc<dyn azd_wasm_host_core::AzdServices> = match recorder {
         Some(r) => Arc::new(Recorded::new(client.clone(), Arc::clone(r))),
         None => Arc::new(client.clone()),
@@ -197,6 +179,27 @@ fn provider(
     }
 }
 
+/// The HTTP traffic plan: a test's (development `listen` only: the shipped
+/// sidecar never reads one), or `--record`'s recording of it.
+fn traffic(
+    serving: Serving,
+    recorder: Option<&Arc<Recorder>>,
+) -> anyhow::Result<Option<Arc<runtime::traffic::Traffic>>> {
+    Ok(match (serving, crate::env::traffic_plan(), recorder) {
+        (Serving::Development, Some(plan), _) => Some(runtime::traffic::Traffic::open(&plan)?),
+        (_, _, Some(recorder)) => Some(runtime::traffic::Traffic::new(
+            runtime::traffic::TrafficPlan {
+                mode: runtime::traffic::TrafficMode::Record,
+                log: recorder.path().to_owned(),
+                exchanges: Vec::new(),
+                tokens: Vec::new(),
+                faults: Vec::new(),
+            },
+        )?),
+        _ => None,
+    })
+}
+
 /// The connection to azd, recording the conversation under `--record`.
 async fn connect(args: &ListenArgs) -> anyhow::Result<(AzdClient, Option<Arc<Recorder>>)> {
     let client = AzdClient::from_env().await?;
@@ -211,7 +214,7 @@ async fn connect(args: &ListenArgs) -> anyhow::Result<(AzdClient, Option<Arc<Rec
 
 /// Starts `--record`'s conversation at `path`, headed with the provider's name.
 fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorder>> {
-    let manifest = locate_manifest(args.manifest.as_deref())?;
+    let manifest = crate::locate::locate_manifest(args.manifest.as_deref())?;
     let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
     // `{provider}` in the path: one file per provider when several record at once.
     let path = PathBuf::from(path.to_string_lossy().replace("{provider}", &name));
@@ -221,39 +224,6 @@ fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorde
         .with_context(|| format!("starting the recording {}", path.display()))?;
     tracing::info!(path = %path.display(), "recording the conversation with azd");
     Ok(recorder)
-}
-
-/// Finds the manifest: `explicit` (`--manifest`, or `AZD_WASM_HOST_MANIFEST`
-/// through it), else `provider.toml` beside the executable. The error lists
-/// every place tried.
-pub(crate) fn locate_manifest(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = explicit {
-        if p.is_file() {
-            return Ok(p.to_path_buf());
-        }
-        bail!(
-            "provider manifest {} (from --manifest or {ENV_MANIFEST}) does not exist",
-            p.display()
-        );
-    }
-    let mut tried = vec![format!("--manifest / {ENV_MANIFEST}: not given")];
-    match std::env::current_exe() {
-        Ok(exe) => {
-            let p = exe
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(DEFAULT_MANIFEST_NAME);
-            if p.is_file() {
-                return Ok(p);
-            }
-            tried.push(format!("{}: not found", p.display()));
-        }
-        Err(e) => tried.push(format!("beside the executable: cannot locate it ({e})")),
-    }
-    bail!(
-        "no provider manifest found; tried:\n  - {}\npass --manifest PATH (a provider.toml or a .wasm component)",
-        tried.join("\n  - ")
-    )
 }
 
 /// The factory of a provider that cannot run (its component cannot, or it is
@@ -374,20 +344,5 @@ async fn signal() -> &'static str {
     match tokio::signal::ctrl_c().await {
         Ok(()) => "Ctrl-C",
         Err(_) => std::future::pending().await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_explicit_manifest_must_exist() {
-        let e = locate_manifest(Some(Path::new("/nonexistent/provider.toml"))).unwrap_err();
-        let e = e.to_string();
-        assert!(
-            e.contains("/nonexistent/provider.toml") && e.contains(ENV_MANIFEST),
-            "{e}"
-        );
     }
 }

@@ -184,7 +184,7 @@ impl ProviderFactory for ConsentGate {
 /// beside this binary) asks for, after checking its signature; prints what
 /// was allowed.
 pub fn approve(manifest: Option<&Path>) -> anyhow::Result<()> {
-    let manifest = crate::listen::locate_manifest(manifest)?;
+    let manifest = crate::locate::locate_manifest(manifest)?;
     let trust = TrustDir::from_env()?;
     let version = match azd_wasm_host_trust::verify(&manifest, &trust)? {
         Verdict::Verified(v) => Some(v.statement.predicate.version),

@@ -12,11 +12,11 @@ use anyhow::Context as _;
 use azd_wasm_host_runtime::Manifest;
 use sha2::Digest as _;
 
-use crate::TrustError;
 use crate::envelope::{
     BUNDLE_FILE, BUNDLE_MEDIA_TYPE, Bundle, PAYLOAD_TYPE, PREDICATE_TYPE, Statement, Subject,
     decode_b64, pae,
 };
+use crate::error::TrustError;
 use crate::keys::{KeyPair, PublicKey};
 use crate::store::TrustDir;
 
@@ -125,29 +125,8 @@ enum Opened {
 
 /// Reads the bundle and verifies its signature with the trusted key it names.
 fn open(text: &str, path: &Path, trust: &TrustDir) -> Result<Opened, TrustError> {
-    let bundle: Bundle = serde_json::from_str(text)
-        .map_err(|e| malformed(path, format!("not a Sigstore bundle ({e})")))?;
-    if bundle.media_type != BUNDLE_MEDIA_TYPE {
-        return Err(malformed(
-            path,
-            format!(
-                "media type {:?}, not {BUNDLE_MEDIA_TYPE}",
-                bundle.media_type
-            ),
-        ));
-    }
+    let (bundle, payload) = read_bundle(text, path)?;
     let envelope = &bundle.dsse_envelope;
-    if envelope.payload_type != PAYLOAD_TYPE {
-        return Err(malformed(
-            path,
-            format!(
-                "payload type {:?}, not {PAYLOAD_TYPE}",
-                envelope.payload_type
-            ),
-        ));
-    }
-    let payload = decode_b64(&envelope.payload)
-        .ok_or_else(|| malformed(path, "the payload is not base64".into()))?;
     let signed = pae(&envelope.payload_type, &payload);
     let keys = trust.trusted_keys();
     let hint = &bundle.verification_material.public_key.hint;
@@ -194,6 +173,34 @@ fn open(text: &str, path: &Path, trust: &TrustDir) -> Result<Opened, TrustError>
         },
         folder: trust.keys_dir().display().to_string(),
     }))
+}
+
+/// The bundle, checked for what this host signs, and its payload.
+fn read_bundle(text: &str, path: &Path) -> Result<(Bundle, Vec<u8>), TrustError> {
+    let bundle: Bundle = serde_json::from_str(text)
+        .map_err(|e| malformed(path, format!("not a Sigstore bundle ({e})")))?;
+    if bundle.media_type != BUNDLE_MEDIA_TYPE {
+        return Err(malformed(
+            path,
+            format!(
+                "media type {:?}, not {BUNDLE_MEDIA_TYPE}",
+                bundle.media_type
+            ),
+        ));
+    }
+    let envelope = &bundle.dsse_envelope;
+    if envelope.payload_type != PAYLOAD_TYPE {
+        return Err(malformed(
+            path,
+            format!(
+                "payload type {:?}, not {PAYLOAD_TYPE}",
+                envelope.payload_type
+            ),
+        ));
+    }
+    let payload = decode_b64(&envelope.payload)
+        .ok_or_else(|| malformed(path, "the payload is not base64".into()))?;
+    Ok((bundle, payload))
 }
 
 fn statement_of(payload: &[u8], path: &Path) -> Result<Statement, TrustError> {

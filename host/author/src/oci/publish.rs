@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use oci_client::client::{Config, ImageLayer};
 use oci_client::manifest::OciImageManifest;
 
-use super::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM, WASM_CONFIG};
+use super::registry::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM, WASM_CONFIG};
 use crate::package::Signer;
 
 /// Arguments of `publish`.
@@ -43,13 +43,50 @@ pub struct Published {
 
 /// `publish`.
 pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
-    let reference = super::reference(&args.reference)?;
+    let reference = super::registry::reference(&args.reference)?;
     let manifest_path = crate::paths::manifest_path(args.manifest.as_deref())?;
+    let (layers, name, version) = layers(args, &manifest_path)?;
+    let layer_digests: Vec<String> = layers.iter().map(ImageLayer::sha256_digest).collect();
+    let config = serde_json::json!({
+        "architecture": "wasm",
+        "os": "wasip2",
+        "layerDigests": layer_digests,
+    });
+    let config = Config::new(serde_json::to_vec(&config)?, WASM_CONFIG.to_owned(), None);
+    let annotations = BTreeMap::from([
+        ("org.opencontainers.image.title".to_owned(), name),
+        ("org.opencontainers.image.version".to_owned(), version),
+    ]);
+    let image = OciImageManifest::build(&layers, &config, Some(annotations));
+    let client = super::registry::client(&reference);
+    let auth = super::registry::auth(args.user.as_deref())?;
+    client
+        .push(&reference, &layers, config, &auth, Some(image))
+        .await
+        .with_context(|| format!("pushing to {}", args.reference))?;
+    // The digest as the registry keeps it (what `pull REF@DIGEST` names).
+    let digest = client
+        .fetch_manifest_digest(&reference, &auth)
+        .await
+        .with_context(|| format!("reading back the digest of {}", args.reference))?;
+    Ok(Published {
+        reference: args.reference.clone(),
+        digest,
+    })
+}
+
+/// The artifact's layers (the component first), the provider's name and its
+/// version. The signature is made in a scratch copy of the folder, so the
+/// project keeps no signature that its next build would make stale.
+fn layers(
+    args: &PublishArgs,
+    manifest_path: &Path,
+) -> anyhow::Result<(Vec<ImageLayer>, String, String)> {
     let dir = manifest_path
         .parent()
         .unwrap_or(Path::new("."))
         .to_path_buf();
-    let manifest = azd_wasm_host_runtime::Manifest::load(&manifest_path)?;
+    let manifest = azd_wasm_host_runtime::Manifest::load(manifest_path)?;
     anyhow::ensure!(
         manifest.component.is_file(),
         "{} is not built: run azd-wasm-host build first",
@@ -63,15 +100,14 @@ pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
     let ext = crate::package::read_extension(&ext_path)?;
     let component_rel = crate::package::archive_path(&manifest.component, &dir)?;
 
-    // The signature is made in a scratch copy, so the project keeps no stale one.
     let scratch = tempfile::tempdir()?;
-    std::fs::copy(&manifest_path, scratch.path().join("provider.toml"))?;
+    std::fs::copy(manifest_path, scratch.path().join("provider.toml"))?;
     let staged = scratch.path().join(&component_rel);
     if let Some(parent) = staged.parent() {
         std::fs::create_dir_all(parent)?;
     }
     std::fs::copy(&manifest.component, &staged)?;
-    let signer = Signer::choose(args.sign.as_deref(), args.unsigned, &manifest_path)?;
+    let signer = Signer::choose(args.sign.as_deref(), args.unsigned, manifest_path)?;
     let signature = signer.sign(&scratch.path().join("provider.toml"), &ext.version)?;
 
     let title = |name: &str| Some(BTreeMap::from([(TITLE.to_owned(), name.to_owned())]));
@@ -80,7 +116,7 @@ pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
     let mut layers = vec![
         ImageLayer::new(read(&staged)?, WASM.to_owned(), title(&component_name)),
         ImageLayer::new(
-            read(&manifest_path)?,
+            read(manifest_path)?,
             MANIFEST.to_owned(),
             title("provider.toml"),
         ),
@@ -97,37 +133,5 @@ pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
             title(file),
         ));
     }
-    let layer_digests: Vec<String> = layers.iter().map(ImageLayer::sha256_digest).collect();
-    let config = serde_json::json!({
-        "architecture": "wasm",
-        "os": "wasip2",
-        "layerDigests": layer_digests,
-    });
-    let config = Config::new(serde_json::to_vec(&config)?, WASM_CONFIG.to_owned(), None);
-    let annotations = BTreeMap::from([
-        (
-            "org.opencontainers.image.title".to_owned(),
-            manifest.name.clone(),
-        ),
-        (
-            "org.opencontainers.image.version".to_owned(),
-            ext.version.clone(),
-        ),
-    ]);
-    let image = OciImageManifest::build(&layers, &config, Some(annotations));
-    let client = super::client(&reference);
-    let auth = super::auth(args.user.as_deref())?;
-    client
-        .push(&reference, &layers, config, &auth, Some(image))
-        .await
-        .with_context(|| format!("pushing to {}", args.reference))?;
-    // The digest as the registry keeps it (what `pull REF@DIGEST` names).
-    let digest = client
-        .fetch_manifest_digest(&reference, &auth)
-        .await
-        .with_context(|| format!("reading back the digest of {}", args.reference))?;
-    Ok(Published {
-        reference: args.reference.clone(),
-        digest,
-    })
+    Ok((layers, manifest.name, ext.version))
 }

@@ -10,10 +10,11 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use azd_wasm_host_trust::{TrustDir, Verdict};
+use oci_client::Reference;
 use oci_client::manifest::OciDescriptor;
 use sha2::Digest as _;
 
-use super::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM};
+use super::registry::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM};
 
 /// The most a provider artifact may hold, all layers together.
 const MAX_BYTES: i64 = 512 << 20;
@@ -50,20 +51,7 @@ pub struct Pulled {
 
 /// `pull`.
 pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
-    let reference = super::reference(&args.reference)?;
-    let client = super::client(&reference);
-    let auth = super::auth(args.user.as_deref())?;
-    let (image, digest) = client
-        .pull_image_manifest(&reference, &auth)
-        .await
-        .with_context(|| format!("reading {}", args.reference))?;
-    let total: i64 = image.layers.iter().map(|l| l.size.max(0)).sum();
-    anyhow::ensure!(
-        total <= MAX_BYTES,
-        "{} holds {total} bytes, more than a provider may ({MAX_BYTES})",
-        args.reference
-    );
-    let files = files_of(&image.layers, &args.reference)?;
+    let reference = super::registry::reference(&args.reference)?;
     let name = reference
         .repository()
         .rsplit('/')
@@ -89,25 +77,7 @@ pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
     let scratch = tempfile::Builder::new()
         .prefix(".pull-")
         .tempdir_in(&parent)?;
-    for (layer, path) in &files {
-        let mut data = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
-        client
-            .pull_blob(&reference, layer, &mut data)
-            .await
-            .with_context(|| format!("pulling {}", path.display()))?;
-        let actual = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&data)));
-        anyhow::ensure!(
-            actual == layer.digest,
-            "{} arrived as {actual}, not {}",
-            path.display(),
-            layer.digest
-        );
-        let dest = scratch.path().join(path);
-        if let Some(dir) = dest.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(&dest, &data).with_context(|| format!("cannot write {}", dest.display()))?;
-    }
+    let digest = fetch(args, &reference, scratch.path()).await?;
     let trust = TrustDir::from_env()?;
     let verdict = azd_wasm_host_trust::verify(&scratch.path().join("provider.toml"), &trust)
         .with_context(|| format!("{} is not kept", args.reference))?;
@@ -135,6 +105,43 @@ pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
         digest,
         trust: trust_line,
     })
+}
+
+/// Fetches the artifact's layers into `into`, each at the path its title
+/// names, each checked against its digest; returns the artifact's digest.
+async fn fetch(args: &PullArgs, reference: &Reference, into: &Path) -> anyhow::Result<String> {
+    let client = super::registry::client(reference);
+    let auth = super::registry::auth(args.user.as_deref())?;
+    let (image, digest) = client
+        .pull_image_manifest(reference, &auth)
+        .await
+        .with_context(|| format!("reading {}", args.reference))?;
+    let total: i64 = image.layers.iter().map(|l| l.size.max(0)).sum();
+    anyhow::ensure!(
+        total <= MAX_BYTES,
+        "{} holds {total} bytes, more than a provider may ({MAX_BYTES})",
+        args.reference
+    );
+    for (layer, path) in files_of(&image.layers, &args.reference)? {
+        let mut data = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
+        client
+            .pull_blob(reference, layer, &mut data)
+            .await
+            .with_context(|| format!("pulling {}", path.display()))?;
+        let actual = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&data)));
+        anyhow::ensure!(
+            actual == layer.digest,
+            "{} arrived as {actual}, not {}",
+            path.display(),
+            layer.digest
+        );
+        let dest = into.join(&path);
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&dest, &data).with_context(|| format!("cannot write {}", dest.display()))?;
+    }
+    Ok(digest)
 }
 
 /// Each layer with the path its title names; refuses an artifact that is not
