@@ -366,36 +366,12 @@ fn an_update_that_asks_for_more_runs_only_after_consent_and_one_that_asks_for_le
 }
 
 /// Runs `cmd` on a pseudo-terminal, typing `answer` once `prompt` shows;
-/// returns what it wrote. (Python's pty module drives it.)
+/// returns what it wrote (scripts/e2e/answer-on-pty.py, as the e2e test does).
 fn on_a_terminal(cmd: Command, prompt: &str, answer: &str) -> String {
-    const DRIVER: &str = r#"
-import os, pty, select, sys, time
-prompt, answer, argv = sys.argv[1].encode(), sys.argv[2].encode(), sys.argv[3:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(argv[0], argv)
-out, answered, deadline = b"", False, time.time() + 120
-while time.time() < deadline:
-    ready, _, _ = select.select([fd], [], [], 0.5)
-    if fd in ready:
-        try:
-            data = os.read(fd, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        out += data
-        if not answered and prompt in out:
-            time.sleep(0.3)
-            os.write(fd, answer)
-            answered = True
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode("utf-8", "replace"))
-sys.exit(os.waitstatus_to_exitcode(status) if answered else 99)
-"#;
     let mut driver = Command::new("python3");
     driver
-        .args(["-c", DRIVER, prompt, answer])
+        .arg(repo_root().join("scripts/e2e/answer-on-pty.py"))
+        .args(["--timeout", "120", "--question", prompt, "--answer", answer, "--"])
         .arg(cmd.get_program())
         .args(cmd.get_args());
     if let Some(dir) = cmd.get_current_dir() {
@@ -407,9 +383,7 @@ sys.exit(os.waitstatus_to_exitcode(status) if answered else 99)
             None => driver.env_remove(k),
         };
     }
-    let out = driver
-        .output()
-        .expect("python3 is needed for the pseudo-terminal");
+    let out = driver.output().expect("python3 is needed for the pseudo-terminal");
     let t = text(&out);
     assert!(out.status.success(), "on a terminal ({}):\n{t}", out.status);
     t
