@@ -47,10 +47,20 @@ FORBIDDEN = {
     "azd-wasm-host-azd": ["wasmtime", "azd-wasm-host-runtime", "azd-wasm-host-author"],
     "azd-wasm-host-author": ["tonic", "azd-wasm-host-azd"],
     "azd-wasm-host-sim": ["wasmtime", "azd-wasm-host-core"],
+    # Signatures and consent: in the shipped sidecar too, so no compiler and no network client.
+    "azd-wasm-host-trust": [
+        "tonic",
+        "reqwest",
+        "azd-wasm-host-azd",
+        "azd-wasm-host-author",
+        "cranelift-codegen",
+        "wasmtime-internal-winch",
+    ],
     # The shipped sidecar: no compiler, no author's toolchain, no simulated azd.
     "azd-wasm-host-sidecar": [
         "azd-wasm-host-author",
         "azd-wasm-host-sim",
+        "oci-client",
         "cranelift-codegen",
         "wasmtime-internal-winch",
         "wasmtime-internal-cranelift",
