@@ -371,7 +371,15 @@ fn on_a_terminal(cmd: Command, prompt: &str, answer: &str) -> String {
     let mut driver = Command::new("python3");
     driver
         .arg(repo_root().join("scripts/e2e/answer-on-pty.py"))
-        .args(["--timeout", "120", "--question", prompt, "--answer", answer, "--"])
+        .args([
+            "--timeout",
+            "120",
+            "--question",
+            prompt,
+            "--answer",
+            answer,
+            "--",
+        ])
         .arg(cmd.get_program())
         .args(cmd.get_args());
     if let Some(dir) = cmd.get_current_dir() {
@@ -383,7 +391,9 @@ fn on_a_terminal(cmd: Command, prompt: &str, answer: &str) -> String {
             None => driver.env_remove(k),
         };
     }
-    let out = driver.output().expect("python3 is needed for the pseudo-terminal");
+    let out = driver
+        .output()
+        .expect("python3 is needed for the pseudo-terminal");
     let t = text(&out);
     assert!(out.status.success(), "on a terminal ({}):\n{t}", out.status);
     t

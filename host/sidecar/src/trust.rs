@@ -121,19 +121,21 @@ impl ConsentGate {
     }
 
     async fn ask(&self, p: &Pending) -> Result<(), ProviderError> {
-        let refused = |message: String| {
-            ProviderError::host(ErrorCode::ConsentRequired, message).with_suggestion(format!(
-                "to allow them, run {} (or the azd command again without --no-prompt, to be asked)",
-                self.approve
-            ))
+        let refused = |message: String, then: &str| {
+            ProviderError::host(ErrorCode::ConsentRequired, message)
+                .with_suggestion(format!("to allow them, run {} ({then})", self.approve))
         };
+        let unasked = "or the azd command again without --no-prompt, to be asked";
         if !self.interactive {
-            return Err(refused(format!(
-                "{} asks for more {} and does not run until you allow it (not asked: --no-prompt):\n{}",
-                p.who(),
-                p.since(),
-                p.lines()
-            )));
+            return Err(refused(
+                format!(
+                    "{} asks for more {} and does not run until you allow it (not asked: --no-prompt):\n{}",
+                    p.who(),
+                    p.since(),
+                    p.lines()
+                ),
+                unasked,
+            ));
         }
         let question = ConfirmQuestion {
             message: p.question(),
@@ -150,17 +152,23 @@ impl ConsentGate {
                     format!("cannot record your consent: {e:#}"),
                 )
             }),
-            Ok(false) => Err(refused(format!(
-                "you did not allow what {} also asks for, so it does not run:\n{}",
-                p.who(),
-                p.lines()
-            ))),
-            Err(e) => Err(refused(format!(
-                "{} asks for more {} and azd could not ask you ({e}):\n{}",
-                p.who(),
-                p.since(),
-                p.lines()
-            ))),
+            Ok(false) => Err(refused(
+                format!(
+                    "you did not allow what {} also asks for, so it does not run:\n{}",
+                    p.who(),
+                    p.lines()
+                ),
+                "or answer yes when azd asks next time",
+            )),
+            Err(e) => Err(refused(
+                format!(
+                    "{} asks for more {} and azd could not ask you ({e}):\n{}",
+                    p.who(),
+                    p.since(),
+                    p.lines()
+                ),
+                unasked,
+            )),
         }
     }
 }

@@ -124,9 +124,13 @@ impl Pending {
             self.provider,
             toml::to_string(&record)?
         );
-        let tmp = self.record.with_extension("toml.tmp");
-        std::fs::write(&tmp, body).with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &self.record)
+        // Written aside and renamed: a reader (another azd command) sees the old record or the new.
+        let dir = self.record.parent().unwrap_or(Path::new("."));
+        let mut aside = tempfile::NamedTempFile::new_in(dir)?;
+        std::io::Write::write_all(&mut aside, body.as_bytes())?;
+        aside
+            .persist(&self.record)
+            .map_err(|e| e.error)
             .with_context(|| format!("cannot write {}", self.record.display()))?;
         Ok(())
     }
