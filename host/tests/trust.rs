@@ -298,6 +298,9 @@ fn keygen_package_sign_and_trust_add_list_remove() {
     );
 }
 
+/// The grant an update adds: one HTTP origin.
+const ORIGIN: &str = "\n[policy.http]\nallow = [\"https://example.com\"]\n";
+
 #[test]
 fn an_update_that_asks_for_more_runs_only_after_consent_and_one_that_asks_for_less_runs_unasked() {
     let case = Case::new();
@@ -307,9 +310,9 @@ fn an_update_that_asks_for_more_runs_only_after_consent_and_one_that_asks_for_le
     let record = case.config().join("wasm-host/consent/c-hello.toml");
     assert!(record.is_file());
 
-    // 1.1.0 also asks for an environment variable and more memory.
+    // 1.1.0 also asks for one HTTP origin and more memory.
     case.update("1.1.0", |t| {
-        t.replace("memory_mb = 16", "memory_mb = 32") + "env = [\"HOME\"]\n"
+        t.replace("memory_mb = 16", "memory_mb = 32") + ORIGIN
     });
     let v2 = case.install("v2", &[]);
     // Nobody to ask (azd --no-prompt): refused, naming the grants and the command that approves.
@@ -317,7 +320,7 @@ fn an_update_that_asks_for_more_runs_only_after_consent_and_one_that_asks_for_le
         &case.provision(&v2, &[], &[]),
         "provider `c-hello` 1.1.0 asks for more than you allowed for 0.1.0",
     );
-    assert!(t.contains("+ environment variable HOME"), "{t}");
+    assert!(t.contains("+ HTTP origin https://example.com"), "{t}");
     assert!(t.contains("+ memory_mb 16 → 32"), "{t}");
     assert!(t.contains("approve --manifest"), "{t}");
     assert!(
@@ -332,14 +335,14 @@ fn an_update_that_asks_for_more_runs_only_after_consent_and_one_that_asks_for_le
     // Asked on a terminal (a pseudo-terminal), answered yes: it runs, and is not asked again.
     let t = on_a_terminal(case.provision_command(&v2, &[], &[]), "Allow?", "y");
     assert!(
-        t.contains("provider `c-hello` 1.1.0 also asks for: environment variable HOME"),
+        t.contains("provider `c-hello` 1.1.0 also asks for: HTTP origin https://example.com"),
         "{t}"
     );
     assert!(t.contains("Hello, trust!"), "{t}");
     succeeded(&case.provision(&v2, &[], &[]));
 
-    // 1.2.0 drops the variable: runs unasked, under --no-prompt.
-    case.update("1.2.0", |t| t.replace("env = [\"HOME\"]\n", ""));
+    // 1.2.0 drops the origin: runs unasked, under --no-prompt.
+    case.update("1.2.0", |t| t.replace(ORIGIN, ""));
     let v3 = case.install("v3", &[]);
     succeeded(&case.provision(&v3, &[], &[]));
 
