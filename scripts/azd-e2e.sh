@@ -20,7 +20,8 @@
 #    the exception's message and name the log file, which must hold the guest's log lines;
 # 5. as a provider author, in a folder outside the repository, with the README's commands:
 #    azd-wasm-host new → build → run provision → package, then azd extension source add and
-#    install of what package wrote, and azd provision with it, for a new JS and a new Rust provider;
+#    install of what package wrote, and azd provision with it, for a new JavaScript (ComponentizeJS),
+#    TypeScript and Rust provider;
 #    then the Rust one's trust: its installed component changed (refused), an update asking for
 #    one more grant (refused under --no-prompt, asked at azd's prompt on a terminal, runs after
 #    yes), an update with fewer grants (runs unasked);
@@ -514,13 +515,14 @@ author_flow() { # LANGUAGE NAME
   pass "a new $language provider went from azd-wasm-host new to azd provision"
 }
 author_flow js todo
+author_flow ts todo-ts
 author_flow rust todo-rs
 
 # --- trust: a signed provider, changed behind azd's back, then updated to ask for more ---------
 # `package` signed todo-rs with the key it made in $AZD_CONFIG_DIR/wasm-host (trusted there), and
 # its first azd provision recorded the grants it ran with. In its project folder ($project):
 # 1. its installed component changed: azd provision is refused, naming the file (restored after);
-# 2. version 0.2.0 also asks for an environment variable: refused under --no-prompt, naming it
+# 2. version 0.2.0 also asks for an HTTP origin: refused under --no-prompt, naming it
 #    and the approve command; asked on a terminal through azd's own prompt, yes: it runs, and
 #    then runs unasked; 3. version 0.3.0 drops it again: runs unasked.
 installed="$AZD_CONFIG_DIR/extensions/local.todo-rs"
@@ -545,23 +547,23 @@ reinstall() { # VERSION: todo-rs packaged at VERSION and installed anew
 python3 - provider.toml <<'PY'
 import sys
 path = sys.argv[1]
-text = open(path).read().replace("[policy]\n", "[policy]\nenv = [\"HOME\"]\n", 1)
+text = open(path).read() + '\n[policy.http]\nallow = ["https://example.com"]\n'
 open(path, "w").write(text)
 PY
 reinstall 0.2.0
 if azd_step provision --no-prompt; then fail "azd provision ran an update that asks for more, unasked"; fi
 grep -q "provider \`todo-rs\` 0.2.0 asks for more than you allowed for 0.1.0" "$work/step.out" &&
-  grep -q "+ environment variable HOME" "$work/step.out" && grep -q "approve --manifest" "$work/step.out" ||
+  grep -q "+ HTTP origin https://example.com" "$work/step.out" && grep -q "approve --manifest" "$work/step.out" ||
   fail "the --no-prompt refusal does not name the new grant and the approve command"
 pass "an update that asks for more is refused under --no-prompt"
 azd_pty_step "Allow?" "y" provision || fail "azd provision on a terminal, answering yes to the new grant"
-grep -q "also asks for: environment variable HOME" "$work/step.out" || fail "azd did not ask for the new grant"
+grep -q "also asks for: HTTP origin https://example.com" "$work/step.out" || fail "azd did not ask for the new grant"
 azd_step provision --no-prompt || fail "azd provision after consent"
 pass "an update that asks for more runs after the user's yes at azd's prompt, then unasked"
 python3 - provider.toml <<'PY'
 import sys
 path = sys.argv[1]
-text = open(path).read().replace('env = ["HOME"]\n', "", 1)
+text = open(path).read().replace('\n[policy.http]\nallow = ["https://example.com"]\n', "", 1)
 open(path, "w").write(text)
 PY
 reinstall 0.3.0

@@ -15,7 +15,11 @@
 #      cache), and one replayed test alone (the azure-storage lifecycle, from its cassette,
 #      offline): the median and spread of BENCH_TEST_RUNS runs, and the time per step.
 #
-#   scripts/bench.sh [host|go|test]      (default: all three)
+#   4. languages: each language's provider component (C, Rust, JavaScript on QuickJS and on
+#      ComponentizeJS, TypeScript, Python): its size, and the first Initialize on an empty
+#      compile cache and on a warm one (scripts/bench/languages.py; the README's language table).
+#
+#   scripts/bench.sh [host|go|test|languages]      (default: all four)
 #
 # Environment: BENCH_RUNS (processes per subject, default 20), BENCH_REQUESTS (default
 # 10000), BENCH_PROGRESS (default 100000). The Go extension is built with the Go toolchain
@@ -26,9 +30,9 @@ cd "$ROOT"
 
 which=${1:-all}
 case $which in
-  all | host | go | test) ;;
+  all | host | go | test | languages) ;;
   *)
-    echo "bench: unknown benchmark '$which' (host, go, test)" >&2
+    echo "bench: unknown benchmark '$which' (host, go, test, languages)" >&2
     exit 2
     ;;
 esac
@@ -142,7 +146,16 @@ if [[ $which == all || $which == test ]]; then
   test_times
 fi
 
-if [[ $which == test ]]; then
+if [[ $which == all || $which == languages ]]; then
+  scripts/build-examples.sh >/dev/null
+  scripts/build-rust-example.sh >/dev/null
+  cargo build --locked --release -p azd-wasm-host --bin azd-wasm-host
+  lang_work=$(mktemp -d)
+  python3 scripts/bench/languages.py target/release/azd-wasm-host "$lang_work" "${BENCH_LANGUAGE_RUNS:-5}"
+  rm -rf "$lang_work"
+fi
+
+if [[ $which == test || $which == languages ]]; then
   exit 0
 fi
 

@@ -1,4 +1,4 @@
-// Helpers for azd provisioning providers written in JavaScript.
+// Helpers for azd provisioning providers written in JavaScript (or TypeScript).
 //
 // A provider is an ES module that exports `provider`, an object with one method per
 // function of the WIT interface `azd:provisioning/provider@0.1.0` (camelCase names:
@@ -7,23 +7,25 @@
 // as an error with its message (the stack goes to the host's log), instead of a trap
 // that loses it. The component targets world `provisioning-provider` of
 // `azd:provisioning@0.2.0`, which adds azd's services (`environment`, `prompt` below).
-// componentize-qjs maps WIT values to plain JS values: records are objects with camelCase
-// keys, `list<tuple<string, T>>` is an array of `[key, value]` pairs, enums are strings,
-// and a function returning `result<T, error>` returns T or *throws* the error record.
+// WIT values are plain JS values: records are objects with camelCase keys,
+// `list<tuple<string, T>>` is an array of `[key, value]` pairs, enums are strings, and a
+// function returning `result<T, error>` returns T or *throws* the error record.
 //
-// Build a provider into a component (from the repository root):
+// This module works with both engines `azd-wasm-host build` knows:
+// - ComponentizeJS (the default): methods may be `async` (fetch, for one); files, access
+//   tokens and HTTP errors are in `azd-io.js` beside this file;
+// - QuickJS (`[build] engine = "quickjs"`, componentize-qjs --sync): a small component
+//   without files or fetch; methods must not be async.
+//
+// scripts/build-examples.sh builds the QuickJS examples from the repository root:
 //
 //   npx componentize-qjs --sync -w wit -n provisioning-provider \
 //       -j examples/js-hello/provider.js --module-root . -o build/provider.wasm
-//
-// `--sync` keeps the component free of the component-model async ABI; `--module-root .`
-// lets the provider import this file by a relative path. scripts/build-examples.sh does
-// all of that for the examples.
 
-import progressApi from "azd:provisioning/progress@0.1.0";
-import logApi from "azd:provisioning/log@0.1.0";
-import environmentApi from "azd:provisioning/environment@0.2.0";
-import promptApi from "azd:provisioning/prompt@0.2.0";
+import * as progressApi from "azd:provisioning/progress@0.1.0";
+import * as logApi from "azd:provisioning/log@0.1.0";
+import * as environmentApi from "azd:provisioning/environment@0.2.0";
+import * as promptApi from "azd:provisioning/prompt@0.2.0";
 
 /**
  * @typedef {"unspecified" | "local" | "service" | "tool"} ErrorOrigin
@@ -50,6 +52,28 @@ import promptApi from "azd:provisioning/prompt@0.2.0";
  * @typedef {{ invalidatedEnvKeys: string[] }} DestroyResult
  * @typedef {{ name: string, secret: boolean, value: string, envVarMapping: string[],
  *             localPrompt: boolean, usingEnvVarMapping: boolean }} Parameter
+ * @typedef {{ hint: string }} StateOptions
+ * @typedef {{ name: string }} PlannedOutput
+ */
+
+/**
+ * The methods a provider exports (the WIT interface `azd:provisioning/provider@0.1.0`, in
+ * camelCase). Each returns its value, or throws an error record (`localError`, ...); under
+ * ComponentizeJS a method may also be async and return a promise of its value.
+ * @template V
+ * @typedef {V | Promise<V>} Answer
+ */
+/**
+ * @typedef {{
+ *   initialize(projectPath: string, options: ProvisioningOptions): Answer<void>,
+ *   state(options: StateOptions): Answer<ProvisioningState>,
+ *   deploy(): Answer<DeployResult>,
+ *   preview(): Answer<DeploymentPreview>,
+ *   destroy(options: DestroyOptions): Answer<DestroyResult>,
+ *   ensureEnv(): Answer<void>,
+ *   parameters(): Answer<Parameter[]>,
+ *   plannedOutputs(): Answer<PlannedOutput[]>,
+ * }} Provider
  */
 
 /**
@@ -216,23 +240,47 @@ export function parameter(name, { secret = false, value = "", envVarMapping = []
  * record (`localError`, `serviceError`, ...) answers azd with an error carrying the
  * exception's message (category `internal`, code `provider_exception`); its stack goes to
  * the host's log. Export the result: `export const provider = defineProvider({ ... })`.
- * @template {Record<string, Function>} T
- * @param {T} methods
- * @returns {T}
+ * TypeScript (and editors, for JavaScript) check `methods` against {@link Provider}.
+ * @param {Provider} methods
+ * @returns {Provider}
  */
 export function defineProvider(methods) {
   /** @type {Record<string, Function>} */
   const wrapped = {};
   for (const [name, method] of Object.entries(methods)) {
     wrapped[name] = function (...args) {
+      let result;
       try {
-        return method.apply(methods, args);
+        result = method.apply(methods, args);
       } catch (e) {
         throw asProviderError(e, name);
       }
+      // An async method (ComponentizeJS): its rejection becomes the error azd shows.
+      if (result !== null && typeof result === "object" && typeof result.then === "function") {
+        return result.then(undefined, (e) => {
+          throw asProviderError(e, name);
+        });
+      }
+      return result;
     };
   }
-  return /** @type {T} */ (wrapped);
+  return /** @type {Provider} */ (/** @type {unknown} */ (wrapped));
+}
+
+/**
+ * Calls an import of azd's services: an error it returns is thrown as the error record
+ * itself (ComponentizeJS wraps it in an exception whose `payload` is the record).
+ * @template T
+ * @param {() => T} call
+ * @returns {T}
+ */
+export function callImport(call) {
+  try {
+    return call();
+  } catch (e) {
+    const payload = /** @type {any} */ (e)?.payload;
+    throw payload !== undefined ? payload : e;
+  }
 }
 
 /** @param {unknown} e @returns {e is ProviderError} */
@@ -257,6 +305,8 @@ function isProviderError(e) {
  */
 function asProviderError(e, method) {
   if (isProviderError(e)) return e;
+  const payload = /** @type {any} */ (e)?.payload;
+  if (isProviderError(payload)) return payload;
   const message = e instanceof Error ? e.message : String(e);
   const stack = e instanceof Error && typeof e.stack === "string" ? e.stack : "";
   log.error(`${method} threw: ${message}${stack ? `\n${stack}` : ""}`);
@@ -274,21 +324,21 @@ function asProviderError(e, method) {
  */
 export const environment = {
   /** The environment's name. @returns {string} */
-  name: () => environmentApi.name(),
+  name: () => callImport(() => environmentApi.name()),
   /**
    * One value, or `null` when it is not set.
    * @param {string} key
    * @returns {string | null}
    */
-  get: (key) => environmentApi.getValue(String(key)) ?? null,
+  get: (key) => callImport(() => environmentApi.getValue(String(key))) ?? null,
   /** Every value, sorted by key. @returns {[string, string][]} */
-  values: () => environmentApi.getValues(),
+  values: () => callImport(() => environmentApi.getValues()),
   /**
    * Sets a value; azd saves it to the environment's `.env`.
    * @param {string} key
    * @param {string} value
    */
-  set: (key, value) => environmentApi.setValue(String(key), String(value)),
+  set: (key, value) => callImport(() => environmentApi.setValue(String(key), String(value))),
 };
 
 /**
@@ -306,7 +356,7 @@ export const prompt = {
    * @returns {boolean}
    */
   confirm: (message, { default: defaultValue, help = "" } = {}) =>
-    promptApi.confirm({ message: String(message), defaultValue, helpMessage: help }),
+    callImport(() => promptApi.confirm({ message: String(message), defaultValue, helpMessage: help })),
   /**
    * A question answered with text.
    * @param {string} message
@@ -314,7 +364,9 @@ export const prompt = {
    * @returns {string}
    */
   text: (message, { default: defaultValue, help = "", placeholder = "", secret = false, required = false } = {}) =>
-    promptApi.text({ message: String(message), defaultValue, helpMessage: help, placeholder, secret, required }),
+    callImport(() =>
+      promptApi.text({ message: String(message), defaultValue, helpMessage: help, placeholder, secret, required }),
+    ),
   /**
    * Choose one of `choices`; returns the chosen index.
    * @param {string} message
@@ -323,5 +375,5 @@ export const prompt = {
    * @returns {number}
    */
   select: (message, choices, { default: defaultIndex, help = "" } = {}) =>
-    promptApi.select({ message: String(message), choices, defaultIndex, helpMessage: help }),
+    callImport(() => promptApi.select({ message: String(message), choices, defaultIndex, helpMessage: help })),
 };

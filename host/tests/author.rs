@@ -327,6 +327,50 @@ async fn a_new_js_provider_goes_from_new_to_a_packaged_extension() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_ts_provider_goes_from_new_to_a_packaged_extension() {
+    author_flow("ts", "todo-ts").await;
+}
+
+/// tsc checks a TypeScript provider against the provider interface's types (the
+/// helpers' `Provider`): a wrong return type fails the build, naming the line, and the
+/// component built before stays.
+#[test]
+fn a_typescript_provider_of_the_wrong_shape_fails_its_build() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = root.path().join("cache");
+    ok(&host(root.path(), &["new", "ts", "shape"], &cache), "new");
+    let dir = root.path().join("shape");
+    let out = host(&dir, &["build"], &cache);
+    if skip_missing_tool(&out, "ts") {
+        return;
+    }
+    ok(&out, "build");
+    let component = dir.join("build/shape.wasm");
+    let built = std::fs::read(&component).unwrap();
+    let source = std::fs::read_to_string(dir.join("provider.ts")).unwrap();
+    let wrong = source.replace(
+        r#"return [{ name: "GREETING" }, { name: "GREETING_LENGTH" }];"#,
+        "return [{ name: 42 }];",
+    );
+    assert_ne!(wrong, source, "the template changed: update this test");
+    std::fs::write(dir.join("provider.ts"), wrong).unwrap();
+    let out = host(&dir, &["build"], &cache);
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("provider.ts(") && said.contains("error TS2322"),
+        "{said}"
+    );
+    assert!(said.contains("PlannedOutput"), "{said}");
+    assert_eq!(
+        std::fs::read(&component).unwrap(),
+        built,
+        "a failed build replaced the component"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_rust_provider_goes_from_new_to_a_packaged_extension() {
     author_flow("rust", "todo-rs").await;
 }

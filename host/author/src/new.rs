@@ -1,4 +1,4 @@
-//! `azd-wasm-host new <rust|js|python|c> NAME`: a provider project anywhere.
+//! `azd-wasm-host new <rust|js|ts|python|c> NAME`: a provider project anywhere.
 //!
 //! The project holds everything it needs, from this binary: the WIT package
 //! (`wit/`), the language's guest helpers, a provider that greets (the
@@ -37,8 +37,10 @@ pub struct NewArgs {
 pub enum Language {
     /// Rust, on the azd-provider-sdk crate.
     Rust,
-    /// JavaScript, built with componentize-qjs.
+    /// JavaScript, built with ComponentizeJS (files, fetch, azd's credentials).
     Js,
+    /// TypeScript, type-checked by tsc, then built as JavaScript.
+    Ts,
     /// Python, built with componentize-py.
     Python,
     /// C, with wit-bindgen's bindings and a wasm32-wasi C compiler.
@@ -51,6 +53,7 @@ impl Language {
         match self {
             Self::Rust => BuildLanguage::Rust,
             Self::Js => BuildLanguage::Js,
+            Self::Ts => BuildLanguage::Ts,
             Self::Python => BuildLanguage::Python,
             Self::C => BuildLanguage::C,
         }
@@ -126,36 +129,57 @@ struct LanguageParts {
 fn example_of(language: Language) -> &'static str {
     match language {
         Language::Rust => "rust-hello",
-        Language::Js => "js-hello",
+        Language::Js | Language::Ts => "js-hello",
         Language::Python => "python-hello",
         Language::C => "c-hello",
     }
 }
 
+/// What a new project's README says of building in each language.
+const RUST_NOTES: &str = "`build` uses cargo: `rustup target add wasm32-wasip2` once (or, on Debian 12 without \
+             rustup's targets, `apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19`). \
+             `cargo test` runs the provider's unit tests natively. The guest SDK is in \
+             `azd-provider-sdk/`.";
+const JS_NOTES: &str = "`build` runs `npm install` the first time (ComponentizeJS and jco are pinned in \
+             `package.json`), then ComponentizeJS: the component carries SpiderMonkey \
+             (StarlingMonkey), about 15 MB. `fetch` reaches the origins `[policy.http] allow` \
+             grants; files (folders `[policy] fs` grants), azd's access tokens and HTTP errors \
+             are in `lib/azd-io.js`, everything else in `lib/azd-provider.js`. Methods may be \
+             `async`. For a 1.7 MB component without files or fetch, set `engine = \"quickjs\"` \
+             under `[build]` and pin `componentize-qjs` in `package.json`.";
+const TS_NOTES: &str = "`build` runs `npm install` the first time (TypeScript, ComponentizeJS and jco are \
+             pinned in `package.json`), then `tsc -p .`, which type-checks `provider.ts` against \
+             the helpers' types and writes JavaScript into `build/js/`, then ComponentizeJS \
+             (about 15 MB). `fetch` reaches the origins `[policy.http] allow` grants; files, \
+             azd's access tokens and HTTP errors are in `lib/azd-io.js`, everything else in \
+             `lib/azd-provider.js`. Methods may be `async`.";
+const PYTHON_NOTES: &str = "`build` runs componentize-py (`pip install componentize-py==0.25.1` puts it on PATH). \
+             componentize-py makes a new `Provider` object for every call: keep state at module \
+             level. The helpers are in `lib/azd_provider.py`.";
+const C_NOTES: &str = "`build` needs `wit-bindgen` (`cargo install --locked wit-bindgen-cli --version 0.46.0`) \
+             and a wasm32-wasi C compiler: `zig` on PATH, clang with wasi-libc (Debian: clang, lld, \
+             wasi-libc, libclang-rt-dev-wasm32), or `AZD_WASM_HOST_CC`. The helpers are in \
+             `include/azd_provider.h`.";
+
 /// The parts of `language`.
 fn language_parts(language: Language) -> LanguageParts {
     let (files, title, memory_mb, build_extra, gitignore_extra, notes) = match language {
-        Language::Rust => (
-            templates::RUST,
-            "Rust",
-            "32",
-            "",
-            "/target/",
-            "`build` uses cargo: `rustup target add wasm32-wasip2` once (or, on Debian 12 without \
-             rustup's targets, `apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19`). \
-             `cargo test` runs the provider's unit tests natively. The guest SDK is in \
-             `azd-provider-sdk/`.",
-        ),
+        Language::Rust => (templates::RUST, "Rust", "32", "", "/target/", RUST_NOTES),
         Language::Js => (
             templates::JS,
             "JavaScript",
-            "64",
+            "128",
             "source = \"provider.js\"\n",
             "/node_modules/",
-            "`build` runs `npm install` the first time (componentize-qjs is pinned in \
-             `package.json`), then componentize-qjs. QuickJS has no file or network API: a \
-             JavaScript provider works through its config, azd's services and its outputs. \
-             The helpers are in `lib/azd-provider.js`.",
+            JS_NOTES,
+        ),
+        Language::Ts => (
+            templates::TS,
+            "TypeScript",
+            "128",
+            "source = \"provider.ts\"\n",
+            "/node_modules/",
+            TS_NOTES,
         ),
         Language::Python => (
             templates::PYTHON,
@@ -163,21 +187,9 @@ fn language_parts(language: Language) -> LanguageParts {
             "256",
             "source = \"provider.py\"\n",
             "__pycache__/",
-            "`build` runs componentize-py (`pip install componentize-py==0.25.1` puts it on PATH). \
-             componentize-py makes a new `Provider` object for every call: keep state at module \
-             level. The helpers are in `lib/azd_provider.py`.",
+            PYTHON_NOTES,
         ),
-        Language::C => (
-            templates::C,
-            "C",
-            "16",
-            "",
-            "",
-            "`build` needs `wit-bindgen` (`cargo install --locked wit-bindgen-cli --version 0.46.0`) \
-             and a wasm32-wasi C compiler: `zig` on PATH, clang with wasi-libc (Debian: clang, lld, \
-             wasi-libc, libclang-rt-dev-wasm32), or `AZD_WASM_HOST_CC`. The helpers are in \
-             `include/azd_provider.h`.",
-        ),
+        Language::C => (templates::C, "C", "16", "", "", C_NOTES),
     };
     let example = example_of(language);
     LanguageParts {
@@ -198,7 +210,9 @@ pub(crate) fn project_files(
     extension_id: &str,
 ) -> Vec<(String, String)> {
     let component = format!("build/{name}.wasm");
-    let qjs = templates::componentize_qjs_version();
+    let cjs = templates::js_tool_version("@bytecodealliance/componentize-js");
+    let jco = templates::js_tool_version("@bytecodealliance/jco");
+    let typescript = templates::js_tool_version("typescript");
     let parts = language_parts(language);
     let values = [
         ("name", name),
@@ -211,7 +225,9 @@ pub(crate) fn project_files(
         ("gitignore_extra", parts.gitignore_extra),
         ("language_notes", parts.notes),
         ("host_version", env!("CARGO_PKG_VERSION")),
-        ("componentize_qjs_version", qjs.as_str()),
+        ("componentize_js_version", cjs.as_str()),
+        ("jco_version", jco.as_str()),
+        ("typescript_version", typescript.as_str()),
     ];
     templates::WIT
         .iter()
@@ -271,7 +287,13 @@ mod tests {
 
     #[test]
     fn every_language_gets_a_manifest_a_sample_project_and_the_wit() {
-        for language in [Language::Rust, Language::Js, Language::Python, Language::C] {
+        for language in [
+            Language::Rust,
+            Language::Js,
+            Language::Ts,
+            Language::Python,
+            Language::C,
+        ] {
             let files = project_files(language, "todo", "local.todo");
             let get = |path: &str| {
                 files

@@ -4,7 +4,8 @@
 //!
 //! ```toml
 //! [build]
-//! language = "rust"      # a built-in recipe: rust, js, python, c
+//! language = "rust"      # a built-in recipe: rust, js, ts, python, c
+//! # engine = "quickjs"  # js only: QuickJS instead of ComponentizeJS (small, no files or fetch)
 //! # command = "make"     # or the author's own command, run in the manifest's folder
 //! # source = "."         # the provider's source, relative to the manifest
 //! ```
@@ -31,6 +32,22 @@ pub(crate) struct BuildSettings {
     /// the C files' folder (default `.`), for `rust` the crate (default `.`).
     #[serde(default)]
     pub source: Option<String>,
+    /// For `js`: the engine the component carries (default `componentize-js`).
+    #[serde(default)]
+    pub engine: Option<JsEngine>,
+}
+
+/// The JavaScript engines `build` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum JsEngine {
+    /// The Bytecode Alliance's ComponentizeJS (SpiderMonkey, as StarlingMonkey):
+    /// `fetch` over wasi:http, files through wasi:filesystem, azd's credentials;
+    /// a component of about 15 MB.
+    ComponentizeJs,
+    /// QuickJS through componentize-qjs: a component of about 1.7 MB that starts
+    /// faster, with no file or network API.
+    Quickjs,
 }
 
 /// The languages `azd-wasm-host build` knows how to build.
@@ -39,8 +56,11 @@ pub(crate) struct BuildSettings {
 pub(crate) enum BuildLanguage {
     /// cargo, for `wasm32-wasip2` (or `wasm32-wasip1`, made a component by the host).
     Rust,
-    /// componentize-qjs (npm), pinned in the project's `package.json`.
+    /// JavaScript: ComponentizeJS (or componentize-qjs, `engine = "quickjs"`),
+    /// pinned in the project's `package.json`.
     Js,
+    /// TypeScript: `tsc` to JavaScript, then as `js` (ComponentizeJS).
+    Ts,
     /// componentize-py (PyPI).
     Python,
     /// wit-bindgen's C bindings, a wasm32-wasi C compiler, made a component by the host.
@@ -53,6 +73,7 @@ impl BuildLanguage {
         match self {
             Self::Rust => "rust",
             Self::Js => "js",
+            Self::Ts => "ts",
             Self::Python => "python",
             Self::C => "c",
         }
@@ -81,6 +102,15 @@ impl BuildSettings {
     pub(crate) fn parse(text: &str, path: &Path) -> anyhow::Result<Option<Self>> {
         let with: WithBuild = toml::from_str(text)
             .with_context(|| format!("provider manifest {}: `[build]`", path.display()))?;
+        if let Some(b) = &with.build
+            && b.engine.is_some()
+            && b.language != Some(BuildLanguage::Js)
+        {
+            anyhow::bail!(
+                "provider manifest {}: `[build] engine` is for `language = \"js\"`",
+                path.display()
+            );
+        }
         Ok(with.build)
     }
 }
@@ -106,5 +136,14 @@ mod tests {
             BuildSettings::parse("[build]\nextra = 1\n", path).unwrap_err()
         );
         assert!(e.contains("extra"), "{e}");
+        let js = "[build]\nlanguage = \"js\"\nengine = \"quickjs\"\n";
+        let b = BuildSettings::parse(js, path).unwrap().unwrap();
+        assert_eq!(b.engine, Some(JsEngine::Quickjs));
+        let e = format!(
+            "{:#}",
+            BuildSettings::parse("[build]\nlanguage = \"c\"\nengine = \"quickjs\"\n", path)
+                .unwrap_err()
+        );
+        assert!(e.contains("engine"), "{e}");
     }
 }

@@ -86,11 +86,22 @@ pub(crate) const RUST: &[File] = &[
     repo_file!("azd-provider-sdk/src/types.rs", "guest-sdk/src/types.rs"),
 ];
 
-/// JavaScript: the module, its helper (`lib/`) and the pinned componentize-qjs.
+/// JavaScript: the module, its helpers (`lib/`) and the pinned ComponentizeJS and jco.
 pub(crate) const JS: &[File] = &[
     template!("package.json", "js/package.json"),
     repo_file!("provider.js", "examples/js-hello/provider.js"),
     repo_file!("lib/azd-provider.js", "guest-sdk/js/azd-provider.js"),
+    repo_file!("lib/azd-io.js", "guest-sdk/js/azd-io.js"),
+];
+
+/// TypeScript: the module, `tsconfig.json`, the JavaScript helpers (their JSDoc
+/// types are the provider's types) and the pinned ComponentizeJS, jco and TypeScript.
+pub(crate) const TS: &[File] = &[
+    template!("package.json", "ts/package.json"),
+    template!("tsconfig.json", "ts/tsconfig.json"),
+    template!("provider.ts", "ts/provider.ts"),
+    repo_file!("lib/azd-provider.js", "guest-sdk/js/azd-provider.js"),
+    repo_file!("lib/azd-io.js", "guest-sdk/js/azd-io.js"),
 ];
 
 /// Python: the module and its helper (`lib/`).
@@ -105,23 +116,19 @@ pub(crate) const C: &[File] = &[
     repo_file!("include/azd_provider.h", "guest-sdk/c/azd_provider.h"),
 ];
 
-/// The js-hello example's `package.json`: the componentize-qjs version the
-/// repository builds and tests with, which new JavaScript projects pin too.
-const JS_HELLO_PACKAGE: &str = include_str!(concat!(
+/// The tools of JavaScript and TypeScript projects at the versions the
+/// repository tests (`guest-sdk/js/package.json`), which new projects pin.
+const JS_TOOLS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../examples/js-hello/package.json"
+    "/../../guest-sdk/js/package.json"
 ));
 
-/// The componentize-qjs version new JavaScript projects pin.
-pub(crate) fn componentize_qjs_version() -> String {
-    serde_json::from_str::<serde_json::Value>(JS_HELLO_PACKAGE)
+/// The version `guest-sdk/js/package.json` pins `package` at.
+pub(crate) fn js_tool_version(package: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(JS_TOOLS)
         .ok()
-        .and_then(|v| {
-            v["devDependencies"]["componentize-qjs"]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| "0.4.5".to_owned())
+        .and_then(|v| v["devDependencies"][package].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("guest-sdk/js/package.json pins no {package}"))
 }
 
 /// `text` with every `{{key}}` of `values` replaced.
@@ -159,9 +166,18 @@ mod tests {
     }
 
     #[test]
-    fn the_pinned_componentize_qjs_is_the_examples() {
-        let version = componentize_qjs_version();
-        assert!(JS_HELLO_PACKAGE.contains(&format!("\"componentize-qjs\": \"{version}\"")));
+    fn new_projects_pin_every_js_tool_exactly() {
+        for tool in [
+            "@bytecodealliance/componentize-js",
+            "@bytecodealliance/jco",
+            "typescript",
+        ] {
+            let version = js_tool_version(tool);
+            assert!(
+                version.chars().all(|c| c.is_ascii_digit() || c == '.'),
+                "{tool} is pinned loosely: {version}"
+            );
+        }
     }
 
     #[test]
@@ -177,9 +193,18 @@ mod tests {
             "gitignore_extra",
             "language_notes",
             "host_version",
-            "componentize_qjs_version",
+            "componentize_js_version",
+            "jco_version",
+            "typescript_version",
         ];
-        for file in COMMON.iter().chain(RUST).chain(JS).chain(PYTHON).chain(C) {
+        for file in COMMON
+            .iter()
+            .chain(RUST)
+            .chain(JS)
+            .chain(TS)
+            .chain(PYTHON)
+            .chain(C)
+        {
             let mut rest = file.text;
             while let Some(start) = rest.find("{{") {
                 let tail = &rest[start + 2..];

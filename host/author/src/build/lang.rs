@@ -1,4 +1,4 @@
-//! The JavaScript, Python and C recipes.
+//! The Python and C recipes (and the project's WIT every recipe reads).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -9,10 +9,10 @@ use azd_wasm_host_runtime::WORLD;
 use super::step::{Step, write_component};
 
 /// The world's name inside the project's `wit/` package.
-const WORLD_NAME: &str = "provisioning-provider";
+pub(super) const WORLD_NAME: &str = "provisioning-provider";
 
 /// The project's WIT folder, which every recipe builds against.
-fn wit_dir(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
+pub(super) fn wit_dir(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
     let wit = dir.join("wit");
     if !wit.join("provisioning.wit").is_file() {
         bail!(
@@ -21,63 +21,6 @@ fn wit_dir(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
         );
     }
     Ok(wit)
-}
-
-/// JavaScript: componentize-qjs from the project's own `node_modules`
-/// (installed by npm from `package.json` on the first build).
-pub(super) fn js(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
-    let wit = wit_dir(dir)?;
-    let module = dir.join(source.unwrap_or("provider.js"));
-    if !module.is_file() {
-        bail!(
-            "no JavaScript module at {} ([build] source)",
-            module.display()
-        );
-    }
-    let bin = dir
-        .join("node_modules")
-        .join(".bin")
-        .join(if cfg!(windows) {
-            "componentize-qjs.cmd"
-        } else {
-            "componentize-qjs"
-        });
-    if !bin.is_file() {
-        if !dir.join("package.json").is_file() {
-            bail!(
-                "no package.json in {} to install componentize-qjs from (npm install --save-dev componentize-qjs)",
-                dir.display()
-            );
-        }
-        let npm = crate::tools::find_program(&["npm", "npm.cmd"])
-            .context("`npm` is not on PATH: install Node.js 18 or newer")?;
-        let install = if dir.join("package-lock.json").is_file() {
-            "ci"
-        } else {
-            "install"
-        };
-        Step::new(format!("npm {install} (componentize-qjs)"), npm, dir)
-            .args([install, "--no-audit", "--no-fund"])
-            .run()?;
-        if !bin.is_file() {
-            bail!(
-                "npm installed no componentize-qjs ({}); add it to devDependencies",
-                bin.display()
-            );
-        }
-    }
-    Step::new("componentize-qjs", &bin, dir)
-        .arg("--sync")
-        .arg("-w")
-        .arg(&wit)
-        .args(["-n", WORLD_NAME])
-        .arg("-j")
-        .arg(&module)
-        .arg("--module-root")
-        .arg(dir)
-        .arg("-o")
-        .arg(staged)
-        .run()
 }
 
 /// Python: componentize-py, with the project's folder and `lib/` on its path.

@@ -7,7 +7,8 @@
 //! | language | tools it finds | what it runs |
 //! |---|---|---|
 //! | `rust` | a cargo whose rustc has the `wasm32-wasip2` or `wasm32-wasip1` std, or the std's source (build-std) with `wasm-ld` and wasi-libc | `cargo build --release --target …`; a wasip1 module is made a component here |
-//! | `js` | `npm`, `node` | `npm install` (first build), `componentize-qjs --sync` |
+//! | `js` | `npm`, `node` | `npm install` (first build), `componentize-js` against the world plus files, HTTP and credentials (`engine = "quickjs"`: `componentize-qjs --sync`) |
+//! | `ts` | `npm`, `node` | `npm install` (first build), `tsc -p .`, then as `js` |
 //! | `python` | `componentize-py` (PATH, or `AZD_WASM_HOST_COMPONENTIZE_PY`) | `componentize-py componentize` |
 //! | `c` | `wit-bindgen` (PATH or `AZD_WASM_HOST_WIT_BINDGEN`), a wasm32-wasi C compiler (`AZD_WASM_HOST_CC`, `zig`, or clang with wasi-libc) | bindings, compile, made a component here |
 //!
@@ -17,6 +18,7 @@
 //! exports and imports, without compiling it), so a failed build never leaves
 //! a half-written or foreign component where `run` and `package` look.
 
+mod js;
 mod lang;
 mod rust;
 mod step;
@@ -117,12 +119,13 @@ fn make(
         return custom(command, dir, &manifest.component, staged);
     }
     let Some(language) = settings.language else {
-        bail!("[build] needs `language` (rust, js, python or c) or `command`");
+        bail!("[build] needs `language` (rust, js, ts, python or c) or `command`");
     };
     let source = settings.source.as_deref();
     match language {
         BuildLanguage::Rust => rust::build(dir, source, staged),
-        BuildLanguage::Js => lang::js(dir, source, staged),
+        BuildLanguage::Js => js::js(dir, source, settings.engine, staged),
+        BuildLanguage::Ts => js::ts(dir, source, staged),
         BuildLanguage::Python => lang::python(dir, source, staged),
         BuildLanguage::C => lang::c(dir, source, staged),
     }

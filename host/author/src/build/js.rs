@@ -1,0 +1,218 @@
+//! The JavaScript and TypeScript recipes. The tools come from the project's
+//! own `node_modules`, pinned in its `package.json` (`npm ci`, or `npm
+//! install` without a lock file, on the first build).
+//!
+//! - **ComponentizeJS** (the default engine): the Bytecode Alliance's
+//!   StarlingMonkey, a SpiderMonkey build for components. JavaScript gets
+//!   `fetch` (over wasi:http, under `[policy.http]`) and, through the helpers,
+//!   files (wasi:filesystem, which StarlingMonkey does not give JS itself) and
+//!   azd's access tokens. The world the component targets is written for each
+//!   build into a scratch folder: ours, plus `azd:credentials`,
+//!   `wasi:filesystem` and `wasi:http/outgoing-handler`, with the WASI 0.2.12
+//!   WIT that the pinned jco ships. About 15 MB.
+//! - **QuickJS** (`engine = "quickjs"`): componentize-qjs, the provider world
+//!   alone. About 1.7 MB and a faster first start, but no files and no fetch.
+//! - **TypeScript**: `tsc -p .` (the project's `tsconfig.json`: its `outDir`
+//!   is `build/js`), then ComponentizeJS on the JavaScript it wrote.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+
+use super::step::Step;
+use crate::settings::JsEngine;
+
+/// The world's name inside the scratch WIT folder.
+const WORLD: &str = "provider";
+/// The WASI WIT the world takes, as the pinned jco ships it.
+const WASI_WIT: &str = "node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12";
+/// Where `tsc` writes (the template's `tsconfig.json` says the same).
+const TS_OUT: &str = "build/js";
+
+/// The world a ComponentizeJS provider targets.
+const WORLD_WIT: &str = "\
+// Written by azd-wasm-host build: the provider world, azd's credentials, and the
+// WASI interfaces JavaScript reaches through the helpers (files) and fetch (HTTP).
+package local:provider;
+
+world provider {
+    include azd:provisioning/provisioning-provider@0.2.0;
+    import azd:credentials/credentials@0.1.0;
+    import wasi:filesystem/types@0.2.12;
+    import wasi:filesystem/preopens@0.2.12;
+    import wasi:http/outgoing-handler@0.2.12;
+}
+";
+
+/// JavaScript, with `engine`'s recipe.
+pub(super) fn js(
+    dir: &Path,
+    source: Option<&str>,
+    engine: Option<JsEngine>,
+    staged: &Path,
+) -> anyhow::Result<()> {
+    let module = dir.join(source.unwrap_or("provider.js"));
+    if !module.is_file() {
+        bail!(
+            "no JavaScript module at {} ([build] source)",
+            module.display()
+        );
+    }
+    match engine.unwrap_or(JsEngine::ComponentizeJs) {
+        JsEngine::ComponentizeJs => componentize_js(dir, &module, staged),
+        JsEngine::Quickjs => quickjs(dir, &module, staged),
+    }
+}
+
+/// TypeScript: `tsc`, then ComponentizeJS on what it wrote.
+pub(super) fn ts(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
+    let source = source.unwrap_or("provider.ts");
+    if !dir.join(source).is_file() {
+        bail!(
+            "no TypeScript module at {} ([build] source)",
+            dir.join(source).display()
+        );
+    }
+    if !dir.join("tsconfig.json").is_file() {
+        bail!(
+            "no tsconfig.json in {} (azd-wasm-host new ts writes one)",
+            dir.display()
+        );
+    }
+    let tsc = npm_tool(dir, "tsc", "typescript")?;
+    let out = dir.join(TS_OUT);
+    let _ = std::fs::remove_dir_all(&out);
+    Step::new("tsc (type-check, then JavaScript into build/js)", tsc, dir)
+        .args(["-p", "."])
+        .run()?;
+    let module = out.join(Path::new(source).with_extension("js"));
+    if !module.is_file() {
+        bail!(
+            "tsc wrote no {} (tsconfig.json's outDir must be \"{TS_OUT}\", rootDir \".\")",
+            module.display()
+        );
+    }
+    componentize_js(dir, &module, staged)
+}
+
+/// ComponentizeJS on `module`, against the world assembled in a scratch folder.
+fn componentize_js(dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
+    let bin = npm_tool(dir, "componentize-js", "@bytecodealliance/componentize-js")?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".js-build-")
+        .tempdir_in(staged.parent().unwrap_or(dir))
+        .context("cannot make a scratch folder for the JavaScript build")?;
+    let wit = assemble_world(dir, scratch.path())?;
+    Step::new("componentize-js (ComponentizeJS, StarlingMonkey)", bin, dir)
+        .arg(module)
+        .arg("-w")
+        .arg(&wit)
+        .args(["-n", WORLD])
+        .arg("-o")
+        .arg(staged)
+        .run()
+}
+
+/// The scratch WIT folder: the world, the project's WIT as its dependency,
+/// and the WASI WIT from the pinned jco.
+fn assemble_world(dir: &Path, scratch: &Path) -> anyhow::Result<PathBuf> {
+    let project_wit = super::lang::wit_dir(dir)?;
+    let wasi = dir.join(WASI_WIT);
+    if !wasi.join("wasi-filesystem").is_dir() {
+        bail!(
+            "no WASI 0.2.12 WIT at {} (pin @bytecodealliance/jco in package.json, as azd-wasm-host new does)",
+            wasi.display()
+        );
+    }
+    let wit = scratch.join("wit");
+    let deps = wit.join("deps");
+    let ours = deps.join("azd-provisioning-0.2.0");
+    std::fs::create_dir_all(&ours)?;
+    std::fs::copy(
+        project_wit.join("provisioning.wit"),
+        ours.join("provisioning.wit"),
+    )?;
+    copy_tree(&project_wit.join("deps"), &deps)?;
+    copy_tree(&wasi, &deps)?;
+    std::fs::write(wit.join("world.wit"), WORLD_WIT)?;
+    Ok(wit)
+}
+
+/// Copies every entry of `from` into `to` (folders whole).
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    let entries =
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?;
+    for entry in entries {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else {
+            std::fs::copy(entry.path(), &dest)
+                .with_context(|| format!("cannot copy {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// QuickJS: componentize-qjs `--sync` on the provider world.
+fn quickjs(dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
+    let wit = super::lang::wit_dir(dir)?;
+    let bin = npm_tool(dir, "componentize-qjs", "componentize-qjs")?;
+    Step::new("componentize-qjs", &bin, dir)
+        .arg("--sync")
+        .arg("-w")
+        .arg(&wit)
+        .args(["-n", super::lang::WORLD_NAME])
+        .arg("-j")
+        .arg(module)
+        .arg("--module-root")
+        .arg(dir)
+        .arg("-o")
+        .arg(staged)
+        .run()
+}
+
+/// The project's `node_modules/.bin/NAME`, installed by npm from
+/// `package.json` first when it is not there yet.
+fn npm_tool(dir: &Path, name: &str, package: &str) -> anyhow::Result<PathBuf> {
+    let bin = dir
+        .join("node_modules")
+        .join(".bin")
+        .join(if cfg!(windows) {
+            format!("{name}.cmd")
+        } else {
+            name.to_owned()
+        });
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    if !dir.join("package.json").is_file() {
+        bail!(
+            "no package.json in {} to install {package} from (npm install --save-dev --save-exact {package})",
+            dir.display()
+        );
+    }
+    let npm = crate::tools::find_program(&["npm", "npm.cmd"])
+        .context("`npm` is not on PATH: install Node.js 20 or newer")?;
+    let install = if dir.join("package-lock.json").is_file() {
+        "ci"
+    } else {
+        "install"
+    };
+    Step::new(
+        format!("npm {install} (the tools package.json pins)"),
+        npm,
+        dir,
+    )
+    .args([install, "--no-audit", "--no-fund"])
+    .run()?;
+    if !bin.is_file() {
+        bail!(
+            "npm installed no {name} ({}); add {package} to devDependencies",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
