@@ -123,11 +123,14 @@ async fn fetch(args: &PullArgs, reference: &Reference, into: &Path) -> anyhow::R
         args.reference
     );
     for (layer, path) in files_of(&image.layers, &args.reference)? {
-        let mut data = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
+        // No more than the manifest declared: a registry that sends more is refused.
+        let declared = usize::try_from(layer.size).unwrap_or(0);
+        let mut data = Capped::new(declared);
         client
             .pull_blob(reference, layer, &mut data)
             .await
             .with_context(|| format!("pulling {}", path.display()))?;
+        let data = data.bytes;
         let actual = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&data)));
         anyhow::ensure!(
             actual == layer.digest,
@@ -142,6 +145,53 @@ async fn fetch(args: &PullArgs, reference: &Reference, into: &Path) -> anyhow::R
         std::fs::write(&dest, &data).with_context(|| format!("cannot write {}", dest.display()))?;
     }
     Ok(digest)
+}
+
+/// A blob's bytes, refused past the size its descriptor declared.
+struct Capped {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl Capped {
+    fn new(limit: usize) -> Self {
+        Self {
+            bytes: Vec::with_capacity(limit),
+            limit,
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Capped {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        if this.bytes.len() + buf.len() > this.limit {
+            return std::task::Poll::Ready(Err(std::io::Error::other(format!(
+                "the registry sent more than the {} bytes the layer declares",
+                this.limit
+            ))));
+        }
+        this.bytes.extend_from_slice(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
 }
 
 /// Each layer with the path its title names; refuses an artifact that is not
@@ -211,6 +261,19 @@ fn safe_path(title: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_blob_past_its_declared_size_is_refused() {
+        use tokio::io::AsyncWriteExt as _;
+        let mut capped = Capped::new(4);
+        capped
+            .write_all(b"abcd")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let e = capped.write_all(b"e").await.unwrap_err();
+        assert!(e.to_string().contains("more than the 4 bytes"), "{e}");
+        assert_eq!(capped.bytes, b"abcd");
+    }
 
     #[test]
     fn only_plain_relative_titles_are_paths() {
