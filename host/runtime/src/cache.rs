@@ -185,8 +185,10 @@ fn key(engine: &Engine, component_sha: &[u8]) -> String {
     hex::encode(h.finalize())
 }
 
-/// The sha256 of a file, streamed (no copy of a big file in memory).
-pub(crate) fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
+/// The sha256 of a file, streamed (no copy of a big file in memory); what
+/// the compile cache keys by, a package's artifacts are listed by and a
+/// signature covers.
+pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
     let mut hasher = Sha256::new();
     std::io::copy(&mut File::open(path)?, &mut hasher)?;
     Ok(hasher.finalize().into())

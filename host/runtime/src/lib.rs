@@ -67,7 +67,7 @@ mod template;
 mod ticker;
 pub mod traffic;
 
-pub use cache::{CacheOutcome, create_private_dir, user_cache_dir};
+pub use cache::{CacheOutcome, create_private_dir, sha256_file, user_cache_dir};
 pub use check::{CheckReport, Import, check};
 pub use engine::WORLD;
 pub use load::{

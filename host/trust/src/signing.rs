@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use azd_wasm_host_runtime::Manifest;
-use sha2::Digest as _;
 
 use crate::envelope::{
     BUNDLE_FILE, BUNDLE_MEDIA_TYPE, Bundle, PAYLOAD_TYPE, PREDICATE_TYPE, Statement, Subject,
@@ -295,12 +294,9 @@ fn relative_name(path: &Path, dir: &Path) -> Option<String> {
     parts.filter(|p| !p.is_empty()).map(|p| p.join("/"))
 }
 
-/// The sha256 of a file, in hex, read in pieces.
+/// The sha256 of a file, in hex (the runtime's, which the compile cache keys by).
 pub(crate) fn sha256_file(path: &Path) -> anyhow::Result<String> {
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut hash = sha2::Sha256::new();
-    std::io::copy(&mut file, &mut hash)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(hex::encode(hash.finalize()))
+    azd_wasm_host_runtime::sha256_file(path)
+        .map(hex::encode)
+        .with_context(|| format!("cannot read {}", path.display()))
 }

@@ -200,7 +200,10 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
         artifacts.push(Artifact {
             platform: host.platform,
             url,
-            sha256: sha256_hex(&archive)?,
+            sha256: hex::encode(
+                runtime::sha256_file(&archive)
+                    .with_context(|| format!("cannot read {}", archive.display()))?,
+            ),
         });
         archives.push((host.platform.key(), archive));
     }
@@ -352,15 +355,4 @@ fn write_archive(stage: &Path, members: &[PathBuf], archive: &Path) -> anyhow::R
     tar.into_inner()?.finish()?.flush()?;
     std::fs::rename(&tmp, archive)?;
     Ok(())
-}
-
-/// The sha256 of the file at `path`, in hex, read in pieces.
-fn sha256_hex(path: &Path) -> anyhow::Result<String> {
-    use sha2::Digest as _;
-    let mut file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut hash = sha2::Sha256::new();
-    std::io::copy(&mut file, &mut hash)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(hex::encode(hash.finalize()))
 }
