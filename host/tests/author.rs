@@ -22,18 +22,12 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use azd_wasm_host_core::json::object_to_struct;
+use azd_wasm_host_fixtures::repo_root;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{SimAzd, SimOptions, SpawnOptions};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// PATH and tool variables with the repository's pinned tools (`.tools/`).
 fn with_tools(cmd: &mut Command) -> &mut Command {

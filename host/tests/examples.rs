@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use azd_wasm_host_core::json::object_to_struct;
 use azd_wasm_host_core::{ErrorDetail, ErrorOrigin, ProviderError};
+use azd_wasm_host_fixtures::{copy_dir, repo_root};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{
     CallError, ExtensionProcess, ProviderHandle, SimAzd, SimOptions, SpawnOptions,
@@ -36,13 +37,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
 const ENV_NAME: &str = "dev";
 /// How long the test waits for the provider to register after Ready.
 const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// Compiled components survive between test runs here (keyed by content by the host).
 fn cache_dir() -> PathBuf {
@@ -316,25 +310,12 @@ async fn c_hello_serves_the_whole_lifecycle() {
 fn sample_project() -> (tempfile::TempDir, Value) {
     let src = repo_root().join("examples/python-localfiles/project");
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&src, dir.path());
+    copy_dir(&src, dir.path());
     std::fs::create_dir_all(dir.path().join(".azure").join(ENV_NAME)).unwrap();
     let yaml = std::fs::read_to_string(dir.path().join("azure.yaml")).unwrap();
     let doc: Value = serde_norway::from_str(&yaml).unwrap();
     assert_eq!(doc["infra"]["provider"], "localfiles");
     (dir, doc["infra"]["config"].clone())
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn changes(preview: &pb::ProvisioningDeploymentPreview) -> Vec<(String, String)> {

@@ -20,16 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
+use azd_wasm_host_fixtures::{copy_dir, output_text as text, repo_root};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// A loopback HTTP server answering every GET with `body`, keeping each
 /// request's `authorization` header.
@@ -90,19 +84,6 @@ fn project(dir: &Path, origin: &str) {
     copy_dir(&repo_root().join("wit"), &dir.join("wit"));
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
-
 /// A stand-in for `azd auth token`: a token named after the scope.
 fn fake_azd(dir: &Path) -> PathBuf {
     let script = dir.join("fake-azd");
@@ -125,14 +106,6 @@ fn host(dir: &Path, args: &[&str], root: &Path) -> Output {
         .env_remove("AZURE_ENV_NAME")
         .output()
         .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn azure_yaml(dir: &Path, config: &str) {

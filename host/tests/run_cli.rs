@@ -7,6 +7,7 @@
 //! builds it first). With `AZD_WASM_HOST_SKIP_EXAMPLES=1` the test says it
 //! skipped instead of failing.
 
+use azd_wasm_host_fixtures::copy_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,19 +26,6 @@ fn example_manifest() -> Option<PathBuf> {
         return None;
     }
     panic!("examples/python-localfiles is not built: run scripts/build-examples.sh");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 struct Outcome {

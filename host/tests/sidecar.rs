@@ -20,19 +20,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use azd_wasm_host_core::json::object_to_struct;
+use azd_wasm_host_fixtures::{copy_dir, repo_root};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{CallError, SimAzd, SimOptions, SpawnOptions};
 use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
 const PROVIDER: &str = "c-hello";
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// The sidecar cargo built beside the CLI.
 fn sidecar() -> PathBuf {
@@ -106,20 +100,6 @@ fn unpack(archive: &Path, into: &Path) {
     tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]))
         .unpack(into)
         .unwrap();
-}
-
-/// A copy of the unpacked folder `from`, to break one way.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// Starts the binary of `installed` as azd starts an extension (no manifest

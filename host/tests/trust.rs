@@ -19,17 +19,11 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+use azd_wasm_host_fixtures::{copy_dir, output_text as text, repo_root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// A test's folder: the provider project, its azd project, its trust folder.
 struct Case {
@@ -153,14 +147,6 @@ impl Case {
             .envs(env.iter().copied());
         cmd
     }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn succeeded(out: &Output) -> String {
@@ -400,19 +386,6 @@ fn on_a_terminal(cmd: Command, prompt: &str, answer: &str) -> String {
     let t = text(&out);
     assert!(out.status.success(), "on a terminal ({}):\n{t}", out.status);
     t
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// The CNCF distribution registry (Debian's docker-registry) on a free
