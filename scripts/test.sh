@@ -78,3 +78,7 @@ case "${AZD_WASM_HOST_CROSS:-0}" in
     scripts/cross-test.sh linux-amd64 $platforms
     ;;
 esac
+
+# Measured, not asserted: a clean run must fit a small CI disk (see Cargo.toml's [profile.dev]).
+step "disk used by this run's builds"
+du -sh target 2>/dev/null || true
