@@ -45,6 +45,8 @@ pub enum Language {
     Python,
     /// C, with wit-bindgen's bindings and a wasm32-wasi C compiler.
     C,
+    /// Go (1.25+), on the azdext SDK (azd's ProvisioningProvider interface).
+    Go,
 }
 
 impl Language {
@@ -56,6 +58,7 @@ impl Language {
             Self::Ts => BuildLanguage::Ts,
             Self::Python => BuildLanguage::Python,
             Self::C => BuildLanguage::C,
+            Self::Go => BuildLanguage::Go,
         }
     }
 }
@@ -132,6 +135,7 @@ fn example_of(language: Language) -> &'static str {
         Language::Js | Language::Ts => "js-hello",
         Language::Python => "python-hello",
         Language::C => "c-hello",
+        Language::Go => "go-hello",
     }
 }
 
@@ -160,6 +164,14 @@ const C_NOTES: &str = "`build` needs `wit-bindgen` (`cargo install --locked wit-
              and a wasm32-wasi C compiler: `zig` on PATH, clang with wasi-libc (Debian: clang, lld, \
              wasi-libc, libclang-rt-dev-wasm32), or `AZD_WASM_HOST_CC`. The helpers are in \
              `include/azd_provider.h`.";
+
+const GO_NOTES: &str = "`build` needs Go 1.25 or newer (`go` on PATH, or `AZD_WASM_HOST_GO`) and nothing \
+             else: it runs `go build -buildmode=c-shared` for `GOOS=wasip1 GOARCH=wasm`, and the host \
+             makes the module a component (about 3 MB). The SDK is in `azdext/`: azd's own \
+             `ProvisioningProvider` interface and types, plus azd's environment, prompts, access \
+             tokens and a `slog` logger. `go test ./...` runs the provider's tests natively \
+             (`azdext.TestHost` stands in for azd). Files are the `os` package's, in the folders \
+             `[policy] fs` grants; Go providers have no HTTP client yet.";
 
 /// The parts of `language`.
 fn language_parts(language: Language) -> LanguageParts {
@@ -190,6 +202,7 @@ fn language_parts(language: Language) -> LanguageParts {
             PYTHON_NOTES,
         ),
         Language::C => (templates::C, "C", "16", "", "", C_NOTES),
+        Language::Go => (templates::GO, "Go", "64", "", "", GO_NOTES),
     };
     let example = example_of(language);
     LanguageParts {
@@ -235,7 +248,7 @@ pub(crate) fn project_files(
         .chain(parts.files)
         .map(|File { path, text }| {
             // The helpers, the SDK and the WIT go as the repository ships them.
-            let shipped = ["lib/", "include/", "azd-provider-sdk/src/", "wit/"];
+            let shipped = ["lib/", "include/", "azd-provider-sdk/src/", "wit/", "azdext/"];
             if shipped.iter().any(|dir| path.starts_with(dir)) {
                 return ((*path).to_owned(), (*text).to_owned());
             }
@@ -293,6 +306,7 @@ mod tests {
             Language::Ts,
             Language::Python,
             Language::C,
+            Language::Go,
         ] {
             let files = project_files(language, "todo", "local.todo");
             let get = |path: &str| {

@@ -4,7 +4,7 @@
 //!
 //! ```toml
 //! [build]
-//! language = "rust"      # a built-in recipe: rust, js, ts, python, c
+//! language = "rust"      # a built-in recipe: rust, js, ts, python, c, go
 //! # engine = "quickjs"  # js only: QuickJS instead of ComponentizeJS (small, no files or fetch)
 //! # command = "make"     # or the author's own command, run in the manifest's folder
 //! # source = "."         # the provider's source, relative to the manifest
@@ -65,6 +65,8 @@ pub(crate) enum BuildLanguage {
     Python,
     /// wit-bindgen's C bindings, a wasm32-wasi C compiler, made a component by the host.
     C,
+    /// Mainline Go (1.25+) for wasip1, on the SDK's bindings; made a component by the host.
+    Go,
 }
 
 impl BuildLanguage {
@@ -76,6 +78,7 @@ impl BuildLanguage {
             Self::Ts => "ts",
             Self::Python => "python",
             Self::C => "c",
+            Self::Go => "go",
         }
     }
 }

@@ -116,6 +116,104 @@ pub(crate) const C: &[File] = &[
     repo_file!("include/azd_provider.h", "guest-sdk/c/azd_provider.h"),
 ];
 
+/// Go: the module, the provider and its native tests, and the SDK (`azdext/`,
+/// with the bindings generated for the world; `go.mod` replaces the module with it).
+pub(crate) const GO: &[File] = &[
+    template!("go.mod", "go/go.mod"),
+    template!("main.go", "go/main.go"),
+    template!("main_test.go", "go/main_test.go"),
+    repo_file!("azdext/azd.go", "guest-sdk/go/azd.go"),
+    repo_file!(
+        "azdext/component_wasip1.go",
+        "guest-sdk/go/component_wasip1.go"
+    ),
+    repo_file!("azdext/convert.go", "guest-sdk/go/convert.go"),
+    repo_file!("azdext/doc.go", "guest-sdk/go/doc.go"),
+    repo_file!("azdext/errors.go", "guest-sdk/go/errors.go"),
+    repo_file!("azdext/go.mod", "guest-sdk/go/go.mod"),
+    repo_file!("azdext/README.md", "guest-sdk/go/README.md"),
+    repo_file!(
+        "azdext/internal/wit/exports/export_azd_provisioning_0_1_0_provider/provider.go",
+        "guest-sdk/go/internal/wit/exports/export_azd_provisioning_0_1_0_provider/provider.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/exports/wit_exports/wit_exports.go",
+        "guest-sdk/go/internal/wit/exports/wit_exports/wit_exports.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_credentials_credentials/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_credentials_credentials/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_credentials_credentials/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_credentials_credentials/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_log/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_log/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_log/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_log/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_progress/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_progress/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_progress/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_progress/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_provider/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_provider/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_provider/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_provider/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_types/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_types/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_types/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_types/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_environment/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_environment/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_environment/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_environment/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_prompt/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_prompt/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_prompt/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_prompt/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/runtime/realloc_wasip1.go",
+        "guest-sdk/go/internal/wit/runtime/realloc_wasip1.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/runtime/runtime.go",
+        "guest-sdk/go/internal/wit/runtime/runtime.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/types/types.go",
+        "guest-sdk/go/internal/wit/types/types.go"
+    ),
+    repo_file!("azdext/outside.go", "guest-sdk/go/outside.go"),
+    repo_file!("azdext/provider.go", "guest-sdk/go/provider.go"),
+    repo_file!("azdext/testhost.go", "guest-sdk/go/testhost.go"),
+    repo_file!("azdext/types.go", "guest-sdk/go/types.go"),
+];
+
 /// The tools of JavaScript and TypeScript projects at the versions the
 /// repository tests (`guest-sdk/js/package.json`), which new projects pin.
 const JS_TOOLS: &str = include_str!(concat!(
@@ -166,6 +264,35 @@ mod tests {
     }
 
     #[test]
+    fn new_go_projects_ship_every_file_of_the_sdk() {
+        let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guest-sdk/go");
+        let mut missing = Vec::new();
+        let mut stack = vec![sdk.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let rel = path
+                    .strip_prefix(&sdk)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let shipped = format!("azdext/{rel}");
+                if !rel.ends_with("_test.go") && !GO.iter().any(|f| f.path == shipped) {
+                    missing.push(rel);
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "GO does not ship guest-sdk/go/{missing:?}"
+        );
+    }
+
+    #[test]
     fn new_projects_pin_every_js_tool_exactly() {
         for tool in [
             "@bytecodealliance/componentize-js",
@@ -204,6 +331,7 @@ mod tests {
             .chain(TS)
             .chain(PYTHON)
             .chain(C)
+            .chain(GO)
         {
             let mut rest = file.text;
             while let Some(start) = rest.find("{{") {

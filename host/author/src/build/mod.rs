@@ -11,6 +11,7 @@
 //! | `ts` | `npm`, `node` | `npm install` (first build), `tsc -p .`, then as `js` |
 //! | `python` | `componentize-py` (PATH, or `AZD_WASM_HOST_COMPONENTIZE_PY`) | `componentize-py componentize` |
 //! | `c` | `wit-bindgen` (PATH or `AZD_WASM_HOST_WIT_BINDGEN`), a wasm32-wasi C compiler (`AZD_WASM_HOST_CC`, `zig`, or clang with wasi-libc) | bindings, compile, made a component here |
+//! | `go` | `go` 1.25+ (PATH or `AZD_WASM_HOST_GO`) | `go build -buildmode=c-shared` for wasip1 (the SDK carries the bindings), the world embedded and made a component here |
 //!
 //! Every step is printed before it runs; a missing tool is an error that says
 //! how to install it. The component is written to a temporary file and
@@ -18,6 +19,7 @@
 //! exports and imports, without compiling it), so a failed build never leaves
 //! a half-written or foreign component where `run` and `package` look.
 
+mod go;
 mod js;
 mod lang;
 mod rust;
@@ -49,7 +51,7 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let Some(settings) = BuildSettings::parse(&text, &path)? else {
         bail!(
-            "{} has no [build] section: add `[build]` with `language = \"rust\"` (or js, python, c), \
+            "{} has no [build] section: add `[build]` with `language = \"rust\"` (or js, ts, python, c, go), \
              or `command = \"...\"` that writes {}",
             crate::paths::shown(&path),
             crate::paths::shown(&manifest.component)
@@ -119,7 +121,7 @@ fn make(
         return custom(command, dir, &manifest.component, staged);
     }
     let Some(language) = settings.language else {
-        bail!("[build] needs `language` (rust, js, ts, python or c) or `command`");
+        bail!("[build] needs `language` (rust, js, ts, python, c or go) or `command`");
     };
     let source = settings.source.as_deref();
     match language {
@@ -128,6 +130,7 @@ fn make(
         BuildLanguage::Ts => js::ts(dir, source, staged),
         BuildLanguage::Python => lang::python(dir, source, staged),
         BuildLanguage::C => lang::c(dir, source, staged),
+        BuildLanguage::Go => go::go(dir, source, staged),
     }
 }
 

@@ -1,0 +1,3 @@
+module azd-wasm-host/azdext
+
+go 1.25

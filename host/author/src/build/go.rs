@@ -1,0 +1,211 @@
+//! The Go recipe: mainline Go, no other tool.
+//!
+//! A Go provider is a `main` package that imports the SDK (`azdext/`, module
+//! `azd-wasm-host/azdext`, which `new go` copies into the project and its
+//! `go.mod` replaces). The SDK carries the component bindings, generated
+//! ahead of time by wit-bindgen 0.63.0's Go generator from [`WORLD_WIT`]
+//! (the test below keeps them current), so `build` only runs:
+//!
+//! 1. `go build -buildmode=c-shared` for `GOOS=wasip1 GOARCH=wasm` (Go 1.25 or
+//!    newer): a core module that imports WASI preview1 and the world's
+//!    interfaces, and exports the provider through `//go:wasmexport`;
+//! 2. the world's type information embedded into it, here, as
+//!    `wasm-tools component embed` would;
+//! 3. the module made a component with the WASI preview1 adapter, as for C.
+//!
+//! `-checklinkname=0`: the SDK's `cabi_realloc` takes raw memory from the
+//! runtime's `sbrk` while the Go runtime is still starting (the adapter
+//! allocates before any Go initializer has run), through a `go:linkname`.
+
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+use wit_component::StringEncoding;
+use wit_parser::Resolve;
+
+use super::step::{Step, write_component};
+
+/// The world Go providers are built for: the provider world and azd's
+/// credentials. The SDK's bindings are generated from it, and `build` embeds
+/// it into the module, so the two always agree.
+pub(crate) const WORLD_WIT: &str = "\
+// The world of Go providers (azd-wasm-host build): the provider world and azd's credentials.
+package local:go-provider;
+
+world provider {
+    include azd:provisioning/provisioning-provider@0.2.0;
+    import azd:credentials/credentials@0.1.0;
+}
+";
+
+/// The oldest Go whose `go:wasmexport` and `-buildmode=c-shared` for wasip1
+/// the SDK is built and tested with (its `go.mod` says the same).
+const MIN_GO_MINOR: u32 = 25;
+
+/// Go: build the main package at `source` (default: the manifest's folder).
+pub(super) fn go(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
+    let package = source.map_or_else(|| dir.to_path_buf(), |s| dir.join(s));
+    if !package.is_dir() {
+        bail!(
+            "no Go package folder at {} ([build] source)",
+            package.display()
+        );
+    }
+    let (go, pre) = crate::tools::tool("AZD_WASM_HOST_GO", &["go"]).context(
+        "`go` is not on PATH: install Go 1.25 or newer (https://go.dev/dl), or set AZD_WASM_HOST_GO",
+    )?;
+    check_version(&go, &pre, dir)?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".go-build-")
+        .tempdir_in(staged.parent().unwrap_or(dir))
+        .context("cannot make a scratch folder for the Go build")?;
+    let core = scratch.path().join("core.wasm");
+    Step::new("go build (GOOS=wasip1 GOARCH=wasm, c-shared)", go, &package)
+        .args(pre)
+        .args([
+            "build",
+            "-buildmode=c-shared",
+            "-trimpath",
+            "-ldflags=-checklinkname=0",
+            "-o",
+        ])
+        .arg(&core)
+        .arg(".")
+        .env("GOOS", "wasip1")
+        .env("GOARCH", "wasm")
+        .env("CGO_ENABLED", "0")
+        .run()?;
+    let mut bytes =
+        std::fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
+    eprintln!("==> embed the world's types (azd:provisioning 0.2.0, azd:credentials 0.1.0)");
+    embed_world(&mut bytes, dir)?;
+    write_component(&bytes, staged)
+}
+
+/// Refuses a Go older than [`MIN_GO_MINOR`], before it fails on the SDK's
+/// `go.mod` (or starts fetching a newer toolchain) with a less clear message.
+fn check_version(
+    go: &std::ffi::OsStr,
+    pre: &[std::ffi::OsString],
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let out = std::process::Command::new(go)
+        .args(pre)
+        .args(["env", "GOVERSION"])
+        .current_dir(dir)
+        .output()
+        .with_context(|| format!("cannot run {}", go.to_string_lossy()))?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    match go_minor(&version) {
+        Some(minor) if minor >= MIN_GO_MINOR => Ok(()),
+        Some(_) => bail!(
+            "{version} is too old for Go providers: they need Go 1.{MIN_GO_MINOR} or newer \
+             (go:wasmexport and c-shared WebAssembly modules)"
+        ),
+        None if out.status.success() => Ok(()), // a development build ("devel …"): let go decide
+        None => bail!(
+            "`{} env GOVERSION` failed: {}",
+            go.to_string_lossy(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+    }
+}
+
+/// The minor version of a `go1.X[.Y]` version string.
+fn go_minor(version: &str) -> Option<u32> {
+    let rest = version.strip_prefix("go1.")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Embeds [`WORLD_WIT`] into the core module, as a `component-type` custom
+/// section, over the project's WIT (`wit/`, which `new` wrote beside the SDK
+/// it generated from it), or this host's own when the project has none (the
+/// repository's examples).
+fn embed_world(core: &mut Vec<u8>, dir: &Path) -> anyhow::Result<()> {
+    let mut resolve = Resolve::default();
+    let wit = dir.join("wit");
+    if wit.join("provisioning.wit").is_file() {
+        resolve
+            .push_dir(&wit)
+            .with_context(|| format!("cannot read the WIT package at {}", wit.display()))?;
+    } else {
+        // Dependencies first: each file is one package.
+        for file in crate::templates::WIT.iter().rev() {
+            resolve
+                .push_str(file.path, file.text)
+                .with_context(|| format!("this host's {} does not parse", file.path))?;
+        }
+    }
+    let package = resolve
+        .push_str("go-provider.wit", WORLD_WIT)
+        .context("the Go providers' world does not fit the project's WIT")?;
+    let world = resolve.select_world(&[package], Some("provider"))?;
+    wit_component::embed_component_metadata(core, &resolve, world, StringEncoding::UTF8)
+        .context("cannot embed the world into the Go module")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_versions_are_read_from_go_env() {
+        assert_eq!(go_minor("go1.26.8"), Some(26));
+        assert_eq!(go_minor("go1.25"), Some(25));
+        assert_eq!(go_minor("go1.25rc1"), Some(25));
+        assert_eq!(go_minor("devel go1.27-abc"), None);
+        assert_eq!(go_minor(""), None);
+    }
+
+    /// Where the SDK keeps the generated bindings, and the import path the
+    /// generated files use for the runtime types (the generator's own path,
+    /// `go.bytecodealliance.org/pkg`, is not on the Go module proxy; the SDK
+    /// implements the same API in `internal/wit/{types,runtime}`).
+    const SDK_WIT: &str = "guest-sdk/go/internal/wit";
+    const SDK_IMPORT: &str = "azd-wasm-host/azdext/internal/wit";
+    const GENERATOR_RUNTIME: &str = "go.bytecodealliance.org/pkg/wit/";
+
+    /// The SDK's bindings are exactly what wit-bindgen's Go generator writes
+    /// for [`WORLD_WIT`] today: a change to the WIT that nobody regenerated
+    /// fails here. `AZD_WASM_HOST_REGENERATE=1` rewrites them.
+    #[test]
+    fn the_go_sdk_bindings_match_the_world() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut resolve = wit_bindgen_core::wit_parser::Resolve::default();
+        resolve.push_dir(root.join("wit")).unwrap();
+        let package = resolve.push_str("go-provider.wit", WORLD_WIT).unwrap();
+        let world = resolve.select_world(&[package], Some("provider")).unwrap();
+        let mut files = wit_bindgen_core::Files::default();
+        let opts = wit_bindgen_go::Opts {
+            format: wit_bindgen_go::Format::False,
+            pkg_name: Some(SDK_IMPORT.to_owned()),
+            quiet: true,
+            ..Default::default()
+        };
+        opts.build()
+            .generate(&mut resolve, world, &mut files)
+            .unwrap();
+        let regenerate = std::env::var_os("AZD_WASM_HOST_REGENERATE").is_some_and(|v| v == "1");
+        let mut stale = Vec::new();
+        let mut count = 0;
+        for (name, bytes) in files.iter() {
+            let text = String::from_utf8(bytes.to_vec())
+                .unwrap()
+                .replace(GENERATOR_RUNTIME, &format!("{SDK_IMPORT}/"));
+            let path = root.join(SDK_WIT).join(name);
+            count += 1;
+            if regenerate {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &text).unwrap();
+            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+                stale.push(name.to_owned());
+            }
+        }
+        assert!(count >= 8, "the generator wrote only {count} files");
+        assert!(
+            stale.is_empty(),
+            "{SDK_WIT} is stale for {stale:?}: run AZD_WASM_HOST_REGENERATE=1 cargo test -p azd-wasm-host-author the_go_sdk_bindings"
+        );
+    }
+}
