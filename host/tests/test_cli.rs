@@ -13,8 +13,9 @@ use std::process::Command;
 
 use quick_junit::{Report, TestCaseStatus};
 
-const EXAMPLES: [&str; 5] = [
+const EXAMPLES: [&str; 6] = [
     "c-hello",
+    "go-devcerts",
     "js-hello",
     "rust-hello",
     "python-localfiles",

@@ -8,8 +8,8 @@ Each provider is driven by `HOST run provision --debug` in a project of its own;
 Initialize time is the host's own `answered … kind=initialize micros=N` debug line (the
 handler's time, compile wait included), so process start and azd's side are left out.
 Cold: a fresh AZD_WASM_HOST_CACHE_DIR per run (median of RUNS // 2, at least 2); warm: the
-same cache again (median of RUNS). JavaScript (ComponentizeJS) and TypeScript are new
-projects `new js` / `new ts` builds (npm installs their pinned tools); the others are the
+same cache again (median of RUNS). JavaScript (ComponentizeJS), TypeScript and Go are new
+projects `new js` / `new ts` / `new go` builds (npm installs their pinned tools); the others are the
 repository's examples, built by scripts/build-examples.sh and scripts/build-rust-example.sh.
 """
 
@@ -65,19 +65,23 @@ def main():
         ("JavaScript, QuickJS (`engine = \"quickjs\"`)", ROOT / "examples/js-hello/provider.toml", "js-hello", "{ name: world }"),
         ("JavaScript, ComponentizeJS (`new js`)", new_project(host, work, "js", "bench-js"), "bench-js", "{ name: world }"),
         ("TypeScript (`new ts`)", new_project(host, work, "ts", "bench-ts"), "bench-ts", "{ name: world }"),
+        ("Go (`new go`)", new_project(host, work, "go", "bench-go"), "bench-go", "{ name: world }"),
     ]
     python = ROOT / "examples/python-localfiles"
     print("| language | component | first Initialize, empty cache (median) | warm Initialize (median) |")
     print("|---|---|---|---|")
-    rows = subjects + [("Python (componentize-py; the localfiles example)", python / "provider.toml", "localfiles", None)]
+    rows = subjects + [
+        ("Go (the devcerts example: crypto/x509)", ROOT / "examples/go-devcerts/provider.toml", "devcerts", None),
+        ("Python (componentize-py; the localfiles example)", python / "provider.toml", "localfiles", None),
+    ]
     for label, manifest, provider, config in rows:
         text = manifest.read_text()
         component = manifest.parent / re.search(r'^component\s*=\s*"([^"]+)"', text, re.M).group(1)
-        if config is None:
-            project = work / "project-python"
+        if config is None:  # the example's own sample project
+            project = work / f"project-{provider}"
             if project.exists():
                 shutil.rmtree(project)
-            shutil.copytree(python / "project", project)
+            shutil.copytree(manifest.parent / "project", project)
         else:
             project = project_for(work, provider, provider, config)
         cold = []
