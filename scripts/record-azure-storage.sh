@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Records the azure-storage example's tests against a fresh Azurite (the Azure Storage
-# emulator, pinned, installed by scripts/install-azurite.sh) on its default ports, in memory,
-# into examples/azure-storage/tests/cassettes/, then stops Azurite. The tests then replay
-# offline: `azd-wasm-host test examples/azure-storage` needs neither Azurite nor a network.
+# Records a storage example's tests (examples/azure-storage in Rust, the default, or
+# examples/js-storage in JavaScript) against a fresh Azurite (the Azure Storage emulator,
+# pinned, installed by scripts/install-azurite.sh) on its default ports, in memory, into
+# examples/<example>/tests/cassettes/, then stops Azurite. The tests then replay offline:
+# `azd-wasm-host test examples/<example>` needs neither Azurite nor a network.
 #
-#   scripts/record-azure-storage.sh
+#   scripts/record-azure-storage.sh [azure-storage | js-storage]
 #
 # Run it after changing what the provider sends. Azurite's ports 10000-10002 must be free.
 # A cassette is written only for a test that passes; the tests run one at a time (they share
@@ -21,7 +22,15 @@ for port in 10000 10001 10002; do
   fi
 done
 cargo build --quiet -p azd-wasm-host
-[ -f examples/azure-storage/build/azure-storage.wasm ] || scripts/build-rust-example.sh
+example=${1:-azure-storage}
+case $example in
+  azure-storage) [ -f examples/azure-storage/build/azure-storage.wasm ] || scripts/build-rust-example.sh ;;
+  js-storage) scripts/build-examples.sh js-storage ;;
+  *)
+    echo "record-azure-storage: unknown example '$example' (azure-storage or js-storage)" >&2
+    exit 64
+    ;;
+esac
 
 work=$(mktemp -d)
 "$azurite" --inMemoryPersistence --disableTelemetry --silent --skipApiVersionCheck \
@@ -33,4 +42,4 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 
-target/debug/azd-wasm-host test --record --jobs 1 examples/azure-storage
+target/debug/azd-wasm-host test --record --jobs 1 "examples/$example"

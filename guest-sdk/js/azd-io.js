@@ -1,4 +1,4 @@
-// Files, azd's access tokens and HTTP errors for JavaScript providers built with
+// Files, environment variables, azd's access tokens and HTTP errors for JavaScript providers built with
 // ComponentizeJS (the default engine of `azd-wasm-host build`; not QuickJS, which has no
 // such imports). `fetch` itself is JavaScript's own: it goes out over wasi:http, and
 // reaches only the origins `[policy.http] allow` grants in provider.toml.
@@ -6,11 +6,13 @@
 //   import { files, accessToken, httpError } from "./lib/azd-io.js";
 //   const out = files.dir("localinfra");          // a folder `[policy] fs` grants
 //   out.writeText("settings.json", JSON.stringify(settings));
+//   const key = env.get("AZURE_STORAGE_KEY");      // a variable `[policy] env` grants, or null
 //   const { token } = accessToken("https://storage.azure.com/.default");
 //   const r = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
 //   if (!r.ok) throw await httpError(r, "Azure Storage");
 
 import * as credentialsApi from "azd:credentials/credentials@0.1.0";
+import * as environmentApi from "wasi:cli/environment@0.2.12";
 import * as preopens from "wasi:filesystem/preopens@0.2.12";
 import { callImport, localError, serviceError } from "./azd-provider.js";
 
@@ -144,6 +146,21 @@ export class Dir {
   }
 }
 
+/**
+ * The environment variables `[policy] env` grants in provider.toml (the host passes no other).
+ */
+export const env = {
+  /**
+   * One variable's value, or `null` when it is not set or not granted.
+   * @param {string} name
+   * @returns {string | null}
+   */
+  get(name) {
+    const found = environmentApi.getEnvironment().find(([key]) => key === String(name));
+    return found ? found[1] : null;
+  },
+};
+
 export const files = {
   /**
    * The granted folder `path`. Throws an `fs_not_granted` error naming the grants there are.
@@ -187,12 +204,14 @@ export function accessToken(scope) {
 
 /**
  * An HTTP answer that is not a success as the error azd shows: the status, the service's
- * own error code (`x-ms-error-code`, or `code` / `error.code` in a JSON body) and message.
+ * own error code (`x-ms-error-code`, or `code` / `error.code` in a JSON body, or `<Code>` in
+ * an XML one) and message.
  * @param {Response} response
  * @param {string} serviceName
+ * @param {{ suggestion?: string }} [more]
  * @returns {Promise<ReturnType<typeof serviceError>>}
  */
-export async function httpError(response, serviceName) {
+export async function httpError(response, serviceName, { suggestion = "" } = {}) {
   const body = await response.text();
   let code = response.headers.get("x-ms-error-code") ?? "";
   let message = body.trim().slice(0, 500);
@@ -201,11 +220,15 @@ export async function httpError(response, serviceName) {
     code ||= json?.error?.code ?? json?.code ?? "";
     message = json?.error?.message ?? json?.message ?? message;
   } catch {
-    // Not JSON: the text as it came (XML from Azure Storage, say).
+    // Not JSON: XML as Azure Storage writes errors, else the text as it came.
+    const tag = (name) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(body)?.[1]?.trim();
+    code ||= tag("Code") ?? "";
+    message = tag("Message") ?? message;
   }
   return serviceError(`${serviceName}: ${response.status} ${code || response.statusText}${message ? `: ${message}` : ""}`, {
     errorCode: code || `http_${response.status}`,
     statusCode: response.status,
     serviceName,
+    suggestion,
   });
 }

@@ -339,6 +339,14 @@ fn a_typescript_provider_of_the_wrong_shape_fails_its_build() {
         return;
     }
     ok(&out, "build");
+    // A clone of the project with its lock file and no node_modules (as CI checks it out)
+    // builds too: `npm ci` installs exactly what the lock holds.
+    assert!(dir.join("package-lock.json").is_file());
+    std::fs::remove_dir_all(dir.join("node_modules")).unwrap();
+    let out = host(&dir, &["build"], &cache);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out, "build from the lock file");
+    assert!(said.contains("npm ci"), "{said}");
     let component = dir.join("build/shape.wasm");
     let built = std::fs::read(&component).unwrap();
     let source = std::fs::read_to_string(dir.join("provider.ts")).unwrap();

@@ -13,9 +13,10 @@ use std::process::Command;
 
 use quick_junit::{Report, TestCaseStatus};
 
-const EXAMPLES: [&str; 6] = [
+const EXAMPLES: [&str; 7] = [
     "c-hello",
     "go-devcerts",
+    "js-storage",
     "js-hello",
     "rust-hello",
     "python-localfiles",

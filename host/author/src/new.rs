@@ -147,7 +147,7 @@ const RUST_NOTES: &str = "`build` uses cargo: `rustup target add wasm32-wasip2` 
 const JS_NOTES: &str = "`build` runs `npm install` the first time (ComponentizeJS and jco are pinned in \
              `package.json`), then ComponentizeJS: the component carries SpiderMonkey \
              (StarlingMonkey), about 15 MB. `fetch` reaches the origins `[policy.http] allow` \
-             grants; files (folders `[policy] fs` grants), azd's access tokens and HTTP errors \
+             grants; files (folders `[policy] fs` grants), environment variables (`[policy] env`), azd's access tokens and HTTP errors \
              are in `lib/azd-io.js`, everything else in `lib/azd-provider.js`. Methods may be \
              `async`. For a 1.7 MB component without files or fetch, set `engine = \"quickjs\"` \
              under `[build]` and pin `componentize-qjs` in `package.json`.";
@@ -155,7 +155,7 @@ const TS_NOTES: &str = "`build` runs `npm install` the first time (TypeScript, C
              pinned in `package.json`), then `tsc -p .`, which type-checks `provider.ts` against \
              the helpers' types and writes JavaScript into `build/js/`, then ComponentizeJS \
              (about 15 MB). `fetch` reaches the origins `[policy.http] allow` grants; files, \
-             azd's access tokens and HTTP errors are in `lib/azd-io.js`, everything else in \
+             environment variables, azd's access tokens and HTTP errors are in `lib/azd-io.js`, everything else in \
              `lib/azd-provider.js`. Methods may be `async`.";
 const PYTHON_NOTES: &str = "`build` runs componentize-py (`pip install componentize-py==0.25.1` puts it on PATH). \
              componentize-py makes a new `Provider` object for every call: keep state at module \
@@ -226,6 +226,7 @@ pub(crate) fn project_files(
     let cjs = templates::js_tool_version("@bytecodealliance/componentize-js");
     let jco = templates::js_tool_version("@bytecodealliance/jco");
     let typescript = templates::js_tool_version("typescript");
+    let preview2_shim = templates::js_tool_version("@bytecodealliance/preview2-shim");
     let parts = language_parts(language);
     let values = [
         ("name", name),
@@ -241,6 +242,7 @@ pub(crate) fn project_files(
         ("componentize_js_version", cjs.as_str()),
         ("jco_version", jco.as_str()),
         ("typescript_version", typescript.as_str()),
+        ("preview2_shim_version", preview2_shim.as_str()),
     ];
     templates::WIT
         .iter()

@@ -297,6 +297,7 @@ mod tests {
         for tool in [
             "@bytecodealliance/componentize-js",
             "@bytecodealliance/jco",
+            "@bytecodealliance/preview2-shim",
             "typescript",
         ] {
             let version = js_tool_version(tool);
@@ -323,6 +324,7 @@ mod tests {
             "componentize_js_version",
             "jco_version",
             "typescript_version",
+            "preview2_shim_version",
         ];
         for file in COMMON
             .iter()

@@ -5,10 +5,11 @@
 //! - **ComponentizeJS** (the default engine): the Bytecode Alliance's
 //!   StarlingMonkey, a SpiderMonkey build for components. JavaScript gets
 //!   `fetch` (over wasi:http, under `[policy.http]`) and, through the helpers,
-//!   files (wasi:filesystem, which StarlingMonkey does not give JS itself) and
-//!   azd's access tokens. The world the component targets is written for each
-//!   build into a scratch folder: ours, plus `azd:credentials`,
-//!   `wasi:filesystem` and `wasi:http/outgoing-handler`, with the WASI 0.2.12
+//!   files (wasi:filesystem, which StarlingMonkey does not give JS itself),
+//!   granted environment variables and azd's access tokens. The world the
+//!   component targets is written for each build into a scratch folder: ours,
+//!   plus `azd:credentials`, `wasi:cli/environment`, `wasi:filesystem` and
+//!   `wasi:http/outgoing-handler`, with the WASI 0.2.12
 //!   WIT that the pinned jco ships. About 15 MB.
 //! - **QuickJS** (`engine = "quickjs"`): componentize-qjs, the provider world
 //!   alone. About 1.7 MB and a faster first start, but no files and no fetch.
@@ -32,12 +33,14 @@ const TS_OUT: &str = "build/js";
 /// The world a ComponentizeJS provider targets.
 const WORLD_WIT: &str = "\
 // Written by azd-wasm-host build: the provider world, azd's credentials, and the
-// WASI interfaces JavaScript reaches through the helpers (files) and fetch (HTTP).
+// WASI interfaces JavaScript reaches through the helpers (environment variables, files)
+// and fetch (HTTP).
 package local:provider;
 
 world provider {
     include azd:provisioning/provisioning-provider@0.2.0;
     import azd:credentials/credentials@0.1.0;
+    import wasi:cli/environment@0.2.12;
     import wasi:filesystem/types@0.2.12;
     import wasi:filesystem/preopens@0.2.12;
     import wasi:http/outgoing-handler@0.2.12;
@@ -113,10 +116,10 @@ fn componentize_js(dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<(
         .run()
 }
 
-/// The scratch WIT folder: the world, the project's WIT as its dependency,
-/// and the WASI WIT from the pinned jco.
+/// The scratch WIT folder: the world, the project's WIT as its dependency
+/// (this host's own when the project has no `wit/`, as the repository's
+/// examples do), and the WASI WIT from the pinned jco.
 fn assemble_world(dir: &Path, scratch: &Path) -> anyhow::Result<PathBuf> {
-    let project_wit = super::lang::wit_dir(dir)?;
     let wasi = dir.join(WASI_WIT);
     if !wasi.join("wasi-filesystem").is_dir() {
         bail!(
@@ -128,11 +131,23 @@ fn assemble_world(dir: &Path, scratch: &Path) -> anyhow::Result<PathBuf> {
     let deps = wit.join("deps");
     let ours = deps.join("azd-provisioning-0.2.0");
     std::fs::create_dir_all(&ours)?;
-    std::fs::copy(
-        project_wit.join("provisioning.wit"),
-        ours.join("provisioning.wit"),
-    )?;
-    copy_tree(&project_wit.join("deps"), &deps)?;
+    if dir.join("wit/provisioning.wit").is_file() {
+        let project_wit = super::lang::wit_dir(dir)?;
+        std::fs::copy(
+            project_wit.join("provisioning.wit"),
+            ours.join("provisioning.wit"),
+        )?;
+        copy_tree(&project_wit.join("deps"), &deps)?;
+    } else {
+        for file in crate::templates::WIT {
+            let to = match file.path.strip_prefix("wit/deps/") {
+                Some(rest) => deps.join(rest),
+                None => ours.join("provisioning.wit"),
+            };
+            std::fs::create_dir_all(to.parent().unwrap_or(&deps))?;
+            std::fs::write(&to, file.text)?;
+        }
+    }
     copy_tree(&wasi, &deps)?;
     std::fs::write(wit.join("world.wit"), WORLD_WIT)?;
     Ok(wit)
