@@ -190,9 +190,13 @@ class Layer:
             state["layers"][self.layer] = layer
         if state["layers"]:
             _ensure_dir(posixpath.dirname(self.state_path))
-            with open(self.state_path, "w", encoding="utf-8") as f:
+            # Written aside, then renamed over the old file: a call stopped midway (azd
+            # cancelling, the memory limit) leaves the previous state whole, never half a file.
+            staged = self.state_path + ".writing"
+            with open(staged, "w", encoding="utf-8") as f:
                 json.dump(state, f, indent=2, sort_keys=True)
                 f.write("\n")
+            os.replace(staged, self.state_path)
         elif os.path.exists(self.state_path):
             os.remove(self.state_path)
 
