@@ -216,7 +216,7 @@ build_js_storage() {
   ensure_node_modules "$dir"
   rm -rf "$dir/lib"
   mkdir -p "$dir/lib"
-  cp "$ROOT/guest-sdk/js/azd-provider.js" "$ROOT/guest-sdk/js/azd-io.js" "$dir/lib/"
+  cp "$ROOT/guest-sdk/js/azd-provider.js" "$ROOT/guest-sdk/js/azd-io.js" "$ROOT/guest-sdk/js/azd-provisioning.d.ts" "$dir/lib/"
   run "cargo build (the CLI, for its JavaScript recipe)" js-storage-cli cargo build -q -p azd-wasm-host
   run "azd-wasm-host build (js-storage)" js-storage "$ROOT/target/debug/azd-wasm-host" build "$dir/provider.toml"
   mv -f "$dir/build/js-storage.wasm" "$OUT"

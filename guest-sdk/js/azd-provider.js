@@ -27,33 +27,31 @@ import * as logApi from "azd:provisioning/log@0.1.0";
 import * as environmentApi from "azd:provisioning/environment@0.2.0";
 import * as promptApi from "azd:provisioning/prompt@0.2.0";
 
+// The API's types are generated from the WIT (azd-provisioning.d.ts beside this file);
+// TypeScript providers are checked against them. OutputType and ChangeType narrow two
+// strings the WIT leaves open to the values azd accepts.
 /**
- * @typedef {"unspecified" | "local" | "service" | "tool"} ErrorOrigin
- * @typedef {{ url: string, title: string }} ErrorLink
- * @typedef {{ code: string, category: string }} LocalErrorDetail
- * @typedef {{ errorCode: string, statusCode: number, serviceName: string }} ServiceErrorDetail
- * @typedef {{ tag: "local", val: LocalErrorDetail } | { tag: "service", val: ServiceErrorDetail }} ErrorDetail
- * @typedef {{ message: string, origin: ErrorOrigin, suggestion: string, links: ErrorLink[],
- *             detail: ErrorDetail | null }} ProviderError
- * @typedef {{ provider: string, path: string, module: string,
- *             deploymentStacks: [string, string][], ignoreDeploymentState: boolean,
- *             config: string, name: string, virtualEnv: [string, string][] }} ProvisioningOptions
+ * @typedef {import("./azd-provisioning.js").ErrorOrigin} ErrorOrigin
+ * @typedef {import("./azd-provisioning.js").ErrorLink} ErrorLink
+ * @typedef {import("./azd-provisioning.js").LocalError} LocalErrorDetail
+ * @typedef {import("./azd-provisioning.js").ServiceError} ServiceErrorDetail
+ * @typedef {import("./azd-provisioning.js").ErrorDetail} ErrorDetail
+ * @typedef {import("./azd-provisioning.js").ProviderError} ProviderError
+ * @typedef {import("./azd-provisioning.js").ProvisioningOptions} ProvisioningOptions
  * @typedef {"string" | "number" | "bool" | "object" | "array"} OutputType
- * @typedef {{ type: OutputType, value: string }} OutputParameter
- * @typedef {{ type: string, defaultValue: string, value: string }} InputParameter
- * @typedef {{ outputs: [string, OutputParameter][], resources: { id: string }[] }} ProvisioningState
- * @typedef {{ parameters: [string, InputParameter][], outputs: [string, OutputParameter][] }} Deployment
- * @typedef {{ deployment: Deployment, skippedReason: "unspecified" | "deployment-state" }} DeployResult
+ * @typedef {import("./azd-provisioning.js").OutputParameter} OutputParameter
+ * @typedef {import("./azd-provisioning.js").InputParameter} InputParameter
+ * @typedef {import("./azd-provisioning.js").ProvisioningState} ProvisioningState
+ * @typedef {import("./azd-provisioning.js").Deployment} Deployment
+ * @typedef {import("./azd-provisioning.js").DeployResult} DeployResult
  * @typedef {"Create" | "Delete" | "Deploy" | "Ignore" | "Modify" | "NoChange" | "Unsupported"} ChangeType
- * @typedef {{ changeType: ChangeType, resourceId: string, resourceType: string, name: string }} PreviewChange
- * @typedef {{ summary: string, parameters: [string, InputParameter][],
- *             outputs: [string, OutputParameter][], changes: PreviewChange[] }} DeploymentPreview
- * @typedef {{ force: boolean, purge: boolean }} DestroyOptions
- * @typedef {{ invalidatedEnvKeys: string[] }} DestroyResult
- * @typedef {{ name: string, secret: boolean, value: string, envVarMapping: string[],
- *             localPrompt: boolean, usingEnvVarMapping: boolean }} Parameter
- * @typedef {{ hint: string }} StateOptions
- * @typedef {{ name: string }} PlannedOutput
+ * @typedef {import("./azd-provisioning.js").PreviewChange} PreviewChange
+ * @typedef {import("./azd-provisioning.js").DeploymentPreview} DeploymentPreview
+ * @typedef {import("./azd-provisioning.js").DestroyOptions} DestroyOptions
+ * @typedef {import("./azd-provisioning.js").DestroyResult} DestroyResult
+ * @typedef {import("./azd-provisioning.js").Parameter} Parameter
+ * @typedef {import("./azd-provisioning.js").StateOptions} StateOptions
+ * @typedef {import("./azd-provisioning.js").PlannedOutput} PlannedOutput
  */
 
 /**
@@ -61,19 +59,10 @@ import * as promptApi from "azd:provisioning/prompt@0.2.0";
  * camelCase). Each returns its value, or throws an error record (`localError`, ...); under
  * ComponentizeJS a method may also be async and return a promise of its value.
  * @template V
- * @typedef {V | Promise<V>} Answer
+ * @typedef {import("./azd-provisioning.js").Answer<V>} Answer
  */
 /**
- * @typedef {{
- *   initialize(projectPath: string, options: ProvisioningOptions): Answer<void>,
- *   state(options: StateOptions): Answer<ProvisioningState>,
- *   deploy(): Answer<DeployResult>,
- *   preview(): Answer<DeploymentPreview>,
- *   destroy(options: DestroyOptions): Answer<DestroyResult>,
- *   ensureEnv(): Answer<void>,
- *   parameters(): Answer<Parameter[]>,
- *   plannedOutputs(): Answer<PlannedOutput[]>,
- * }} Provider
+ * @typedef {import("./azd-provisioning.js").Provider} Provider
  */
 
 /**

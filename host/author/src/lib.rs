@@ -32,6 +32,9 @@ mod paths;
 mod settings;
 mod templates;
 mod tools;
+// The generator of guest-sdk/js/azd-provisioning.d.ts, run by its own test (see the module).
+#[cfg(test)]
+mod typescript;
 
 pub use build::{BuildArgs, build};
 pub use names::shell_word;

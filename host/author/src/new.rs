@@ -153,7 +153,7 @@ const JS_NOTES: &str = "`build` runs `npm install` the first time (ComponentizeJ
              under `[build]` and pin `componentize-qjs` in `package.json`.";
 const TS_NOTES: &str = "`build` runs `npm install` the first time (TypeScript, ComponentizeJS and jco are \
              pinned in `package.json`), then `tsc -p .`, which type-checks `provider.ts` against \
-             the helpers' types and writes JavaScript into `build/js/`, then ComponentizeJS \
+             the types generated from the WIT (`lib/azd-provisioning.d.ts`) and writes JavaScript into `build/js/`, then ComponentizeJS \
              (about 15 MB). `fetch` reaches the origins `[policy.http] allow` grants; files, \
              environment variables, azd's access tokens and HTTP errors are in `lib/azd-io.js`, everything else in \
              `lib/azd-provider.js`. Methods may be `async`.";

@@ -92,6 +92,10 @@ pub(crate) const JS: &[File] = &[
     repo_file!("provider.js", "examples/js-hello/provider.js"),
     repo_file!("lib/azd-provider.js", "guest-sdk/js/azd-provider.js"),
     repo_file!("lib/azd-io.js", "guest-sdk/js/azd-io.js"),
+    repo_file!(
+        "lib/azd-provisioning.d.ts",
+        "guest-sdk/js/azd-provisioning.d.ts"
+    ),
 ];
 
 /// TypeScript: the module, `tsconfig.json`, the JavaScript helpers (their JSDoc
@@ -102,6 +106,10 @@ pub(crate) const TS: &[File] = &[
     template!("provider.ts", "ts/provider.ts"),
     repo_file!("lib/azd-provider.js", "guest-sdk/js/azd-provider.js"),
     repo_file!("lib/azd-io.js", "guest-sdk/js/azd-io.js"),
+    repo_file!(
+        "lib/azd-provisioning.d.ts",
+        "guest-sdk/js/azd-provisioning.d.ts"
+    ),
 ];
 
 /// Python: the module and its helper (`lib/`).

@@ -7,8 +7,9 @@
 //
 // Build: azd-wasm-host build ([build] in provider.toml): tsc type-checks this file and
 // writes JavaScript into build/js/, which ComponentizeJS makes a component. The types
-// of everything azd sends and expects come from lib/azd-provider.js; files, access
-// tokens and HTTP errors are in lib/azd-io.js, and `fetch` is built in.
+// of everything azd sends and expects are generated from the WIT (lib/azd-provisioning.d.ts,
+// re-exported by lib/azd-provider.js); files, environment variables, access tokens and
+// HTTP errors are in lib/azd-io.js, and `fetch` is built in.
 
 import {
   change,
