@@ -209,6 +209,18 @@ build_c() {
 
 build_c_hello() { build_c "$1" c-hello; }
 
+# The CLI for the examples built with the recipes authors use: AZD_WASM_HOST_CLI (scripts/test.sh
+# passes the one its tests build, so the dependencies are not compiled twice over), else this
+# checkout's, built here.
+cli() {
+  if [[ -n "${AZD_WASM_HOST_CLI:-}" ]]; then
+    echo "$AZD_WASM_HOST_CLI"
+    return
+  fi
+  run "cargo build (the CLI, for its build recipes)" cli cargo build -q -p azd-wasm-host
+  echo "$ROOT/target/debug/azd-wasm-host"
+}
+
 # JavaScript on ComponentizeJS: the recipe authors use (`azd-wasm-host build`, language = "js"),
 # with the helpers copied beside the module as `new js` lays them out (lib/, not in git).
 build_js_storage() {
@@ -217,8 +229,9 @@ build_js_storage() {
   rm -rf "$dir/lib"
   mkdir -p "$dir/lib"
   cp "$ROOT/guest-sdk/js/azd-provider.js" "$ROOT/guest-sdk/js/azd-io.js" "$ROOT/guest-sdk/js/azd-provisioning.d.ts" "$dir/lib/"
-  run "cargo build (the CLI, for its JavaScript recipe)" js-storage-cli cargo build -q -p azd-wasm-host
-  run "azd-wasm-host build (js-storage)" js-storage "$ROOT/target/debug/azd-wasm-host" build "$dir/provider.toml"
+  local host_bin
+  host_bin=$(cli)
+  run "azd-wasm-host build (js-storage)" js-storage "$host_bin" build "$dir/provider.toml"
   mv -f "$dir/build/js-storage.wasm" "$OUT"
 }
 
@@ -226,9 +239,9 @@ build_js_storage() {
 build_go_devcerts() {
   local dir=$1
   need go "Go 1.25 or newer"
-  run "cargo build (the CLI, for its Go recipe)" go-devcerts-cli cargo build -q -p azd-wasm-host
-  run "azd-wasm-host build (go-devcerts)" go-devcerts \
-    "$ROOT/target/debug/azd-wasm-host" build "$dir/provider.toml"
+  local host_bin
+  host_bin=$(cli)
+  run "azd-wasm-host build (go-devcerts)" go-devcerts "$host_bin" build "$dir/provider.toml"
   mv -f "$dir/build/go-devcerts.wasm" "$OUT"
 }
 # The C HTTP test guest: the HTTP world (wit-bindgen needs the feature its WASI CLI WIT gates).

@@ -52,8 +52,13 @@ if ! has_wasm_std && ! debian_route_installed; then
   debian_route_installed || { echo "build-rust-example: the Debian packages did not install a usable toolchain" >&2; exit 1; }
 fi
 
-cargo build --quiet -p azd-wasm-host
-host_bin="${CARGO_TARGET_DIR:-$ROOT/target}/debug/azd-wasm-host"
+# The CLI: AZD_WASM_HOST_CLI (scripts/test.sh passes the one its tests build), else this checkout's.
+if [[ -n "${AZD_WASM_HOST_CLI:-}" ]]; then
+  host_bin=$AZD_WASM_HOST_CLI
+else
+  cargo build --quiet -p azd-wasm-host
+  host_bin="${CARGO_TARGET_DIR:-$ROOT/target}/debug/azd-wasm-host"
+fi
 "$host_bin" build examples/rust-hello/provider.toml
 "$host_bin" build examples/azure-storage/provider.toml
 # The test guest of [policy.http] (host/tests/http.rs), built the same way; it shares the std build.

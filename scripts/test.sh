@@ -33,7 +33,12 @@ cd "$ROOT"
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "building example components"
+step "building the tests, then the example components (some with the CLI the tests build)"
+# Once, as `cargo test` below builds them: the examples' build recipes then run on this CLI
+# rather than on a `cargo build -p` of it, whose dependencies' features differ and would be
+# compiled a second time.
+cargo test --workspace --no-run --quiet
+export AZD_WASM_HOST_CLI="$ROOT/target/debug/azd-wasm-host"
 scripts/build-examples.sh
 scripts/build-rust-example.sh
 scripts/install-azurite.sh >/dev/null
