@@ -123,9 +123,13 @@ func (p *Provider) Preview(ctx context.Context, progress azdext.ProgressFunc) (*
 			ChangeType: c.Kind, ResourceId: "devcerts/" + p.cfg.Dir + "/" + c.Name, ResourceType: kind, Name: c.Name,
 		})
 	}
+	summary := fmt.Sprintf("devcerts would create %d, modify %d and delete %d (%d unchanged)",
+		counts["Create"], counts["Modify"], counts["Delete"], counts["NoChange"])
+	// azd shows a provider's changes only for Azure resources; the summary reaches the
+	// user as the last progress line.
+	progress(summary)
 	return &azdext.ProvisioningPreviewResult{Preview: &azdext.ProvisioningDeploymentPreview{
-		Summary: fmt.Sprintf("devcerts would create %d, modify %d and delete %d (%d unchanged)",
-			counts["Create"], counts["Modify"], counts["Delete"], counts["NoChange"]),
+		Summary: summary,
 		Outputs: p.outputs(st),
 		Changes: changes,
 	}}, nil
