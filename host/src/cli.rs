@@ -50,7 +50,7 @@ pub(crate) enum Command {
     Run(crate::run::RunArgs),
     /// Run a provider's tests (`*.test.toml`): each step a command played as `run` plays it.
     Test(crate::test::TestArgs),
-    /// Start a provider project: `new <rust|js|python|c> NAME`.
+    /// Start a provider project: `new <rust|js|ts|python|c|go> NAME`.
     New(author::NewArgs),
     /// Build the provider's component from the manifest's `[build]` section.
     Build(author::BuildArgs),
