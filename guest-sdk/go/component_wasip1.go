@@ -83,11 +83,7 @@ func (componentHost) SetEnvValue(key, value string) error {
 func (componentHost) Interactive() bool { return prompt.Interactive() }
 
 func (componentHost) Confirm(o ConfirmOptions) (bool, error) {
-	d := witTypes.None[bool]()
-	if o.DefaultValue != nil {
-		d = witTypes.Some(*o.DefaultValue)
-	}
-	r := prompt.Confirm(prompt.ConfirmOptions{Message: o.Message, DefaultValue: d, HelpMessage: o.HelpMessage})
+	r := prompt.Confirm(prompt.ConfirmOptions{Message: o.Message, DefaultValue: optional(o.DefaultValue), HelpMessage: o.HelpMessage})
 	if r.IsErr() {
 		return false, fromWitError(r.Err())
 	}
@@ -95,12 +91,8 @@ func (componentHost) Confirm(o ConfirmOptions) (bool, error) {
 }
 
 func (componentHost) PromptText(o TextOptions) (string, error) {
-	d := witTypes.None[string]()
-	if o.DefaultValue != nil {
-		d = witTypes.Some(*o.DefaultValue)
-	}
 	r := prompt.Text(prompt.TextOptions{
-		Message: o.Message, DefaultValue: d, HelpMessage: o.HelpMessage,
+		Message: o.Message, DefaultValue: optional(o.DefaultValue), HelpMessage: o.HelpMessage,
 		Placeholder: o.Placeholder, Secret: o.Secret, Required: o.Required,
 	})
 	if r.IsErr() {
@@ -123,6 +115,14 @@ func (componentHost) Select(o SelectOptions) (int, error) {
 		return 0, fromWitError(r.Err())
 	}
 	return int(r.Ok()), nil
+}
+
+// optional is an answer's default as WIT's option: none when the question has none.
+func optional[T any](value *T) witTypes.Option[T] {
+	if value == nil {
+		return witTypes.None[T]()
+	}
+	return witTypes.Some(*value)
 }
 
 func (componentHost) AccessToken(scope string) (AccessToken, error) {

@@ -234,37 +234,35 @@ func fromPairs(pairs []witTypes.Tuple2[string, string]) map[string]string {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+// sortedPairs is a map as WIT's list of pairs, sorted by key (the same answer every time);
+// a nil value is converted as the zero parameter, which the host then refuses by name.
+func sortedPairs[P any, W any](m map[string]*P, convert func(P) W) []witTypes.Tuple2[string, W] {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return keys
+	out := make([]witTypes.Tuple2[string, W], 0, len(m))
+	for _, k := range keys {
+		var v W
+		if p := m[k]; p != nil {
+			v = convert(*p)
+		}
+		out = append(out, witTypes.Tuple2[string, W]{F0: k, F1: v})
+	}
+	return out
 }
 
 func toWitOutputs(m map[string]*ProvisioningOutputParameter) []witTypes.Tuple2[string, t.OutputParameter] {
-	out := make([]witTypes.Tuple2[string, t.OutputParameter], 0, len(m))
-	for _, k := range sortedKeys(m) {
-		v := t.OutputParameter{}
-		if p := m[k]; p != nil {
-			v = t.OutputParameter{Type: p.Type, Value: p.Value}
-		}
-		out = append(out, witTypes.Tuple2[string, t.OutputParameter]{F0: k, F1: v})
-	}
-	return out
+	return sortedPairs(m, func(p ProvisioningOutputParameter) t.OutputParameter {
+		return t.OutputParameter{Type: p.Type, Value: p.Value}
+	})
 }
 
 func toWitInputs(m map[string]*ProvisioningInputParameter) []witTypes.Tuple2[string, t.InputParameter] {
-	out := make([]witTypes.Tuple2[string, t.InputParameter], 0, len(m))
-	for _, k := range sortedKeys(m) {
-		v := t.InputParameter{}
-		if p := m[k]; p != nil {
-			v = t.InputParameter{Type: p.Type, DefaultValue: p.DefaultValue, Value: p.Value}
-		}
-		out = append(out, witTypes.Tuple2[string, t.InputParameter]{F0: k, F1: v})
-	}
-	return out
+	return sortedPairs(m, func(p ProvisioningInputParameter) t.InputParameter {
+		return t.InputParameter{Type: p.Type, DefaultValue: p.DefaultValue, Value: p.Value}
+	})
 }
 
 func toWitLinks(links []ErrorLink) []t.ErrorLink {

@@ -70,51 +70,33 @@ func (h *TestHost) Interactive() bool {
 	return len(h.Answers) > 0
 }
 
-func (h *TestHost) next(question string) (any, error) {
+// answer takes the next scripted answer, which must be a T.
+func answer[T any](h *TestHost, question string) (T, error) {
+	var zero T
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.Answers) == 0 {
-		return nil, &LocalError{Message: "no answer scripted for: " + question, Code: "no_answer", Category: LocalErrorCategoryUser}
+		return zero, &LocalError{Message: "no answer scripted for: " + question, Code: "no_answer", Category: LocalErrorCategoryUser}
 	}
 	a := h.Answers[0]
 	h.Answers = h.Answers[1:]
-	return a, nil
+	typed, ok := a.(T)
+	if !ok {
+		return zero, fmt.Errorf("TestHost: the answer to %q is %T, not %T", question, a, zero)
+	}
+	return typed, nil
 }
 
-func (h *TestHost) Confirm(o ConfirmOptions) (bool, error) {
-	a, err := h.next(o.Message)
-	if err != nil {
-		return false, err
-	}
-	b, ok := a.(bool)
-	if !ok {
-		return false, fmt.Errorf("TestHost: the answer to %q is %T, not bool", o.Message, a)
-	}
-	return b, nil
-}
+func (h *TestHost) Confirm(o ConfirmOptions) (bool, error) { return answer[bool](h, o.Message) }
 
-func (h *TestHost) PromptText(o TextOptions) (string, error) {
-	a, err := h.next(o.Message)
-	if err != nil {
-		return "", err
-	}
-	s, ok := a.(string)
-	if !ok {
-		return "", fmt.Errorf("TestHost: the answer to %q is %T, not string", o.Message, a)
-	}
-	return s, nil
-}
+func (h *TestHost) PromptText(o TextOptions) (string, error) { return answer[string](h, o.Message) }
 
 func (h *TestHost) Select(o SelectOptions) (int, error) {
-	a, err := h.next(o.Message)
-	if err != nil {
-		return 0, err
+	i, err := answer[int](h, o.Message)
+	if err == nil && (i < 0 || i >= len(o.Choices)) {
+		return 0, fmt.Errorf("TestHost: the answer to %q is %d, not an index of its %d choices", o.Message, i, len(o.Choices))
 	}
-	i, ok := a.(int)
-	if !ok || i < 0 || i >= len(o.Choices) {
-		return 0, fmt.Errorf("TestHost: the answer to %q is %v, not an index of its %d choices", o.Message, a, len(o.Choices))
-	}
-	return i, nil
+	return i, err
 }
 
 func (h *TestHost) AccessToken(scope string) (AccessToken, error) {
