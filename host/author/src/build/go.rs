@@ -124,8 +124,7 @@ fn go_minor(version: &str) -> Option<u32> {
 /// repository's examples).
 fn embed_world(core: &mut Vec<u8>, dir: &Path) -> anyhow::Result<()> {
     let mut resolve = Resolve::default();
-    let wit = dir.join("wit");
-    if wit.join("provisioning.wit").is_file() {
+    if let Some(wit) = super::lang::project_wit(dir) {
         resolve
             .push_dir(&wit)
             .with_context(|| format!("cannot read the WIT package at {}", wit.display()))?;

@@ -131,8 +131,7 @@ fn assemble_world(dir: &Path, scratch: &Path) -> anyhow::Result<PathBuf> {
     let deps = wit.join("deps");
     let ours = deps.join("azd-provisioning-0.2.0");
     std::fs::create_dir_all(&ours)?;
-    if dir.join("wit/provisioning.wit").is_file() {
-        let project_wit = super::lang::wit_dir(dir)?;
+    if let Some(project_wit) = super::lang::project_wit(dir) {
         std::fs::copy(
             project_wit.join("provisioning.wit"),
             ours.join("provisioning.wit"),

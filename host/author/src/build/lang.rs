@@ -11,16 +11,21 @@ use super::step::{Step, write_component};
 /// The world's name inside the project's `wit/` package.
 pub(super) const WORLD_NAME: &str = "provisioning-provider";
 
-/// The project's WIT folder, which every recipe builds against.
-pub(super) fn wit_dir(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
+/// The project's WIT folder, when it has one (`new` writes it; the
+/// repository's examples have none).
+pub(super) fn project_wit(dir: &Path) -> Option<std::path::PathBuf> {
     let wit = dir.join("wit");
-    if !wit.join("provisioning.wit").is_file() {
-        bail!(
+    wit.join("provisioning.wit").is_file().then_some(wit)
+}
+
+/// The project's WIT folder, for the recipes whose tools read it from disk.
+pub(super) fn wit_dir(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
+    project_wit(dir).with_context(|| {
+        format!(
             "no WIT package at {} (azd-wasm-host new writes it; the world is {WORLD})",
-            wit.display()
-        );
-    }
-    Ok(wit)
+            dir.join("wit").display()
+        )
+    })
 }
 
 /// Python: componentize-py, with the project's folder and `lib/` on its path.
