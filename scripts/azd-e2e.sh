@@ -490,6 +490,15 @@ host_step() { # ARGS...: one azd-wasm-host command, echoed and timed like azd_st
   return "$rc"
 }
 
+package_and_install() { # NAME: `package` the provider in this folder, then add its dist/ as the
+  # extension source NAME and install local.NAME from it, as the provider's users would
+  local name=$1
+  host_step package || fail "azd-wasm-host package ($name)"
+  azd_step extension source add -n "$name" -t file -l "$PWD/dist/registry.json" --no-prompt ||
+    fail "azd extension source add ($name)"
+  azd_step extension install "local.$name" --source "$name" --no-prompt || fail "azd extension install local.$name"
+}
+
 author_flow() { # LANGUAGE NAME
   local language=$1 name=$2
   mkdir -p "$work/authors/$language"
@@ -502,10 +511,7 @@ author_flow() { # LANGUAGE NAME
   host_step run provision || fail "azd-wasm-host run provision ($language)"
   grep -q "Hello, world!" "$work/step.out" || fail "run provision of the new $language provider shows no greeting"
   rm -rf .azure # azd makes its own environment below
-  host_step package || fail "azd-wasm-host package ($language)"
-  azd_step extension source add -n "$name" -t file -l "$PWD/dist/registry.json" --no-prompt ||
-    fail "azd extension source add ($language)"
-  azd_step extension install "local.$name" --source "$name" --no-prompt || fail "azd extension install local.$name"
+  package_and_install "$name"
   [[ -d "$AZD_CONFIG_DIR/extensions/local.$name/precompiled" ]] ||
     fail "the installed extension local.$name has no precompiled code"
   project="$PWD"
@@ -590,10 +596,7 @@ example="$repo_root/examples/go-devcerts"
 cp "$example/provider.toml" "$example/extension.yaml" "$ext/"
 cp "$example/build/go-devcerts.wasm" "$ext/build/"
 cd "$ext"
-host_step package || fail "azd-wasm-host package (devcerts)"
-azd_step extension source add -n devcerts -t file -l "$ext/dist/registry.json" --no-prompt ||
-  fail "azd extension source add (devcerts)"
-azd_step extension install local.devcerts --source devcerts --no-prompt || fail "azd extension install local.devcerts"
+package_and_install devcerts
 cp -R "$example/project/." "$devcerts/project/"
 project="$devcerts/project"
 cd "$project"
@@ -680,11 +683,7 @@ sed -e "$ports_sed" "$example/project/azure.yaml" >"$ext/azure.yaml"
 cp "$example/extension.yaml" "$ext/"
 cp "$example/build/azure-storage.wasm" "$ext/build/"
 cd "$ext"
-host_step package || fail "azd-wasm-host package (azure-storage)"
-azd_step extension source add -n azure-storage -t file -l "$ext/dist/registry.json" --no-prompt ||
-  fail "azd extension source add (azure-storage)"
-azd_step extension install local.azure-storage --source azure-storage --no-prompt ||
-  fail "azd extension install local.azure-storage"
+package_and_install azure-storage
 mkdir -p "$storage/project"
 cp "$ext/azure.yaml" "$storage/project/"
 export AZURE_STORAGE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -746,10 +745,7 @@ cp "$jsexample/build/js-storage.wasm" "$jsext/build/"
 cp "$jsstorage/project/azure.yaml" "$jsext/"
 cp "$jsexample/extension.yaml" "$jsext/"
 cd "$jsext"
-host_step package || fail "azd-wasm-host package (storage-js)"
-azd_step extension source add -n storage-js -t file -l "$jsext/dist/registry.json" --no-prompt ||
-  fail "azd extension source add (storage-js)"
-azd_step extension install local.storage-js --source storage-js --no-prompt || fail "azd extension install local.storage-js"
+package_and_install storage-js
 cd "$jsstorage/project"
 project="$jsstorage/project"
 env_file="$project/.azure/$env_name/.env"
