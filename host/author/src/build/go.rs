@@ -55,10 +55,7 @@ pub(super) fn go(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
         "`go` is not on PATH: install Go 1.25 or newer (https://go.dev/dl), or set AZD_WASM_HOST_GO",
     )?;
     check_version(&go, &pre, dir)?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".go-build-")
-        .tempdir_in(staged.parent().unwrap_or(dir))
-        .context("cannot make a scratch folder for the Go build")?;
+    let scratch = super::step::scratch(staged, dir, "go", "Go")?;
     let core = scratch.path().join("core.wasm");
     Step::new("go build (GOOS=wasip1 GOARCH=wasm, c-shared)", go, &package)
         .args(pre)

@@ -101,10 +101,7 @@ pub(super) fn ts(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
 /// ComponentizeJS on `module`, against the world assembled in a scratch folder.
 fn componentize_js(dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
     let bin = npm_tool(dir, "componentize-js", "@bytecodealliance/componentize-js")?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".js-build-")
-        .tempdir_in(staged.parent().unwrap_or(dir))
-        .context("cannot make a scratch folder for the JavaScript build")?;
+    let scratch = super::step::scratch(staged, dir, "js", "JavaScript")?;
     let wit = assemble_world(dir, scratch.path())?;
     Step::new("componentize-js (ComponentizeJS, StarlingMonkey)", bin, dir)
         .arg(module)

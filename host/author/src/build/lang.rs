@@ -61,11 +61,7 @@ pub(super) fn c(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Resu
     let (bindgen, bindgen_pre) = crate::tools::tool("AZD_WASM_HOST_WIT_BINDGEN", &["wit-bindgen"])
         .context("`wit-bindgen` is not on PATH: cargo install --locked wit-bindgen-cli --version 0.46.0 (or set AZD_WASM_HOST_WIT_BINDGEN)")?;
     let (cc, cc_pre) = c_compiler()?;
-    // Scratch files beside the staged component, gone however the build ends.
-    let scratch = tempfile::Builder::new()
-        .prefix(".c-build-")
-        .tempdir_in(staged.parent().unwrap_or(dir))
-        .context("cannot make a scratch folder for the C build")?;
+    let scratch = super::step::scratch(staged, dir, "c", "C")?;
     let gen_dir = scratch.path().join("gen");
     Step::new("wit-bindgen c", bindgen, dir)
         .args(bindgen_pre)

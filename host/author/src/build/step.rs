@@ -81,3 +81,17 @@ pub(super) fn write_component(bytes: &[u8], staged: &Path) -> anyhow::Result<()>
     };
     std::fs::write(staged, component).with_context(|| format!("cannot write {}", staged.display()))
 }
+
+/// A scratch folder beside the staged component (`.{tag}-build-…`, for the
+/// `language` build), gone however the build ends.
+pub(super) fn scratch(
+    staged: &Path,
+    dir: &Path,
+    tag: &str,
+    language: &str,
+) -> anyhow::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!(".{tag}-build-"))
+        .tempdir_in(staged.parent().unwrap_or(dir))
+        .with_context(|| format!("cannot make a scratch folder for the {language} build"))
+}
