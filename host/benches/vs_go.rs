@@ -348,7 +348,7 @@ fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Setting
         d(ours.initialize),
         g(|m| m.initialize.as_secs_f64()),
         None,
-        secs(ms),
+        secs(us),
         false,
     );
     let n = s.requests;

@@ -197,7 +197,8 @@ impl ProvisioningManager {
     }
 
     /// Waits until [`ProvisioningManager::receive`] is dispatching, then tells azd
-    /// the extension is ready.
+    /// the extension is ready, and the provider's factory that the first
+    /// Initialize is coming ([`ProviderFactory::prepare`]).
     pub async fn ready(&self) -> Result<(), ManagerError> {
         let broker = self.stream().await;
         broker.receiving().await?;
@@ -206,6 +207,10 @@ impl ProvisioningManager {
             .ready(pb::ReadyRequest {})
             .await
             .map_err(ManagerError::Ready)?;
+        // azd sends Initialize next, once it has read its project.
+        if let Ok(reg) = self.registration() {
+            reg.factory.prepare();
+        }
         Ok(())
     }
 

@@ -41,6 +41,8 @@ struct Script {
     slow_init: Option<(Arc<Notify>, mpsc::Sender<()>)>,
     /// Instances created.
     created: AtomicUsize,
+    /// Times the factory was told an Initialize is coming.
+    prepared: AtomicUsize,
 }
 
 struct Fake {
@@ -219,6 +221,10 @@ impl ProviderFactory for FakeFactory {
             layer: std::sync::Mutex::new(String::new()),
         }))
     }
+
+    fn prepare(&self) {
+        self.0.prepared.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 struct Setup {
@@ -234,11 +240,12 @@ async fn setup(script: Script) -> Setup {
         .await
         .unwrap();
     let manager = ProvisioningManager::new(client);
+    let script = Arc::new(script);
     // The simulated azd, like azd, answers the stream only after our first
     // message: a client that waits for azd first would hang here.
     tokio::time::timeout(
         WAIT,
-        manager.register(Arc::new(FakeFactory(Arc::new(script))), NAME),
+        manager.register(Arc::new(FakeFactory(script.clone())), NAME),
     )
     .await
     .expect("registration must not wait for azd to speak first")
@@ -247,7 +254,17 @@ async fn setup(script: Script) -> Setup {
         let m = manager.clone();
         tokio::spawn(async move { m.receive(CancellationToken::new()).await })
     };
+    assert_eq!(
+        script.prepared.load(Ordering::SeqCst),
+        0,
+        "prepared before Ready"
+    );
     manager.ready().await.unwrap();
+    assert_eq!(
+        script.prepared.load(Ordering::SeqCst),
+        1,
+        "Ready must tell the factory, once, that an Initialize is coming"
+    );
     let handle = sim.provider(NAME, WAIT).await.unwrap();
     Setup {
         sim,

@@ -73,6 +73,12 @@ pub trait Provider: Send + Sync + 'static {
 pub trait ProviderFactory: Send + Sync + 'static {
     /// A fresh, not yet initialized instance.
     async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError>;
+
+    /// A hint that azd's first `Initialize` is coming (the manager gives it
+    /// once it has told azd it is ready): a factory may make, in the
+    /// background, what that `Initialize` needs. Returns at once; the default
+    /// does nothing.
+    fn prepare(&self) {}
 }
 
 #[async_trait]

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use azd_wasm_host_core::{Provider, ProviderError, ProviderFactory};
 use tokio::sync::Mutex;
 
+use crate::ahead::Ahead;
 use crate::instance::{InstanceState, WasmProvider};
 use crate::template::Template;
 
@@ -14,12 +15,15 @@ use crate::template::Template;
 #[derive(Clone)]
 pub(crate) struct WasmProviderFactory {
     template: Arc<Template>,
+    /// The instance made ahead of the first Initialize, once [`prepare`](ProviderFactory::prepare) was called.
+    ahead: Arc<Ahead>,
 }
 
 impl WasmProviderFactory {
     pub(crate) fn new(template: Template) -> Self {
         Self {
             template: Arc::new(template),
+            ahead: Arc::default(),
         }
     }
 
@@ -28,6 +32,7 @@ impl WasmProviderFactory {
         WasmProvider::new(
             self.template.clone(),
             Arc::new(Mutex::new(InstanceState::Empty)),
+            self.ahead.clone(),
         )
     }
 }
@@ -44,5 +49,14 @@ impl std::fmt::Debug for WasmProviderFactory {
 impl ProviderFactory for WasmProviderFactory {
     async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
         Ok(Arc::new(self.create_wasm()))
+    }
+
+    /// Makes the instance the first Initialize takes (`ahead.rs`), on the
+    /// async runtime this is called on.
+    fn prepare(&self) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(self.ahead.clone().make(self.template.clone()))),
+            Err(_) => tracing::debug!("no async runtime: no instance is made ahead"),
+        }
     }
 }

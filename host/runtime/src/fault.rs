@@ -12,7 +12,7 @@
 //! | the request was cancelled (azd went away) | `provider_cancelled` |
 //! | a call after one of these | `provider_crashed` (needs Initialize) |
 
-use azd_wasm_host_core::{ErrorCode, ProviderError};
+use azd_wasm_host_core::{CallContext, ErrorCode, ProviderError};
 use wasmtime::Trap;
 
 use crate::bindings::azd::provisioning0_1_0::types as wit;
@@ -190,6 +190,22 @@ fn with_guest_stderr(mut err: ProviderError, lines: &[String]) -> ProviderError 
         }
     }
     err
+}
+
+/// Runs `call` until it finishes, its deadline passes or `ctx` is cancelled.
+/// A call that loses the race is dropped here, which stops the guest.
+pub(crate) async fn bounded<T>(
+    call: impl Future<Output = T>,
+    ctx: &CallContext,
+    policy: &Policy,
+) -> Result<T, StopReason> {
+    // The epoch advances while the guest runs, so a guest that never waits still yields.
+    let _ticking = crate::ticker::ticking();
+    tokio::select! {
+        done = call => Ok(done),
+        () = ctx.cancel.cancelled() => Err(StopReason::Cancelled),
+        () = tokio::time::sleep(policy.call_timeout()) => Err(StopReason::Timeout),
+    }
 }
 
 #[cfg(test)]

@@ -31,14 +31,16 @@ use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::Mutex;
 use wasmtime::Store;
 
+use crate::ahead::Ahead;
 use crate::bindings::ProvisioningProvider;
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::convert;
-use crate::fault::{self, StopReason, guest_error};
-use crate::manifest::Policy;
+use crate::fault::{self, bounded, guest_error};
 use crate::sandbox;
+use crate::sandbox::GrantedDir;
+use crate::seal::Seal;
 use crate::store::HostState;
-use crate::template::Template;
+use crate::template::{Compiled, Template};
 
 /// One running instance (or none yet, or a retired one).
 pub(crate) enum InstanceState {
@@ -59,6 +61,8 @@ pub(crate) struct Instance {
 pub(crate) struct WasmProvider {
     shared: Arc<Template>,
     state: Arc<Mutex<InstanceState>>,
+    /// The instance made ahead of the first Initialize (the factory's).
+    ahead: Arc<Ahead>,
 }
 
 impl std::fmt::Debug for WasmProvider {
@@ -75,25 +79,17 @@ type GuestResult<T> = wasmtime::Result<Result<T, wit::Error>>;
 /// A guest call in flight, borrowing the instance it runs on.
 type GuestCall<'a, T> = Pin<Box<dyn Future<Output = GuestResult<T>> + Send + 'a>>;
 
-/// Runs `call` until it finishes, its deadline passes or `ctx` is cancelled.
-/// A call that loses the race is dropped here, which stops the guest.
-async fn bounded<T>(
-    call: impl Future<Output = T>,
-    ctx: &CallContext,
-    policy: &Policy,
-) -> Result<T, StopReason> {
-    // The epoch advances while the guest runs, so a guest that never waits still yields.
-    let _ticking = crate::ticker::ticking();
-    tokio::select! {
-        done = call => Ok(done),
-        () = ctx.cancel.cancelled() => Err(StopReason::Cancelled),
-        () = tokio::time::sleep(policy.call_timeout()) => Err(StopReason::Timeout),
-    }
-}
-
 impl WasmProvider {
-    pub(crate) fn new(shared: Arc<Template>, state: Arc<Mutex<InstanceState>>) -> Self {
-        Self { shared, state }
+    pub(crate) fn new(
+        shared: Arc<Template>,
+        state: Arc<Mutex<InstanceState>>,
+        ahead: Arc<Ahead>,
+    ) -> Self {
+        Self {
+            shared,
+            state,
+            ahead,
+        }
     }
 
     /// Takes the instance lock, or gives up when the request is cancelled.
@@ -160,7 +156,8 @@ impl WasmProvider {
         }
     }
 
-    /// Builds a fresh instance and calls the guest's `initialize`.
+    /// Takes the instance made ahead, or builds a fresh one, and calls the
+    /// guest's `initialize`.
     async fn init(
         &self,
         project_path: String,
@@ -173,21 +170,23 @@ impl WasmProvider {
         *guard = InstanceState::Empty;
         let shared = &self.shared;
         let compiled = shared.compiled(&ctx).await?;
-        let environment = shared.environment().await?;
-        let sandbox = sandbox::build(
-            &shared.policy,
+        let environment = shared.environment_for_initialize().await?;
+        let dirs = sandbox::open_grants(
+            &shared.policy.fs,
             &project_path,
             environment.as_ref(),
             &shared.name,
-            shared.traffic.as_ref(),
         )?;
-        let mut store = shared.new_store(&compiled, sandbox, environment);
+        let (mut store, made) = self.store_for_initialize(&compiled, dirs, &ctx).await?;
         store.data_mut().begin_call(&ctx);
         let started = {
             let store = &mut store;
             bounded(
                 async move {
-                    let bindings = compiled.pre.instantiate_async(&mut *store).await?;
+                    let bindings = match made {
+                        Some(bindings) => bindings,
+                        None => compiled.pre.instantiate_async(&mut *store).await?,
+                    };
                     let guest = bindings
                         .azd_provisioning0_1_0_provider()
                         .call_initialize(&mut *store, &sandbox::guest_form(&project_path), &options)
@@ -213,13 +212,34 @@ impl WasmProvider {
         }
     }
 
+    /// The store of the instance an Initialize starts: the one made ahead
+    /// (instantiated; its bindings given), or a fresh one (to instantiate),
+    /// holding the granted directories `dirs`.
+    async fn store_for_initialize(
+        &self,
+        compiled: &Compiled,
+        dirs: Vec<GrantedDir>,
+        ctx: &CallContext,
+    ) -> Result<(Store<HostState>, Option<ProvisioningProvider>), ProviderError> {
+        let shared = &self.shared;
+        Ok(match self.ahead.take(&shared.name, ctx).await? {
+            Some(spare) => {
+                let (mut store, bindings) = spare.unseal();
+                store.data_mut().grant_dirs(dirs);
+                tracing::debug!(provider = %shared.name, "initialize takes the instance made ahead");
+                (store, Some(bindings))
+            }
+            None => (shared.new_store(compiled, dirs, Seal::none()), None),
+        })
+    }
+
     /// How a bounded guest call ended: `Ok` with what the guest returned
     /// (the instance serves on), or the error of the fault that ends the
     /// instance (a trap, or the host stopped it).
     fn settle<A>(
         &self,
         what: &str,
-        outcome: Result<wasmtime::Result<A>, StopReason>,
+        outcome: Result<wasmtime::Result<A>, fault::StopReason>,
         state: &mut HostState,
     ) -> Result<A, ProviderError> {
         let (name, policy) = (&*self.shared.name, &self.shared.policy);

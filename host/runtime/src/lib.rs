@@ -46,6 +46,7 @@
 // Library code must not panic on input nor write to stdout (azd's terminal).
 #![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
+mod ahead;
 mod bindings;
 mod cache;
 mod check;
@@ -60,6 +61,7 @@ mod load;
 mod manifest;
 mod options;
 mod sandbox;
+mod seal;
 mod shipped;
 mod store;
 mod targets;

@@ -25,12 +25,15 @@ use crate::limits::InstanceLimits;
 use crate::sandbox::{
     GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy, OutputTail, Sandbox,
 };
+use crate::seal::Seal;
 
 /// The data of one instance's `Store`.
 pub(crate) struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
     dirs: Vec<GrantedDir>,
+    /// Closed while the instance is made ahead of its Initialize.
+    seal: Seal,
     network: NetworkPolicy,
     http_ctx: wasmtime_wasi_http::WasiHttpCtx,
     /// The HTTP grants; what it refused names the grant in errors.
@@ -50,6 +53,7 @@ impl HostState {
     pub(crate) fn new(
         provider: Arc<str>,
         sandbox: Sandbox,
+        dirs: Vec<GrantedDir>,
         memory_bytes: usize,
         azd: AzdAccess,
         credentials: Credentials,
@@ -57,7 +61,8 @@ impl HostState {
         Self {
             wasi: sandbox.wasi,
             table: ResourceTable::new(),
-            dirs: sandbox.dirs,
+            dirs,
+            seal: sandbox.seal,
             network: sandbox.network,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http: sandbox.http,
@@ -87,11 +92,17 @@ impl HostState {
         self.call.end();
     }
 
+    /// Grants `dirs` to an instance made ahead of its Initialize.
+    pub(crate) fn grant_dirs(&mut self, dirs: Vec<GrantedDir>) {
+        self.dirs = dirs;
+    }
+
     /// The granted directories, for `wasi:filesystem/preopens`.
     pub(crate) fn preopens(&mut self) -> GrantedPreopens<'_> {
         GrantedPreopens {
             table: &mut self.table,
             dirs: &self.dirs,
+            seal: &self.seal,
         }
     }
 

@@ -5,25 +5,26 @@
 //! signals Ready in milliseconds, while the component compiles on a blocking
 //! thread ([`Compiling`]). An instance waits for the compile only when azd
 //! sends its first Initialize (and stops waiting if azd goes away). The azd
-//! environment the command runs in is settled once, on first use: the name
-//! azd passed (`AZD_ENVIRONMENT`), else the one azd reports as current.
+//! environment the command runs in is settled once, on first use
+//! ([`CommandEnvironment`]).
 
 use std::sync::Arc;
 
 use azd_wasm_host_core::{
     AzdServices, CallContext, EnvironmentName, ErrorCode, ProviderError, TokenSource,
 };
-use tokio::sync::{OnceCell, watch};
+use tokio::sync::watch;
 use wasmtime::Store;
 use wasmtime::component::Component;
 
 use crate::bindings::ProvisioningProviderPre;
-use crate::imports::azd::AzdAccess;
+use crate::imports::azd::{AzdAccess, CommandEnvironment};
 use crate::imports::credentials::Credentials;
 use crate::limits::MAX_GUEST_TRANSFER;
 use crate::manifest::Policy;
 use crate::options::RuntimeOptions;
-use crate::sandbox;
+use crate::sandbox::{self, GrantedDir};
+use crate::seal::Seal;
 use crate::store::HostState;
 use crate::traffic::Traffic;
 
@@ -96,10 +97,8 @@ pub(crate) struct Template {
     pub(crate) name: Arc<str>,
     pub(crate) policy: Policy,
     pub(crate) compiled: Compiling,
-    /// The environment name azd passed, if any.
-    environment_given: Option<String>,
-    /// The environment, settled on first use.
-    environment: OnceCell<Result<Option<EnvironmentName>, ProviderError>>,
+    /// The azd environment of the command.
+    environment: Arc<CommandEnvironment>,
     /// azd's services, when the host is connected to azd.
     services: Option<Arc<dyn AzdServices>>,
     /// Where access tokens come from.
@@ -121,8 +120,10 @@ impl Template {
             name: Arc::from(name),
             policy,
             compiled,
-            environment_given: opts.environment.clone().filter(|e| !e.is_empty()),
-            environment: OnceCell::new(),
+            environment: Arc::new(CommandEnvironment::new(
+                opts.environment.clone(),
+                opts.services.clone(),
+            )),
             services: opts.services.clone(),
             tokens: match &opts.traffic {
                 Some(traffic) => traffic.tokens(opts.tokens.clone()),
@@ -133,29 +134,19 @@ impl Template {
         }
     }
 
-    /// The azd environment of the command: the name azd passed, else the one
-    /// azd reports as current, else none. An invalid name is an error.
-    pub(crate) async fn environment(&self) -> Result<Option<EnvironmentName>, ProviderError> {
-        self.environment
-            .get_or_init(|| async {
-                let name = match (&self.environment_given, &self.services) {
-                    (Some(given), _) => given.clone(),
-                    (None, Some(services)) => match services.current_environment().await {
-                        Ok(name) => name,
-                        Err(e) => {
-                            tracing::debug!(error = %e, "azd has no current environment");
-                            return Ok(None);
-                        }
-                    },
-                    (None, None) => return Ok(None),
-                };
-                EnvironmentName::parse(&name).map(Some).map_err(|e| {
-                    ProviderError::host(ErrorCode::InvalidEnvironmentName, e.to_string())
-                        .with_suggestion("select a valid environment with `azd env select <name>`")
-                })
-            })
-            .await
-            .clone()
+    /// The azd environment, as Initialize needs it: settled when azd passed
+    /// its name (a wrong one is refused now) or when a granted directory
+    /// names it (`{env}`); otherwise left to the first guest call that needs
+    /// it, so that Initialize does not wait for a question to azd.
+    pub(crate) async fn environment_for_initialize(
+        &self,
+    ) -> Result<Option<EnvironmentName>, ProviderError> {
+        let named = self.policy.fs.iter().any(|g| g.path.contains("{env}"));
+        if named || !self.environment.asks_azd() {
+            self.environment.get().await
+        } else {
+            Ok(None)
+        }
     }
 
     /// The compiled component, once it is ready.
@@ -163,29 +154,34 @@ impl Template {
         self.compiled.wait(&self.name, ctx).await
     }
 
-    /// A fresh `Store` for one instance of `compiled`: its sandbox, azd's
-    /// services as granted, its budget for memories and tables, a yield at every
-    /// epoch tick, and the bound on what the guest may hand the host at once.
+    /// A fresh `Store` for one instance of `compiled`: its sandbox (with the
+    /// granted directories `dirs`, under `seal`), azd's services as granted,
+    /// its budget for memories and tables, a yield at every epoch tick, and
+    /// the bound on what the guest may hand the host at once.
     pub(crate) fn new_store(
         &self,
         compiled: &Compiled,
-        sandbox: sandbox::Sandbox,
-        environment: Option<EnvironmentName>,
+        dirs: Vec<GrantedDir>,
+        seal: Seal,
     ) -> Store<HostState> {
+        let sandbox = sandbox::build(&self.policy, &self.name, self.traffic.as_ref(), &seal);
         let azd = AzdAccess {
             grants: self.policy.azd.clone(),
             services: self.services.clone(),
-            environment,
+            environment: self.environment.clone(),
             interactive: self.interactive,
+            seal: seal.clone(),
         };
         let credentials = Credentials::new(
             self.name.clone(),
             self.policy.azd.credential_scopes.clone(),
             self.tokens.clone(),
+            seal,
         );
         let state = HostState::new(
             self.name.clone(),
             sandbox,
+            dirs,
             self.policy.memory_bytes(),
             azd,
             credentials,

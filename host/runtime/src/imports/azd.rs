@@ -11,12 +11,63 @@ use std::sync::Arc;
 
 use azd_wasm_host_core::text::sanitize;
 use azd_wasm_host_core::{
-    AzdServices, ConfirmQuestion, EnvironmentName, SelectQuestion, ServiceError, TextQuestion,
+    AzdServices, ConfirmQuestion, EnvironmentName, ErrorCode, ProviderError, SelectQuestion,
+    ServiceError, TextQuestion,
 };
+use tokio::sync::OnceCell;
 
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
 use crate::manifest::{AzdGrants, EnvironmentAccess};
+use crate::seal::Seal;
+
+/// The azd environment of the command, settled once, on first use: the name
+/// azd passed (`AZD_ENVIRONMENT`), else the one azd reports as current, else
+/// none. An invalid name is an error.
+pub(crate) struct CommandEnvironment {
+    given: Option<String>,
+    services: Option<Arc<dyn AzdServices>>,
+    settled: OnceCell<Result<Option<EnvironmentName>, ProviderError>>,
+}
+
+impl CommandEnvironment {
+    pub(crate) fn new(given: Option<String>, services: Option<Arc<dyn AzdServices>>) -> Self {
+        Self {
+            given: given.filter(|e| !e.is_empty()),
+            services,
+            settled: OnceCell::new(),
+        }
+    }
+
+    /// Whether settling it means asking azd (it passed no name).
+    pub(crate) fn asks_azd(&self) -> bool {
+        self.given.is_none() && self.services.is_some()
+    }
+
+    /// The environment, settled now if it is not yet.
+    pub(crate) async fn get(&self) -> Result<Option<EnvironmentName>, ProviderError> {
+        self.settled
+            .get_or_init(|| async {
+                let name = match (&self.given, &self.services) {
+                    (Some(given), _) => given.clone(),
+                    (None, Some(services)) => match services.current_environment().await {
+                        Ok(name) => name,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "azd has no current environment");
+                            return Ok(None);
+                        }
+                    },
+                    (None, None) => return Ok(None),
+                };
+                EnvironmentName::parse(&name).map(Some).map_err(|e| {
+                    ProviderError::host(ErrorCode::InvalidEnvironmentName, e.to_string())
+                        .with_suggestion("select a valid environment with `azd env select <name>`")
+                })
+            })
+            .await
+            .clone()
+    }
+}
 
 /// What one instance may use of azd's services, and how to reach them.
 #[derive(Clone)]
@@ -24,10 +75,17 @@ pub(crate) struct AzdAccess {
     pub(crate) grants: AzdGrants,
     /// `None` when nothing connects the host to azd (e.g. `check`).
     pub(crate) services: Option<Arc<dyn AzdServices>>,
-    /// The environment the command runs in, when known.
-    pub(crate) environment: Option<EnvironmentName>,
+    /// The environment the command runs in, settled when first needed.
+    pub(crate) environment: Arc<CommandEnvironment>,
     /// Whether the user can be asked (false under `--no-prompt`).
     pub(crate) interactive: bool,
+    /// Closed while the instance is made ahead of its Initialize.
+    pub(crate) seal: Seal,
+}
+
+/// What the guest gets for a call the seal refused (it is never used after).
+fn sealed() -> wit::Error {
+    error("sealed", "internal", Seal::REFUSAL.to_owned(), "")
 }
 
 /// The guest-facing error for a call that failed.
@@ -65,6 +123,9 @@ fn failed(what: &str, e: &ServiceError) -> wit::Error {
 impl AzdAccess {
     /// The services, if the environment may be read (or written, with `write`).
     fn environment_services(&self, write: bool) -> Result<&Arc<dyn AzdServices>, wit::Error> {
+        if !self.seal.allows("azd's environment") {
+            return Err(sealed());
+        }
         let allowed = match self.grants.environment {
             EnvironmentAccess::None => false,
             EnvironmentAccess::Read => !write,
@@ -89,6 +150,9 @@ impl AzdAccess {
 
     /// The services, if the provider may ask the user.
     fn prompt_services(&self) -> Result<&Arc<dyn AzdServices>, wit::Error> {
+        if !self.seal.allows("asking the user") {
+            return Err(sealed());
+        }
         if !self.grants.prompt {
             return Err(not_granted("asking the user", "prompt = true"));
         }
@@ -107,7 +171,15 @@ impl AzdAccess {
         &self,
         services: &Arc<dyn AzdServices>,
     ) -> Result<String, wit::Error> {
-        match &self.environment {
+        let settled = self.environment.get().await.map_err(|e| {
+            error(
+                "invalid_environment_name",
+                "validation",
+                e.message.clone(),
+                &e.suggestion,
+            )
+        })?;
+        match settled {
             Some(name) => Ok(name.as_str().to_owned()),
             None => services
                 .current_environment()

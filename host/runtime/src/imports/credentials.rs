@@ -18,6 +18,7 @@ use azd_wasm_host_core::TokenSource;
 use crate::bindings::credentials::azd::credentials::credentials::{
     AccessToken, CredentialError, Host,
 };
+use crate::seal::Seal;
 
 /// A kept token is asked for again this long before it expires.
 pub(crate) const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
@@ -31,6 +32,8 @@ pub(crate) struct Credentials {
     source: Option<Arc<dyn TokenSource>>,
     /// Tokens given to the guest, by scope.
     kept: HashMap<String, AccessToken>,
+    /// Closed while the instance is made ahead of its Initialize.
+    seal: Seal,
 }
 
 impl Credentials {
@@ -38,12 +41,14 @@ impl Credentials {
         provider: Arc<str>,
         granted: Vec<String>,
         source: Option<Arc<dyn TokenSource>>,
+        seal: Seal,
     ) -> Self {
         Self {
             provider,
             granted,
             source,
             kept: HashMap::new(),
+            seal,
         }
     }
 }
@@ -64,6 +69,9 @@ pub(crate) fn now_unix() -> u64 {
 
 impl Host for Credentials {
     async fn get_token(&mut self, scope: String) -> Result<AccessToken, CredentialError> {
+        if !self.seal.allows("an access token") {
+            return Err(error("sealed", Seal::REFUSAL));
+        }
         if !self.granted.contains(&scope) {
             return Err(error(
                 "scope-not-granted",

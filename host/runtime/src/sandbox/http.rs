@@ -30,6 +30,7 @@ use http_body_util::BodyExt as _;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use crate::manifest::Policy;
+use crate::seal::Seal;
 use crate::traffic::{Sent, Traffic};
 
 /// Denied origins remembered per call (the first few are enough to name).
@@ -49,11 +50,18 @@ pub(crate) struct HttpGate {
     provider: Arc<str>,
     /// Recorded traffic and faults, under `azd-wasm-host test` only.
     traffic: Option<Arc<Traffic>>,
+    /// Closed while the instance is made ahead of its Initialize.
+    seal: Seal,
 }
 
 impl HttpGate {
     /// The gate of `policy` (already checked when the manifest was read).
-    pub(crate) fn new(policy: &Policy, provider: Arc<str>, traffic: Option<Arc<Traffic>>) -> Self {
+    pub(crate) fn new(
+        policy: &Policy,
+        provider: Arc<str>,
+        traffic: Option<Arc<Traffic>>,
+        seal: Seal,
+    ) -> Self {
         let allow = policy
             .http
             .allow
@@ -68,6 +76,7 @@ impl HttpGate {
             connections: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
             provider,
             traffic,
+            seal,
         }
     }
 
@@ -106,6 +115,9 @@ impl WasiHttpHooks for HttpGate {
         fut: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>,
     ) -> Box<dyn Future<Output = Sent> + Send> {
         drop(fut);
+        if !self.seal.allows("an HTTP request") {
+            return Box::new(async { Err(Error::HttpRequestDenied) });
+        }
         if let Err(origin) = self.admit(request.uri()) {
             tracing::debug!(provider = %self.provider, %origin, "guest HTTP request refused: origin not granted");
             if self.denied.len() < MAX_DENIED_KEPT && !self.denied.contains(&origin) {
@@ -210,7 +222,7 @@ mod tests {
         let mut policy = Policy::default();
         policy.http.allow = allow.iter().map(|s| (*s).to_owned()).collect();
         policy.http.timeout_secs = 5.0;
-        HttpGate::new(&policy, Arc::from("p"), None)
+        HttpGate::new(&policy, Arc::from("p"), None, Seal::none())
     }
 
     #[test]

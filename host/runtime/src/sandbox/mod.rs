@@ -4,7 +4,9 @@
 //! The `WasiCtxBuilder` default is the starting point: no environment, no
 //! preopened directories, no sockets, no name lookup, stdin closed. On top:
 //! - each `fs` grant becomes a preopened directory ([`fs`]: opened beneath the
-//!   project, never through a symbolic link), read-only or read-write;
+//!   project, never through a symbolic link), read-only or read-write; they
+//!   are opened apart ([`open_grants`]), since they depend on the project
+//!   Initialize names, and an instance may be made before it ([`Seal`]);
 //! - each allowlisted environment variable is copied from the host if set
 //!   (azd's credentials can never be allowlisted, see the manifest);
 //! - TCP connects reach only allowlisted destinations, and name lookups only
@@ -24,7 +26,6 @@ mod output;
 
 use std::sync::Arc;
 
-use azd_wasm_host_core::{EnvironmentName, ProviderError};
 use wasmtime::component::{HasData, Resource, ResourceTable};
 use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi::WasiCtxBuilder;
@@ -32,21 +33,22 @@ use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
 pub use fs::remove_unused_dirs;
-pub(crate) use fs::{GrantedDir, guest_form};
+pub(crate) use fs::{GrantedDir, guest_form, open_grants};
 pub(crate) use http::HttpGate;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 use output::LogStream;
 pub(crate) use output::{OutputTail, clean_line};
 
 use crate::manifest::Policy;
+use crate::seal::Seal;
 use crate::traffic::Traffic;
 
 /// Everything the sandbox of one instance holds.
 pub(crate) struct Sandbox {
     /// The WASI context: environment, stdio, sockets.
     pub(crate) wasi: WasiCtx,
-    /// The granted directories (served by [`GrantedPreopens`]).
-    pub(crate) dirs: Vec<GrantedDir>,
+    /// Closed while the instance is made ahead of its Initialize.
+    pub(crate) seal: Seal,
     /// The network allowlist (consulted by [`GuestLookup`] and the connect check).
     pub(crate) network: NetworkPolicy,
     /// The guest's last stderr lines.
@@ -55,16 +57,14 @@ pub(crate) struct Sandbox {
     pub(crate) http: HttpGate,
 }
 
-/// Builds the sandbox of an instance serving `project_path` in the azd
-/// environment `env`.
+/// Builds the sandbox of an instance, but for its granted directories, under
+/// `seal`.
 pub(crate) fn build(
     policy: &Policy,
-    project_path: &str,
-    env: Option<&EnvironmentName>,
     provider: &Arc<str>,
     traffic: Option<&Arc<Traffic>>,
-) -> Result<Sandbox, ProviderError> {
-    let dirs = fs::open_grants(&policy.fs, project_path, env, provider)?;
+    seal: &Seal,
+) -> Sandbox {
     let mut b = WasiCtxBuilder::new();
     let stderr_tail = OutputTail::default();
     b.stdout(LogStream::new(provider.clone(), "stdout", None));
@@ -82,15 +82,15 @@ pub(crate) fn build(
             b.env(name, value);
         }
     }
-    let network = NetworkPolicy::new(&policy.network);
+    let network = NetworkPolicy::new(&policy.network, seal.clone());
     network.configure(&mut b);
-    Ok(Sandbox {
+    Sandbox {
         wasi: b.build(),
-        dirs,
+        seal: seal.clone(),
         network,
         stderr_tail,
-        http: HttpGate::new(policy, provider.clone(), traffic.cloned()),
-    })
+        http: HttpGate::new(policy, provider.clone(), traffic.cloned(), seal.clone()),
+    }
 }
 
 /// Links `wasi:filesystem/preopens` to [`GrantedPreopens`] (in place of
@@ -105,10 +105,16 @@ impl HasData for PreopensFromGrants {
 pub(crate) struct GrantedPreopens<'a> {
     pub(crate) table: &'a mut ResourceTable,
     pub(crate) dirs: &'a [GrantedDir],
+    pub(crate) seal: &'a Seal,
 }
 
 impl preopens::Host for GrantedPreopens<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+        if !self.seal.allows("the granted directories") {
+            // A trap: the directories cannot be known yet, and a guest that
+            // kept an empty list would serve the project without them.
+            wasmtime::bail!("the granted directories are {}", Seal::REFUSAL);
+        }
         let mut out = Vec::with_capacity(self.dirs.len());
         for granted in self.dirs {
             let fd = self.table.push(Descriptor::Dir(granted.dir.clone()))?;

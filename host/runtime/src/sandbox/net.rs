@@ -28,6 +28,8 @@ use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
 use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddress, Network};
 use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
 
+use crate::seal::Seal;
+
 /// What one instance may reach on the network.
 #[derive(Default)]
 pub(crate) struct NetworkPolicy {
@@ -39,6 +41,8 @@ pub(crate) struct NetworkPolicy {
     /// Open lookups of allowlisted names (by resource) and the ports their
     /// addresses are allowed on.
     lookups: HashMap<u32, Arc<[u16]>>,
+    /// Closed while the instance is made ahead of its Initialize.
+    seal: Seal,
 }
 
 /// A host name as the allowlist compares it.
@@ -47,8 +51,9 @@ fn name_key(name: &str) -> String {
 }
 
 impl NetworkPolicy {
-    /// The policy for `entries` (`host:port`, checked when the manifest was read).
-    pub(crate) fn new(entries: &[String]) -> Self {
+    /// The policy for `entries` (`host:port`, checked when the manifest was
+    /// read), under `seal`.
+    pub(crate) fn new(entries: &[String], seal: Seal) -> Self {
         let mut names: HashMap<String, Vec<u16>> = HashMap::new();
         let mut connectable = HashSet::new();
         for entry in entries {
@@ -66,6 +71,7 @@ impl NetworkPolicy {
             names: names.into_iter().map(|(k, v)| (k, v.into())).collect(),
             connectable: Arc::new(Mutex::new(connectable)),
             lookups: HashMap::new(),
+            seal,
         }
     }
 
@@ -81,13 +87,15 @@ impl NetworkPolicy {
             return;
         }
         let connectable = Arc::clone(&self.connectable);
+        let seal = self.seal.clone();
         b.socket_addr_check(move |addr, usage| {
-            let ok = match usage {
-                SocketAddrUse::TcpConnect => connectable.lock().contains(&addr),
-                // `connect` first binds implicitly to the wildcard address.
-                SocketAddrUse::TcpBind => addr.ip().is_unspecified() && addr.port() == 0,
-                _ => false,
-            };
+            let ok = seal.allows("a socket")
+                && match usage {
+                    SocketAddrUse::TcpConnect => connectable.lock().contains(&addr),
+                    // `connect` first binds implicitly to the wildcard address.
+                    SocketAddrUse::TcpBind => addr.ip().is_unspecified() && addr.port() == 0,
+                    _ => false,
+                };
             Box::pin(async move { ok })
         });
     }
@@ -137,6 +145,9 @@ impl Host for GuestLookup<'_> {
                 .strip_prefix('[')
                 .and_then(|n| n.strip_suffix(']'))
                 .is_some_and(|n| n.parse::<Ipv6Addr>().is_ok());
+        if !self.policy.seal.allows("a name lookup") {
+            return Err(ErrorCode::AccessDenied.into());
+        }
         let ports = self.policy.names.get(&name_key(&name)).cloned();
         if ports.is_none() && !literal {
             tracing::debug!(name = %azd_wasm_host_core::text::sanitize(&name), "guest name lookup refused: not allowlisted");
@@ -193,12 +204,15 @@ mod tests {
 
     #[test]
     fn entries_split_into_addresses_and_names() {
-        let p = NetworkPolicy::new(&[
-            "10.0.0.5:5432".into(),
-            "[::1]:8080".into(),
-            "DB.Example.com.:5432".into(),
-            "db.example.com:6432".into(),
-        ]);
+        let p = NetworkPolicy::new(
+            &[
+                "10.0.0.5:5432".into(),
+                "[::1]:8080".into(),
+                "DB.Example.com.:5432".into(),
+                "db.example.com:6432".into(),
+            ],
+            Seal::none(),
+        );
         let c = p.connectable.lock();
         assert!(c.contains(&"10.0.0.5:5432".parse().unwrap()));
         assert!(c.contains(&"[::1]:8080".parse().unwrap()));
