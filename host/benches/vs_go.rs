@@ -34,6 +34,9 @@ use azd_wasm_host_sim::{SimAzd, SimOptions};
 use common::{Table, env_usize, mb, median, mib, ms, percentile, raw_ping_pong, rss_kib, us};
 
 const PROVIDER: &str = "bench";
+/// How long a process idles after Ready before its Initialize (and after it, before the
+/// State that measures what a request after an idle costs anyway).
+const IDLE: Duration = Duration::from_millis(100);
 
 /// One extension under test.
 struct Subject {
@@ -55,6 +58,10 @@ struct Measured {
     cold_initialize: Option<Duration>,
     ready: Duration,
     initialize: Duration,
+    /// A State sent after the process idled as long as before its Initialize.
+    state_after_idle: Duration,
+    /// Initialize less that State, per process (µs; either may be the longer).
+    initialize_beyond_us: f64,
     idle_rss_kib: u64,
     state_p50: Duration,
     state_p99: Duration,
@@ -83,6 +90,7 @@ struct OneRun {
     ready: Duration,
     idle_rss_kib: u64,
     initialize: Duration,
+    state_after_idle: Duration,
     load: Option<Load>,
 }
 
@@ -129,7 +137,7 @@ async fn one_run(subject: &Subject, s: &Settings, load: bool) -> anyhow::Result<
     let ready = t.elapsed();
     let pid = process.id().context("no pid")?;
     // Idle: what the process holds once it has settled after Ready.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(IDLE).await;
     let idle_rss_kib = rss_kib(pid).unwrap_or(0);
     let handle = sim
         .provider(PROVIDER, Duration::from_secs(5))
@@ -146,6 +154,14 @@ async fn one_run(subject: &Subject, s: &Settings, load: bool) -> anyhow::Result<
         .initialize(&project.to_string_lossy(), options)
         .await?;
     let initialize = t.elapsed();
+    // The same idle, then a request that costs the provider next to nothing: what the
+    // first request after an idle costs anyway (both processes and the driver waking).
+    tokio::time::sleep(IDLE).await;
+    let t = Instant::now();
+    handle
+        .state(pb::ProvisioningStateOptions::default())
+        .await?;
+    let state_after_idle = t.elapsed();
     let load = if load {
         let driven = drive(&handle, s, pid).await;
         Some(driven.with_context(|| {
@@ -161,6 +177,7 @@ async fn one_run(subject: &Subject, s: &Settings, load: bool) -> anyhow::Result<
         ready,
         idle_rss_kib,
         initialize,
+        state_after_idle,
         load,
     })
 }
@@ -220,11 +237,14 @@ async fn measure(subject: &Subject, s: &Settings, cold: bool) -> anyhow::Result<
         None
     };
     let (mut ready, mut init, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut after_idle, mut beyond) = (Vec::new(), Vec::new());
     let mut load = None;
     for i in 0..s.runs {
         let r = one_run(subject, s, i + 1 == s.runs).await?;
         ready.push(r.ready);
         init.push(r.initialize);
+        after_idle.push(r.state_after_idle);
+        beyond.push((r.initialize.as_secs_f64() - r.state_after_idle.as_secs_f64()) * 1e6);
         rss.push(r.idle_rss_kib);
         load = r.load.or(load);
     }
@@ -235,6 +255,11 @@ async fn measure(subject: &Subject, s: &Settings, cold: bool) -> anyhow::Result<
         cold_initialize: first.as_ref().map(|f| f.initialize),
         ready: median(&mut ready),
         initialize: median(&mut init),
+        state_after_idle: median(&mut after_idle),
+        initialize_beyond_us: {
+            beyond.sort_by(f64::total_cmp);
+            beyond[beyond.len() / 2]
+        },
         idle_rss_kib: rss[rss.len() / 2],
         state_p50: percentile(&load.state, 0.5),
         state_p99: percentile(&load.state, 0.99),
@@ -351,6 +376,24 @@ fn print(ours: &Measured, go: Option<&Measured>, floor: &[Duration], s: &Setting
         secs(us),
         false,
     );
+    compare(
+        &mut t,
+        format!("State round trip after the same idle (median of {runs})"),
+        d(ours.state_after_idle),
+        g(|m| m.state_after_idle.as_secs_f64()),
+        None,
+        secs(us),
+        false,
+    );
+    // A difference near zero: its ratio would mean nothing.
+    let beyond = |m: &Measured| format!("{:+.1} µs", m.initialize_beyond_us);
+    t.row(vec![
+        format!("Initialize less that State, per process (median of {runs})"),
+        beyond(ours),
+        go.map_or_else(|| "not measured".into(), beyond),
+        "–".into(),
+        "–".into(),
+    ]);
     let n = s.requests;
     let p50 = Some(us(percentile(floor, 0.5)));
     let p99 = Some(us(percentile(floor, 0.99)));
