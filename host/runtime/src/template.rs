@@ -21,7 +21,7 @@ use crate::bindings::ProvisioningProviderPre;
 use crate::imports::azd::{AzdAccess, CommandEnvironment};
 use crate::imports::credentials::Credentials;
 use crate::limits::MAX_GUEST_TRANSFER;
-use crate::manifest::Policy;
+use crate::manifest::{FsGrant, Policy};
 use crate::options::RuntimeOptions;
 use crate::sandbox::{self, GrantedDir};
 use crate::seal::Seal;
@@ -141,7 +141,7 @@ impl Template {
     pub(crate) async fn environment_for_initialize(
         &self,
     ) -> Result<Option<EnvironmentName>, ProviderError> {
-        let named = self.policy.fs.iter().any(|g| g.path.contains("{env}"));
+        let named = self.policy.fs.iter().any(FsGrant::names_environment);
         if named || !self.environment.asks_azd() {
             self.environment.get().await
         } else {

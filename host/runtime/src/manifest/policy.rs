@@ -221,9 +221,15 @@ pub(crate) enum GrantLocation {
 }
 
 impl FsGrant {
+    /// Whether the grant's path names the azd environment (`{env}`), so that
+    /// it cannot be located without it.
+    pub(crate) fn names_environment(&self) -> bool {
+        self.path.contains("{env}")
+    }
+
     /// Where the grant points for the environment `env` (used for `{env}`).
     pub(crate) fn locate(&self, env: Option<&str>) -> Result<GrantLocation, String> {
-        let path = match (self.path.contains("{env}"), env) {
+        let path = match (self.names_environment(), env) {
             (false, _) => self.path.clone(),
             (true, Some(env)) => self.path.replace("{env}", env),
             (true, None) => {
