@@ -15,11 +15,14 @@
 //! While it is made the instance knows neither the project nor the
 //! environment, so it is sealed: the granted directories, azd's services,
 //! access tokens, HTTP and sockets all refuse it, and a refusal breaks the
-//! seal. A broken seal, a fault, or no instance made yet all end the same way:
+//! seal. A broken seal, a trap, or no instance made yet all end the same way:
 //! Initialize makes its own instance, exactly as it would without one made
 //! ahead. Nothing a sealed guest does is seen outside it but its log lines; a
 //! provider whose start code reaches outside runs that code twice, the first
-//! time refused.
+//! time refused. Start code stopped at the call deadline without reaching
+//! outside is the exception: it would run as long again for nothing, so the
+//! first Initialize answers with that timeout instead of waiting a second
+//! deadline out.
 //!
 //! One instance is made ahead per process, for the first Initialize (the one
 //! that waits while azd's user watches); consent still pending (`listen`'s
@@ -32,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 
 use crate::bindings::ProvisioningProvider;
-use crate::fault::bounded;
+use crate::fault::{StopReason, bounded, stopped};
 use crate::seal::Seal;
 use crate::store::HostState;
 use crate::template::Template;
@@ -63,14 +66,17 @@ enum Slot {
     Open,
     /// Made, waiting for the first Initialize.
     Made(Box<Spare>),
+    /// The start code ran until the call deadline: the first Initialize
+    /// answers with this error.
+    TimedOut(ProviderError),
     /// Taken, or never to be made.
     Done,
 }
 
 impl Ahead {
     /// The instance made ahead for `provider`, if there is one to take; waits
-    /// while it is being made (unless `ctx` is cancelled). After this, none
-    /// is made.
+    /// while it is being made (unless `ctx` is cancelled). An error if its
+    /// start code ran past the call deadline. After this, none is made.
     pub(crate) async fn take(
         &self,
         provider: &str,
@@ -83,10 +89,11 @@ impl Ahead {
                 return Err(crate::fault::cancelled(provider, "waiting for the provider"));
             }
         };
-        Ok(match std::mem::replace(&mut *slot, Slot::Done) {
-            Slot::Made(spare) => Some(*spare),
-            Slot::Open | Slot::Done => None,
-        })
+        match std::mem::replace(&mut *slot, Slot::Done) {
+            Slot::Made(spare) => Ok(Some(*spare)),
+            Slot::TimedOut(err) => Err(err),
+            Slot::Open | Slot::Done => Ok(None),
+        }
     }
 
     /// Makes, from `template`, the instance the first Initialize takes,
@@ -134,7 +141,19 @@ impl Ahead {
             }
             Ok(Ok(_)) => "its start code reached outside it".to_owned(),
             Ok(Err(trap)) => format!("{trap:#}"),
-            Err(stop) => format!("{stop:?}"),
+            // Refused while sealed, it may have waited for what it will get.
+            Err(StopReason::Timeout) if !seal.broken() => {
+                let err = stopped(
+                    &template.name,
+                    &template.policy,
+                    "initialize",
+                    StopReason::Timeout,
+                );
+                tracing::debug!(provider = %template.name, "start code ran past the call deadline; the first initialize answers with it");
+                *slot = Slot::TimedOut(err);
+                return;
+            }
+            Err(reason) => format!("{reason:?}, its seal broken: {}", seal.broken()),
         };
         tracing::debug!(provider = %template.name, %why, "no instance made ahead; the first initialize makes its own");
     }

@@ -177,7 +177,13 @@ impl WasmProvider {
             environment.as_ref(),
             &shared.name,
         )?;
-        let (mut store, made) = self.store_for_initialize(&compiled, dirs, &ctx).await?;
+        let (mut store, made) = match self.store_for_initialize(&compiled, dirs, &ctx).await {
+            Ok(made) => made,
+            Err(err) => {
+                *guard = InstanceState::Retired(err.message.clone());
+                return Err(err);
+            }
+        };
         store.data_mut().begin_call(&ctx);
         let started = {
             let store = &mut store;

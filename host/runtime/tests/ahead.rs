@@ -2,7 +2,8 @@
 //! its start code kept to itself, never used when that code reached outside
 //! (here: asked for the granted directories, which depend on the project the
 //! Initialize names), and never made before the factory is told an
-//! Initialize is coming.
+//! Initialize is coming. Start code that runs until its deadline is waited
+//! out once, not twice, unless it was refused while sealed.
 //!
 //! Run: `cargo test -p azd-wasm-host-runtime --test ahead`
 
@@ -11,11 +12,16 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use azd_wasm_host_core::{
+    AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,
+};
 use azd_wasm_host_fixtures as fixtures;
 use azd_wasm_host_proto::azdext as pb;
-use fixtures::harness::{Setup, ctx, status};
+use azd_wasm_host_runtime::RuntimeOptions;
+use fixtures::harness::{Setup, code, ctx, options, status};
 
 /// How long the tests let the runtime make the instance ahead (it takes
 /// milliseconds; the Initialize waits for it if it is still under way).
@@ -87,4 +93,83 @@ async fn start_code_that_reaches_outside_runs_for_its_initialize_with_the_grants
         waited < 300,
         "the instance whose start code asked for the grants while sealed was used ({waited} ms)"
     );
+}
+
+#[tokio::test]
+async fn start_code_past_its_deadline_is_waited_out_once() {
+    // 1.5 s per deadline: waiting it out twice takes 3 s at least.
+    let setup = Setup::new(
+        &fixtures::endless_start_component(false),
+        "call_timeout_secs = 1.5",
+    );
+    let loaded = setup.load();
+    let started = Instant::now();
+    loaded.factory.prepare();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let p = loaded.factory.create().await.unwrap();
+    let e = p
+        .initialize(setup.project().to_str().unwrap(), options(), ctx("init"))
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(code(&e), "provider_timeout", "{e}");
+    assert!(e.message.contains("`initialize`"), "{e}");
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_millis(2700),
+        "the first initialize answered {waited:?} after the instance began to be made ahead"
+    );
+    // The instance is gone: its next call says why.
+    let again = p
+        .state(pb::ProvisioningStateOptions::default(), ctx("state"))
+        .await
+        .unwrap_err();
+    assert!(again.message.contains("did not finish"), "{again}");
+}
+
+/// azd's environment, faked: one environment whose every key has a value.
+struct AnyValue;
+
+#[async_trait::async_trait]
+impl AzdServices for AnyValue {
+    async fn current_environment(&self) -> Result<String, ServiceError> {
+        Ok("dev".to_owned())
+    }
+    async fn environment_values(&self, _: &str) -> Result<Vec<(String, String)>, ServiceError> {
+        Ok(Vec::new())
+    }
+    async fn environment_value(&self, _: &str, _: &str) -> Result<String, ServiceError> {
+        Ok("value".to_owned())
+    }
+    async fn set_environment_value(&self, _: &str, _: &str, _: &str) -> Result<(), ServiceError> {
+        Err(ServiceError::new("not scripted"))
+    }
+    async fn confirm(&self, _: ConfirmQuestion) -> Result<bool, ServiceError> {
+        Err(ServiceError::new("not scripted"))
+    }
+    async fn prompt(&self, _: TextQuestion) -> Result<String, ServiceError> {
+        Err(ServiceError::new("not scripted"))
+    }
+    async fn select(&self, _: SelectQuestion) -> Result<u32, ServiceError> {
+        Err(ServiceError::new("not scripted"))
+    }
+}
+
+#[tokio::test]
+async fn start_code_that_waits_for_azd_while_sealed_runs_again_at_initialize() {
+    let setup = Setup::new(
+        &fixtures::endless_start_component(true),
+        "call_timeout_secs = 0.5\n[policy.azd]\nenvironment = \"read\"",
+    );
+    let services: Arc<dyn AzdServices> = Arc::new(AnyValue);
+    let loaded = setup
+        .try_load(RuntimeOptions {
+            services: Some(services),
+            ..RuntimeOptions::default()
+        })
+        .unwrap();
+    loaded.factory.prepare();
+    // Long enough for the sealed start code to be stopped at its deadline.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let _initialized = setup.instance(&loaded).await;
 }
