@@ -5,11 +5,12 @@
 #      throughput, and each example component (cold/warm start, Initialize, per call, RSS);
 #   2. vs_go: this host with a trivial C component side by side with the same trivial
 #      provider written on azd's own Go SDK (azd 1.31.2 pkg/azdext), both started and driven
-#      the way azd does, with a tonic floor and ratios; ours is the shipped sidecar (built here
-#      alone, without compilers) from a package, installed as azd installs it. Then the 19 MB
-#      Python example's first start after install, and the size of the shipped binary and
-#      archive per platform beside the Go SDK extension's (every sidecar scripts/release.sh
-#      has built into target/release-dist, and this machine's). The README's tables come from it.
+#      the way azd does, with a tonic floor and ratios; ours is the shipped sidecar (built by
+#      scripts/release.sh: alone, without compilers, profile-guided) from a package, installed
+#      as azd installs it. Then the 19 MB Python example's first start after install, and the
+#      size of the shipped binary and archive per platform beside the Go SDK extension's (every
+#      sidecar scripts/release.sh has built into target/release-dist, and this machine's). The
+#      README's tables come from it.
 #
 #   3. test: `azd-wasm-host test` over every example's tests (the release CLI, warm compile
 #      cache), and one replayed test alone (the azure-storage lifecycle, from its cassette,
@@ -61,8 +62,9 @@ if [[ $which == all || $which == host ]]; then
   scripts/build-examples.sh
   cargo bench -p azd-wasm-host --bench host_bench
 fi
-# The sidecar as release.sh ships it: built alone (no compilers), with the sidecar profile.
-SIDECAR="$ROOT/target/sidecar/azd-wasm-host-sidecar"
+# The sidecar as release.sh ships it: built alone (no compilers), with the sidecar profile and
+# the profile of the code it runs (scripts/pgo.sh), stripped.
+SIDECAR="$ROOT/target/release-dist/linux-amd64/azd-wasm-host"
 
 # platform_sizes GO_SOURCE: per platform, the stripped sidecar and the C bench provider's archive
 # beside the Go SDK extension built for the same platform and its archive.
@@ -161,9 +163,7 @@ fi
 
 if [[ $which != host ]]; then
   scripts/build-examples.sh bench-c python-localfiles
-  # The sidecar alone, so that it is built without wasmtime's compilers, with the profile
-  # release.sh ships it with.
-  cargo build --locked --profile sidecar -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar
+  scripts/release.sh linux-amd64
   BENCH_SIDECAR="$SIDECAR" BENCH_GO_EXTENSION="$(build_go_provider)" \
     cargo bench -p azd-wasm-host --bench vs_go
   platform_sizes

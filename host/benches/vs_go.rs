@@ -9,7 +9,8 @@
 //!   (`NewExtensionHost(...).WithProvisioningProvider`),
 //!
 //! both started and driven by the simulated azd exactly as azd starts and drives an
-//! extension (its `listen` command, its environment, its gRPC server on loopback). A bare
+//! extension (its `listen` command, its environment, its gRPC server on loopback), taking
+//! turns process by process so that the machine's other work weighs on both alike. A bare
 //! tonic echo over the same loopback is the floor. Prints one Markdown table. Then the 19 MB
 //! Python example, packaged and installed the same way, started from a new HOME with an empty
 //! cache: spawn → Ready and the first Initialize.
@@ -18,7 +19,9 @@
 //! `BENCH_SIDECAR` (the sidecar build to package), `BENCH_GO_EXTENSION` (the Go extension
 //! binary; without it only our column is measured),
 //! `BENCH_RUNS` (processes started per subject, default 20), `BENCH_REQUESTS` (state round
-//! trips, default 10000), `BENCH_PROGRESS` (progress messages of one deploy, default 100000).
+//! trips, default 10000), `BENCH_PROGRESS` (progress messages of one deploy, default 100000),
+//! `BENCH_SMAPS_DIR` (where to keep each process's `/proc/<pid>/smaps` when idle after Ready,
+//! as `<subject>-<pid>.smaps`: what its resident memory is made of).
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its table")]
 
@@ -139,6 +142,12 @@ async fn one_run(subject: &Subject, s: &Settings, load: bool) -> anyhow::Result<
     // Idle: what the process holds once it has settled after Ready.
     tokio::time::sleep(IDLE).await;
     let idle_rss_kib = rss_kib(pid).unwrap_or(0);
+    if let Some(dir) = std::env::var_os("BENCH_SMAPS_DIR") {
+        let kept = Path::new(&dir).join(format!("{}-{pid}.smaps", subject.label));
+        if let Err(e) = std::fs::copy(format!("/proc/{pid}/smaps"), &kept) {
+            eprintln!("  (smaps of {pid} not kept: {e})");
+        }
+    }
     let handle = sim
         .provider(PROVIDER, Duration::from_secs(5))
         .await?
@@ -228,47 +237,70 @@ async fn drive(
     })
 }
 
-async fn measure(subject: &Subject, s: &Settings, cold: bool) -> anyhow::Result<Measured> {
-    eprintln!("{}: {} processes", subject.label, s.runs);
-    // A first process fills the compile cache (ours); it is the cold row.
-    let first = if cold {
-        Some(one_run(subject, s, false).await?)
-    } else {
-        None
-    };
-    let (mut ready, mut init, mut rss) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut after_idle, mut beyond) = (Vec::new(), Vec::new());
-    let mut load = None;
-    for i in 0..s.runs {
-        let r = one_run(subject, s, i + 1 == s.runs).await?;
-        ready.push(r.ready);
-        init.push(r.initialize);
-        after_idle.push(r.state_after_idle);
-        beyond.push((r.initialize.as_secs_f64() - r.state_after_idle.as_secs_f64()) * 1e6);
-        rss.push(r.idle_rss_kib);
-        load = r.load.or(load);
+/// What one subject's starts measured, gathered run by run.
+#[derive(Default)]
+struct Starts {
+    ready: Vec<Duration>,
+    init: Vec<Duration>,
+    after_idle: Vec<Duration>,
+    beyond: Vec<f64>,
+    rss: Vec<u64>,
+    load: Option<Load>,
+}
+
+impl Starts {
+    fn add(&mut self, r: OneRun) {
+        self.ready.push(r.ready);
+        self.init.push(r.initialize);
+        self.after_idle.push(r.state_after_idle);
+        self.beyond
+            .push((r.initialize.as_secs_f64() - r.state_after_idle.as_secs_f64()) * 1e6);
+        self.rss.push(r.idle_rss_kib);
+        self.load = r.load.or(self.load.take());
     }
-    let load = load.context("the last run measured no load")?;
-    rss.sort_unstable();
-    Ok(Measured {
-        cold_ready: first.as_ref().map(|f| f.ready),
-        cold_initialize: first.as_ref().map(|f| f.initialize),
-        ready: median(&mut ready),
-        initialize: median(&mut init),
-        state_after_idle: median(&mut after_idle),
-        initialize_beyond_us: {
-            beyond.sort_by(f64::total_cmp);
-            beyond[beyond.len() / 2]
-        },
-        idle_rss_kib: rss[rss.len() / 2],
-        state_p50: percentile(&load.state, 0.5),
-        state_p99: percentile(&load.state, 0.99),
-        progress_per_s: load.progress_per_s,
-        progress_shown: load.progress_shown,
-        progress_order: load.order,
-        rss_after_kib: load.rss_after_kib,
-        sizes: sizes(subject)?,
-    })
+
+    fn measured(mut self, subject: &Subject, first: Option<OneRun>) -> anyhow::Result<Measured> {
+        let load = self.load.context("the last run measured no load")?;
+        self.rss.sort_unstable();
+        self.beyond.sort_by(f64::total_cmp);
+        Ok(Measured {
+            cold_ready: first.as_ref().map(|f| f.ready),
+            cold_initialize: first.as_ref().map(|f| f.initialize),
+            ready: median(&mut self.ready),
+            initialize: median(&mut self.init),
+            state_after_idle: median(&mut self.after_idle),
+            initialize_beyond_us: self.beyond[self.beyond.len() / 2],
+            idle_rss_kib: self.rss[self.rss.len() / 2],
+            state_p50: percentile(&load.state, 0.5),
+            state_p99: percentile(&load.state, 0.99),
+            progress_per_s: load.progress_per_s,
+            progress_shown: load.progress_shown,
+            progress_order: load.order,
+            rss_after_kib: load.rss_after_kib,
+            sizes: sizes(subject)?,
+        })
+    }
+}
+
+/// Starts each subject `s.runs` times, taking turns (ours, Go, ours, Go, ...), so that
+/// whatever else the machine does for a while weighs on every column alike; the last start
+/// of each also carries the load. A first start of ours fills the compile cache: the cold row.
+async fn measure(subjects: &[&Subject], s: &Settings) -> anyhow::Result<Vec<Measured>> {
+    let labels: Vec<_> = subjects.iter().map(|x| x.label).collect();
+    eprintln!("{}: {} processes each, in turn", labels.join(", "), s.runs);
+    let first = one_run(subjects[0], s, false).await?;
+    let mut starts: Vec<Starts> = subjects.iter().map(|_| Starts::default()).collect();
+    for i in 0..s.runs {
+        for (subject, gathered) in subjects.iter().zip(&mut starts) {
+            gathered.add(one_run(subject, s, i + 1 == s.runs).await?);
+        }
+    }
+    let mut first = Some(first);
+    subjects
+        .iter()
+        .zip(starts)
+        .map(|(subject, gathered)| gathered.measured(subject, first.take()))
+        .collect()
 }
 
 /// The binary stripped as it is packaged (`strip`, when the machine has it), and its
@@ -661,29 +693,29 @@ async fn main() -> anyhow::Result<()> {
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let work = tempfile::tempdir()?;
-    let ours = measure(&our_subject(&root, work.path())?, &settings, true).await?;
+    let ours_subject = our_subject(&root, work.path())?;
+    let go_subject = std::env::var_os("BENCH_GO_EXTENSION").map(|program| Subject {
+        label: "Go SDK extension",
+        program: PathBuf::from(program),
+        env: Vec::new(),
+        archive: None,
+    });
+    if go_subject.is_none() {
+        eprintln!(
+            "BENCH_GO_EXTENSION is not set: the Go column is left out (scripts/bench.sh builds it)"
+        );
+    }
+    let subjects: Vec<&Subject> = std::iter::once(&ours_subject)
+        .chain(go_subject.as_ref())
+        .collect();
+    let mut measured = measure(&subjects, &settings).await?.into_iter();
+    let ours = measured.next().context("no measurement of ours")?;
+    let go = measured.next();
     let o = ours.progress_order;
     anyhow::ensure!(
         o.in_order && o.last_shown && o.late == 0,
         "azd-wasm-host broke its progress guarantee: {o}"
     );
-    let go = match std::env::var_os("BENCH_GO_EXTENSION") {
-        Some(program) => {
-            let subject = Subject {
-                label: "Go SDK extension",
-                program: PathBuf::from(program),
-                env: Vec::new(),
-                archive: None,
-            };
-            Some(measure(&subject, &settings, false).await?)
-        }
-        None => {
-            eprintln!(
-                "BENCH_GO_EXTENSION is not set: the Go column is left out (scripts/bench.sh builds it)"
-            );
-            None
-        }
-    };
     let floor = raw_ping_pong(settings.requests).await?;
     print(&ours, go.as_ref(), &floor, &settings);
     let runs = settings.runs.min(5);
