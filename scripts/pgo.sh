@@ -11,7 +11,7 @@
 #      target/pgo/use.
 # With the profile, LLVM marks every function the training never ran as unlikely and the linker
 # puts those apart, so the code a running sidecar touches sits on fewer pages: idle RSS after
-# Ready 9.9 → 8.5 MiB, and the binary 10.1 → 9.3 MB (scripts/bench.sh go; README "Performance").
+# Ready 9.9 → 8.6–8.7 MiB, and the binary 10.1 → 9.3 MB (scripts/bench.sh go; README "Performance").
 #
 #   scripts/pgo.sh PLATFORM   (this machine's, as release.sh names it: linux-amd64, linux-arm64)
 #
@@ -20,7 +20,7 @@
 #
 # Needs the examples built (scripts/build-examples.sh c-hello python-localfiles; run here when
 # missing) and a CLI of this checkout to package and drive them: AZD_WASM_HOST_BIN, else
-# target/release/azd-wasm-host, else target/debug/azd-wasm-host (built when missing).
+# target/release/azd-wasm-host (built, or brought up to date, here).
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,12 +28,14 @@ cd "$ROOT"
 PGO="$ROOT/target/pgo"
 die() { echo "pgo: $*" >&2; exit 1; }
 
-# llvm-profdata of the LLVM major rustc was built with (the raw profile format follows it).
+# llvm-profdata of the LLVM major rustc was built with (the raw profile format follows it):
+# rustup's llvm-tools, else Debian's llvm-<major>.
 profdata_tool() {
   local major tool
   major=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
   [[ -n $major ]] || return 1
-  for tool in "llvm-profdata-$major" "/usr/lib/llvm-$major/bin/llvm-profdata"; do
+  for tool in "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-profdata" \
+    "llvm-profdata-$major" "/usr/lib/llvm-$major/bin/llvm-profdata"; do
     command -v "$tool" >/dev/null 2>&1 && { echo "$tool"; return 0; }
   done
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
@@ -55,29 +57,31 @@ TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 # keeps the flags off build scripts and proc-macros.
 sidecar() {
   RUSTFLAGS="$2" CARGO_TARGET_DIR="$1" cargo build --locked --profile sidecar \
-    -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar --target "$TRIPLE" >&2
+    -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar --target "$TRIPLE" >&2 || return 1
   echo "$1/$TRIPLE/sidecar/azd-wasm-host-sidecar"
 }
 
 CLI=${AZD_WASM_HOST_BIN:-}
 if [[ -z $CLI ]]; then
-  for c in target/release/azd-wasm-host target/debug/azd-wasm-host; do
-    [[ -x $c ]] && { CLI="$ROOT/$c"; break; }
-  done
-fi
-if [[ -z $CLI ]]; then
-  cargo build --locked -p azd-wasm-host --bin azd-wasm-host >&2
-  CLI="$ROOT/target/debug/azd-wasm-host"
+  # This checkout's (a stale one would precompile for another host version, which the sidecar
+  # refuses); the release build, as bench.sh and cross-test.sh use it.
+  cargo build --locked --release -p azd-wasm-host --bin azd-wasm-host >&2
+  CLI="$ROOT/target/release/azd-wasm-host"
 fi
 scripts/build-examples.sh c-hello python-localfiles >&2
 
 instrumented=$(sidecar "$PGO/generate" "-Cprofile-generate=$PGO/raw")
-# The profile is named after the build it was trained on: an unchanged build reuses it (and the
-# build with it stays fresh), a changed one is trained again (and the new name rebuilds).
-PROFILE="$PGO/sidecar-$(sha256sum "$instrumented" | cut -c1-16).profdata"
+# The profile is named after what it was trained with (the build, the examples, this script):
+# when none changed it is reused (and the build with it stays fresh); otherwise the training runs
+# again, and the new name rebuilds.
+PROFILE="$PGO/sidecar-$(cat "$instrumented" "${BASH_SOURCE[0]}" examples/{c-hello,python-localfiles}/provider.toml \
+  examples/c-hello/build/c-hello.wasm examples/python-localfiles/build/python-localfiles.wasm |
+  sha256sum | cut -c1-16).profdata"
+# lld keeps the code that never ran (.text.unlikely.*) apart only when asked.
+USE_FLAGS="-Cprofile-use=$PROFILE -Clink-arg=-Wl,-z,keep-text-section-prefix"
 if [[ -f $PROFILE ]]; then
   echo "pgo: reusing $PROFILE (the instrumented build is unchanged)" >&2
-  sidecar "$PGO/use" "-Cprofile-use=$PROFILE"
+  sidecar "$PGO/use" "$USE_FLAGS"
   exit 0
 fi
 rm -rf "$PGO/raw"
@@ -126,4 +130,4 @@ train python-localfiles provision state down
 ls "$PGO/raw/"*.profraw >/dev/null 2>&1 || die "the training wrote no profile to $PGO/raw"
 rm -f "$PGO/"sidecar-*.profdata
 "$PROFDATA" merge -o "$PROFILE" "$PGO/raw/"*.profraw
-sidecar "$PGO/use" "-Cprofile-use=$PROFILE"
+sidecar "$PGO/use" "$USE_FLAGS"

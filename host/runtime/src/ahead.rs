@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 
 use crate::bindings::ProvisioningProvider;
-use crate::fault::{StopReason, bounded, stopped};
+use crate::fault::{StopReason, bounded, start_code_timed_out};
 use crate::seal::Seal;
 use crate::store::HostState;
 use crate::template::Template;
@@ -143,12 +143,7 @@ impl Ahead {
             Ok(Err(trap)) => format!("{trap:#}"),
             // Refused while sealed, it may have waited for what it will get.
             Err(StopReason::Timeout) if !seal.broken() => {
-                let err = stopped(
-                    &template.name,
-                    &template.policy,
-                    "initialize",
-                    StopReason::Timeout,
-                );
+                let err = start_code_timed_out(&template.name, &template.policy);
                 tracing::debug!(provider = %template.name, "start code ran past the call deadline; the first initialize answers with it");
                 *slot = Slot::TimedOut(err);
                 return;

@@ -53,6 +53,20 @@ pub(crate) fn stopped(
     }
 }
 
+/// The error for start code (run as the component is instantiated, ahead of
+/// azd's first Initialize) that the host stopped at the call deadline.
+pub(crate) fn start_code_timed_out(name: &str, policy: &Policy) -> ProviderError {
+    ProviderError::host(
+        ErrorCode::ProviderTimeout,
+        format!(
+            "provider `{name}` did not finish its start code (run as its component is \
+             instantiated, before `initialize`) within {} s and was stopped",
+            policy.call_timeout_secs
+        ),
+    )
+    .with_suggestion("if the provider needs longer, raise `call_timeout_secs` in its provider.toml")
+}
+
 /// The error for a call that trapped, with what the sandbox refused during
 /// it and the guest's last stderr lines.
 pub(crate) fn failed_call(

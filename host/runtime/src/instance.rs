@@ -177,13 +177,13 @@ impl WasmProvider {
             environment.as_ref(),
             &shared.name,
         )?;
-        let (mut store, made) = match self.store_for_initialize(&compiled, dirs, &ctx).await {
-            Ok(made) => made,
-            Err(err) => {
-                *guard = InstanceState::Retired(err.message.clone());
-                return Err(err);
-            }
-        };
+        // Start code made ahead that ran out its deadline ends this instance, as its own would.
+        let (mut store, made) = (self.store_for_initialize(&compiled, dirs, &ctx).await)
+            .inspect_err(|err| {
+                if err.host_code() == Some(ErrorCode::ProviderTimeout) {
+                    *guard = InstanceState::Retired(err.message.clone());
+                }
+            })?;
         store.data_mut().begin_call(&ctx);
         let started = {
             let store = &mut store;

@@ -97,27 +97,28 @@ async fn start_code_that_reaches_outside_runs_for_its_initialize_with_the_grants
 
 #[tokio::test]
 async fn start_code_past_its_deadline_is_waited_out_once() {
-    // 1.5 s per deadline: waiting it out twice takes 3 s at least.
+    // A 1.5 s deadline, and the Initialize sent 1 s after the instance began to be made ahead:
+    // its answer is that instance's timeout, 0.5 s later. Its own instance would take 1.5 s.
     let setup = Setup::new(
         &fixtures::endless_start_component(false),
         "call_timeout_secs = 1.5",
     );
     let loaded = setup.load();
-    let started = Instant::now();
     loaded.factory.prepare();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
 
     let p = loaded.factory.create().await.unwrap();
+    let sent = Instant::now();
     let e = p
         .initialize(setup.project().to_str().unwrap(), options(), ctx("init"))
         .await
         .unwrap_err();
-    let waited = started.elapsed();
+    let waited = sent.elapsed();
     assert_eq!(code(&e), "provider_timeout", "{e}");
-    assert!(e.message.contains("`initialize`"), "{e}");
+    assert!(e.message.contains("start code"), "{e}");
     assert!(
-        waited >= Duration::from_millis(1500) && waited < Duration::from_millis(2700),
-        "the first initialize answered {waited:?} after the instance began to be made ahead"
+        waited < Duration::from_millis(1200),
+        "the first initialize answered {waited:?} after it was sent: it ran the start code again"
     );
     // The instance is gone: its next call says why.
     let again = p

@@ -3,12 +3,14 @@
 //! The sidecar (`host/sidecar`, binary `azd-wasm-host-sidecar`) is the host
 //! built without wasmtime's compilers and the author's toolchain: it runs
 //! only the code `package` precompiles into each archive. Found:
-//! - this machine's beside this binary, where cargo puts it when it builds the
-//!   workspace (`target/<profile>/azd-wasm-host-sidecar`), else the build of
-//!   the sidecar's own profile (`target/sidecar/`), else in the release
-//!   folder; else it is built now, from the checkout this binary was built
-//!   from, into `target/sidecar-auto/` (a folder of its own, so that a build
-//!   under way in `target/` never waits for it);
+//! - this machine's: the latest built of the one beside this binary, where
+//!   cargo puts it when it builds the workspace
+//!   (`target/<profile>/azd-wasm-host-sidecar`), the build of the sidecar's
+//!   own profile (`target/sidecar/`), and the release folder's (profile-guided
+//!   by `scripts/release.sh`), so that an older build left behind is not the
+//!   one shipped; with none, it is built now, from the checkout this binary
+//!   was built from, into `target/sidecar-auto/` (a folder of its own, so that
+//!   a build under way in `target/` never waits for it);
 //! - every other platform's in `target/release-dist/<os>-<arch>/`, where
 //!   `scripts/release.sh` writes the sidecar of each platform.
 
@@ -41,14 +43,9 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
         .parent()
         .map(|target| target.join("sidecar").join(&bin))
         .unwrap_or_default();
-    let native = if beside.is_file() {
-        beside
-    } else if profile.is_file() {
-        profile
-    } else if in_dist(here).is_file() {
-        in_dist(here)
-    } else {
-        build_here(here)?
+    let native = match newest([beside, profile, in_dist(here)]) {
+        Some(found) => found,
+        None => build_here(here)?,
     };
     let mut found = vec![(here, native)];
     for p in AZD_PLATFORMS {
@@ -61,6 +58,16 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
 
 /// Builds this machine's sidecar from the checkout this binary was built from
 /// (with the same profile) and returns its path.
+/// The most recently modified of `candidates` that are files.
+fn newest<const N: usize>(candidates: [PathBuf; N]) -> Option<PathBuf> {
+    candidates
+        .into_iter()
+        .filter(|p| p.is_file())
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, p)| p)
+}
+
 fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if !checkout.join("host/sidecar/Cargo.toml").is_file() {
@@ -107,4 +114,35 @@ fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
         );
     }
     Ok(built)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        reason = "test code: a failed unwrap is a failed test"
+    )]
+
+    use std::time::{Duration, SystemTime};
+
+    use super::newest;
+
+    #[test]
+    fn the_latest_build_is_shipped_whatever_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let [a, b, c] = ["beside", "profile", "dist"].map(|n| dir.path().join(n));
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        for (path, age) in [(&a, 3), (&b, 1), (&c, 2)] {
+            let f = std::fs::File::create(path).unwrap();
+            f.set_modified(hour_ago - Duration::from_secs(age * 60))
+                .unwrap();
+        }
+        assert_eq!(newest([a.clone(), b.clone(), c.clone()]), Some(b.clone()));
+        std::fs::remove_file(&b).unwrap();
+        assert_eq!(newest([a.clone(), b, c.clone()]), Some(c));
+        assert_eq!(
+            newest([dir.path().join("none"), dir.path().to_path_buf()]),
+            None
+        );
+    }
 }
