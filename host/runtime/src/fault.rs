@@ -30,6 +30,10 @@ pub(crate) enum StopReason {
     Cancelled,
 }
 
+/// What to do about a guest stopped at its call deadline.
+const RAISE_TIMEOUT: &str =
+    "if the provider needs longer, raise `call_timeout_secs` in its provider.toml";
+
 /// The error for a guest the host stopped (deadline or cancellation).
 pub(crate) fn stopped(
     name: &str,
@@ -47,9 +51,7 @@ pub(crate) fn stopped(
                 policy.call_timeout_secs
             ),
         )
-        .with_suggestion(
-            "if the provider needs longer, raise `call_timeout_secs` in its provider.toml",
-        ),
+        .with_suggestion(RAISE_TIMEOUT),
     }
 }
 
@@ -64,7 +66,7 @@ pub(crate) fn start_code_timed_out(name: &str, policy: &Policy) -> ProviderError
             policy.call_timeout_secs
         ),
     )
-    .with_suggestion("if the provider needs longer, raise `call_timeout_secs` in its provider.toml")
+    .with_suggestion(RAISE_TIMEOUT)
 }
 
 /// The error for a call that trapped, with what the sandbox refused during

@@ -56,18 +56,20 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
     Ok(found)
 }
 
-/// Builds this machine's sidecar from the checkout this binary was built from
-/// (with the same profile) and returns its path.
 /// The most recently modified of `candidates` that are files.
 fn newest<const N: usize>(candidates: [PathBuf; N]) -> Option<PathBuf> {
     candidates
         .into_iter()
-        .filter(|p| p.is_file())
-        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .filter_map(|p| {
+            let meta = p.metadata().ok().filter(std::fs::Metadata::is_file)?;
+            Some((meta.modified().ok()?, p))
+        })
         .max_by_key(|(modified, _)| *modified)
         .map(|(_, p)| p)
 }
 
+/// Builds this machine's sidecar from the checkout this binary was built from
+/// (with the same profile) and returns its path.
 fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if !checkout.join("host/sidecar/Cargo.toml").is_file() {
