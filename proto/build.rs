@@ -3,7 +3,15 @@
 //! clients (what an extension uses) with the `client` feature, and the servers
 //! (what azd, or the simulated azd, serves) with the `server` feature.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The files whose messages are generated: azd's, and the rich status its errors carry
+/// details in (`google.rpc.Status`, which has no service).
+fn messages_of(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut all = files.to_vec();
+    all.push(PathBuf::from("google/rpc/status.proto"));
+    all
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protoc = protoc_bin_vendored::protoc_bin_path()?;
@@ -14,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )]
     // SAFETY: build scripts are single-threaded; tonic-prost-build reads PROTOC.
     unsafe {
-        std::env::set_var("PROTOC", protoc);
+        std::env::set_var("PROTOC", &protoc);
     }
     let files = [
         PathBuf::from("azdext/errors.proto"),
@@ -24,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         PathBuf::from("azdext/prompt.proto"),
         PathBuf::from("azdext/provisioning.proto"),
     ];
-    for f in &files {
+    for f in messages_of(&files) {
         println!("cargo:rerun-if-changed={}", f.display());
     }
     let includes = [PathBuf::from("."), include];
@@ -45,7 +53,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .file_descriptor_set_path(messages.join("azdext.fds"))
         .out_dir(&messages)
         // `prost::Name`: the clients' codec finds each response's type by name.
-        .compile_with_config(typed, &files, &includes)?;
+        .compile_with_config(typed, &messages_of(&files), &includes)?;
+
+    // The versioned package of azd 1.33 and later (`azd.extensions.v1`): its schema only. Its
+    // bodies are the ones above (a test holds them to it), so the Rust types generated above
+    // serve both packages; only method paths and type URLs differ (`crate::contract`).
+    let v1: Vec<PathBuf> = files
+        .iter()
+        .map(|f| Path::new("azd/extensions/v1").join(f.file_name().unwrap_or_default()))
+        .collect();
+    for f in &v1 {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let status = std::process::Command::new(&protoc)
+        .arg("--include_imports")
+        .arg(format!(
+            "--descriptor_set_out={}",
+            messages.join("v1.fds").display()
+        ))
+        .arg("-I.")
+        .arg(format!("-I{}", includes[1].display()))
+        .args(&v1)
+        .status()?;
+    if !status.success() {
+        return Err(format!("protoc failed on azd/extensions/v1 ({status})").into());
+    }
 
     // The services only: their messages are the ones generated above.
     for (feature, dir, client) in [

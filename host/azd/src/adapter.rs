@@ -1,26 +1,41 @@
 //! The azd client adapter: [`AzdClient`] as the [`AzdServices`] a provider's
 //! imports call, with azd's `EnvironmentService` and `PromptService` and the
-//! extension's token on every call.
+//! extension's token on every call, under the contract azd serves.
 
 use async_trait::async_trait;
+use azd_wasm_host_core::text::{QUOTE_MAX, clip};
 use azd_wasm_host_core::{
     AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,
 };
 use azd_wasm_host_proto::azdext as pb;
 
-use crate::client::AzdClient;
+use crate::client::{AzdClient, environment, prompt};
 
-/// What a failed call to azd says, without gRPC's framing.
+/// The most of azd's own message that a failure quotes.
+const MESSAGE_MAX: usize = 4 * QUOTE_MAX;
+
+/// What a failed call to azd says, without gRPC's framing, bounded: azd's message
+/// and the suggestion it attached (`ActionableErrorDetail`, under either
+/// contract's type URL).
 fn failed(status: &tonic::Status) -> ServiceError {
-    ServiceError::new(format!("{} ({:?})", status.message(), status.code()))
+    let details = azd_wasm_host_proto::details::read(status.details());
+    let message = format!(
+        "{} ({:?})",
+        clip(status.message(), MESSAGE_MAX),
+        status.code()
+    );
+    let suggestion = details
+        .actionable
+        .map(|a| clip(&a.suggestion, MESSAGE_MAX).into_owned())
+        .unwrap_or_default();
+    ServiceError::new(message).with_suggestion(suggestion)
 }
 
 #[async_trait]
 impl AzdServices for AzdClient {
     async fn current_environment(&self) -> Result<String, ServiceError> {
         let answer = self
-            .environment()
-            .get_current(pb::EmptyRequest {})
+            .unary(|ch| async move { environment(ch).get_current(pb::EmptyRequest {}).await })
             .await
             .map_err(|s| failed(&s))?
             .into_inner();
@@ -32,10 +47,13 @@ impl AzdServices for AzdClient {
     }
 
     async fn environment_values(&self, env: &str) -> Result<Vec<(String, String)>, ServiceError> {
+        let request = pb::GetEnvironmentRequest {
+            name: env.to_owned(),
+        };
         let answer = self
-            .environment()
-            .get_values(pb::GetEnvironmentRequest {
-                name: env.to_owned(),
+            .unary(|ch| {
+                let request = request.clone();
+                async move { environment(ch).get_values(request).await }
             })
             .await
             .map_err(|s| failed(&s))?
@@ -48,11 +66,14 @@ impl AzdServices for AzdClient {
     }
 
     async fn environment_value(&self, env: &str, key: &str) -> Result<String, ServiceError> {
+        let request = pb::GetEnvRequest {
+            env_name: env.to_owned(),
+            key: key.to_owned(),
+        };
         let answer = self
-            .environment()
-            .get_value(pb::GetEnvRequest {
-                env_name: env.to_owned(),
-                key: key.to_owned(),
+            .unary(|ch| {
+                let request = request.clone();
+                async move { environment(ch).get_value(request).await }
             })
             .await
             .map_err(|s| failed(&s))?
@@ -66,28 +87,34 @@ impl AzdServices for AzdClient {
         key: &str,
         value: &str,
     ) -> Result<(), ServiceError> {
-        self.environment()
-            .set_value(pb::SetEnvRequest {
-                env_name: env.to_owned(),
-                key: key.to_owned(),
-                value: value.to_owned(),
-            })
-            .await
-            .map_err(|s| failed(&s))?;
+        let request = pb::SetEnvRequest {
+            env_name: env.to_owned(),
+            key: key.to_owned(),
+            value: value.to_owned(),
+        };
+        self.unary(|ch| {
+            let request = request.clone();
+            async move { environment(ch).set_value(request).await }
+        })
+        .await
+        .map_err(|s| failed(&s))?;
         Ok(())
     }
 
     async fn confirm(&self, q: ConfirmQuestion) -> Result<bool, ServiceError> {
+        let request = pb::ConfirmRequest {
+            options: Some(pb::ConfirmOptions {
+                default_value: q.default_value,
+                message: q.message,
+                help_message: q.help_message,
+                hint: String::new(),
+                placeholder: String::new(),
+            }),
+        };
         let answer = self
-            .prompt()
-            .confirm(pb::ConfirmRequest {
-                options: Some(pb::ConfirmOptions {
-                    default_value: q.default_value,
-                    message: q.message,
-                    help_message: q.help_message,
-                    hint: String::new(),
-                    placeholder: String::new(),
-                }),
+            .unary(|ch| {
+                let request = request.clone();
+                async move { prompt(ch).confirm(request).await }
             })
             .await
             .map_err(|s| failed(&s))?
@@ -98,18 +125,21 @@ impl AzdServices for AzdClient {
     }
 
     async fn prompt(&self, q: TextQuestion) -> Result<String, ServiceError> {
+        let request = pb::PromptRequest {
+            options: Some(pb::PromptOptions {
+                message: q.message,
+                help_message: q.help_message,
+                placeholder: q.placeholder,
+                required: q.required,
+                default_value: q.default_value.unwrap_or_default(),
+                secret: q.secret,
+                ..Default::default()
+            }),
+        };
         let answer = self
-            .prompt()
-            .prompt(pb::PromptRequest {
-                options: Some(pb::PromptOptions {
-                    message: q.message,
-                    help_message: q.help_message,
-                    placeholder: q.placeholder,
-                    required: q.required,
-                    default_value: q.default_value.unwrap_or_default(),
-                    secret: q.secret,
-                    ..Default::default()
-                }),
+            .unary(|ch| {
+                let request = request.clone();
+                async move { prompt(ch).prompt(request).await }
             })
             .await
             .map_err(|s| failed(&s))?
@@ -119,20 +149,23 @@ impl AzdServices for AzdClient {
 
     async fn select(&self, q: SelectQuestion) -> Result<u32, ServiceError> {
         let selected_index = q.default_index.and_then(|i| i32::try_from(i).ok());
+        let request = pb::SelectRequest {
+            options: Some(pb::SelectOptions {
+                selected_index,
+                message: q.message,
+                choices: q
+                    .choices
+                    .into_iter()
+                    .map(|(value, label)| pb::SelectChoice { value, label })
+                    .collect(),
+                help_message: q.help_message,
+                ..Default::default()
+            }),
+        };
         let answer = self
-            .prompt()
-            .select(pb::SelectRequest {
-                options: Some(pb::SelectOptions {
-                    selected_index,
-                    message: q.message,
-                    choices: q
-                        .choices
-                        .into_iter()
-                        .map(|(value, label)| pb::SelectChoice { value, label })
-                        .collect(),
-                    help_message: q.help_message,
-                    ..Default::default()
-                }),
+            .unary(|ch| {
+                let request = request.clone();
+                async move { prompt(ch).select(request).await }
             })
             .await
             .map_err(|s| failed(&s))?

@@ -3,26 +3,29 @@
 //! azd passes its gRPC address in `AZD_SERVER` and a JWT in `AZD_ACCESS_TOKEN`.
 //! [`AzdClient`] opens one HTTP/2 connection, attaches `authorization: <token>`
 //! (the raw JWT, as azd expects) to every call and to the stream, and hands out
-//! the service clients lazily over that connection.
+//! the service clients over that connection, under the contract azd serves
+//! (`contract`: `azd.extensions.v1`, else `azdext`; decided by the first call).
 //!
 //! Plaintext is allowed only to a loopback address: the token is a bearer secret
 //! and must not cross a network in the clear. This build has no TLS, so any other
 //! address is refused with a clear error.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use azd_wasm_host_core::authority::{is_loopback_host, parse_host_port};
-use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use azd_wasm_host_proto::azdext::environment_service_client::EnvironmentServiceClient;
 use azd_wasm_host_proto::azdext::extension_service_client::ExtensionServiceClient;
 use azd_wasm_host_proto::azdext::prompt_service_client::PromptServiceClient;
+use azd_wasm_host_proto::{Contract, MAX_MESSAGE_BYTES, azdext as pb};
 use tonic::codec::CompressionEncoding;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+
+use crate::contract::{Negotiated, OnContract, Replayable, not_served};
 
 /// Environment variable holding azd's gRPC address.
 pub(crate) const ENV_SERVER: &str = "AZD_SERVER";
@@ -80,7 +83,7 @@ impl Token {
 
 /// Adds `authorization: <token>` to every request.
 #[derive(Clone, Debug)]
-pub struct AuthInterceptor {
+pub(crate) struct AuthInterceptor {
     token: Token,
 }
 
@@ -95,6 +98,9 @@ impl Interceptor for AuthInterceptor {
 /// The authenticated channel type both service clients use.
 pub(crate) type AuthChannel = InterceptedService<Channel, AuthInterceptor>;
 
+/// The authenticated channel, its calls under one of azd's contracts.
+pub(crate) type ContractChannel = OnContract<AuthChannel>;
+
 /// One connection to azd with lazily created service clients.
 #[derive(Clone)]
 pub struct AzdClient {
@@ -107,9 +113,8 @@ struct Inner {
     address: String,
     channel: Channel,
     auth: AuthInterceptor,
-    extension: OnceLock<ExtensionServiceClient<AuthChannel>>,
-    environment: OnceLock<EnvironmentServiceClient<AuthChannel>>,
-    prompt: OnceLock<PromptServiceClient<AuthChannel>>,
+    /// The contract azd answered under, once a call has found it.
+    contract: Negotiated,
 }
 
 impl fmt::Debug for AzdClient {
@@ -169,9 +174,7 @@ impl AzdClient {
                 address: address.to_owned(),
                 channel,
                 auth: AuthInterceptor { token },
-                extension: OnceLock::new(),
-                environment: OnceLock::new(),
-                prompt: OnceLock::new(),
+                contract: Negotiated::default(),
             }),
             recorder: None,
         })
@@ -190,75 +193,144 @@ impl AzdClient {
         self.recorder.clone()
     }
 
+    /// The contract azd answered under, once a call has found it: `azd.extensions.v1`
+    /// (azd 1.33 and later) or `azdext` (azd 1.31, 1.32).
+    pub fn contract(&self) -> Option<Contract> {
+        self.inner.contract.get()
+    }
+
+    /// The authenticated connection, its calls under `contract`.
+    fn on(&self, contract: Contract) -> ContractChannel {
+        OnContract::new(
+            InterceptedService::new(self.inner.channel.clone(), self.inner.auth.clone()),
+            contract,
+        )
+    }
+
+    /// Makes a unary call (`call` is given the connection to make it on) under the
+    /// contract azd serves: the one found, else `azd.extensions.v1` first and, when azd
+    /// does not know it, `azdext` (which every later call then takes).
+    pub(crate) async fn unary<T, F, Fut>(&self, call: F) -> Result<T, tonic::Status>
+    where
+        F: Fn(ContractChannel) -> Fut,
+        Fut: Future<Output = Result<T, tonic::Status>>,
+    {
+        if let Some(contract) = self.contract() {
+            return call(self.on(contract)).await;
+        }
+        let started = Instant::now();
+        match call(self.on(Contract::V1)).await {
+            Err(status) if not_served(&status) => {
+                let contract = self.inner.contract.decide(Contract::Legacy, started);
+                call(self.on(contract)).await
+            }
+            answered => {
+                if answered.is_ok() {
+                    self.inner.contract.decide(Contract::V1, started);
+                }
+                answered
+            }
+        }
+    }
+
+    /// Tells azd the extension is ready (`ExtensionService/Ready`).
+    pub async fn ready(&self) -> Result<(), tonic::Status> {
+        self.unary(|ch| async move { extension(ch).ready(pb::ReadyRequest {}).await })
+            .await
+            .map(drop)
+    }
+
+    /// Reports an error that stops the extension (`ExtensionService/ReportError`).
+    pub async fn report_error(&self, error: pb::ExtensionError) -> Result<(), tonic::Status> {
+        self.unary(|ch| {
+            let request = pb::ReportErrorRequest {
+                error: Some(error.clone()),
+            };
+            async move { extension(ch).report_error(request).await }
+        })
+        .await
+        .map(drop)
+    }
+
     /// Opens `ProvisioningService/Stream`: `outbound` is what we send; what azd
-    /// sends arrives as raw bytes, for [`crate::inbound`] to read safely.
+    /// sends arrives as raw bytes, for [`crate::inbound`] to read safely. The first
+    /// call of the process tries `azd.extensions.v1` and, refused as unknown, opens it
+    /// again under `azdext` with the same messages (see [`crate::contract`]).
     pub(crate) async fn provisioning_stream(
         &self,
-        outbound: impl futures::Stream<Item = azd_wasm_host_proto::azdext::ProvisioningMessage>
-        + Send
-        + 'static,
+        outbound: impl futures::Stream<Item = pb::ProvisioningMessage> + Send + 'static,
     ) -> Result<tonic::Streaming<bytes::Bytes>, tonic::Status> {
         use futures::StreamExt as _;
         let outbound = match self.recorder() {
             Some(recorder) => outbound.inspect(move |msg| recorder.host_sent(msg)).boxed(),
             None => outbound.boxed(),
         };
-        let service = InterceptedService::new(self.inner.channel.clone(), self.inner.auth.clone());
+        if let Some(contract) = self.contract() {
+            return self.open_stream(contract, outbound).await;
+        }
+        let started = Instant::now();
+        let replay = Replayable::new(outbound);
+        match self.open_stream(Contract::V1, replay.first()).await {
+            Ok(inbound) => {
+                replay.opened();
+                self.inner.contract.decide(Contract::V1, started);
+                Ok(inbound)
+            }
+            Err(status) if not_served(&status) => {
+                let contract = self.inner.contract.decide(Contract::Legacy, started);
+                self.open_stream(contract, replay.second()).await
+            }
+            Err(status) => Err(status),
+        }
+    }
+
+    /// Opens the provisioning stream under `contract`.
+    async fn open_stream(
+        &self,
+        contract: Contract,
+        outbound: impl futures::Stream<Item = pb::ProvisioningMessage> + Send + 'static,
+    ) -> Result<tonic::Streaming<bytes::Bytes>, tonic::Status> {
         // Read more than azd's limit, so that a message past it (azd's own
         // never is) is answered by name instead of ending the stream.
-        let mut grpc = tonic::client::Grpc::new(service)
+        let mut grpc = tonic::client::Grpc::new(self.on(contract))
             .max_decoding_message_size(crate::inbound::MAX_INTAKE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES)
             .accept_compressed(CompressionEncoding::Gzip);
         grpc.ready()
             .await
             .map_err(|e| tonic::Status::unavailable(format!("azd is not reachable: {e}")))?;
-        let path = http::uri::PathAndQuery::from_static("/azdext.ProvisioningService/Stream");
+        let path =
+            http::uri::PathAndQuery::try_from(contract.path("ProvisioningService", "Stream"))
+                .map_err(|e| tonic::Status::internal(format!("the stream's path: {e}")))?;
         let response = grpc
             .streaming(tonic::Request::new(outbound), path, StreamCodec)
             .await?;
         Ok(response.into_inner())
     }
-
-    /// The extension service client (created on first use; clones share the connection).
-    pub fn extension(&self) -> ExtensionServiceClient<AuthChannel> {
-        let new = |c, a| ExtensionServiceClient::with_interceptor(c, a);
-        service(&self.inner.extension, &self.inner, new, |c| {
-            c.max_decoding_message_size(MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(MAX_MESSAGE_BYTES)
-                .accept_compressed(CompressionEncoding::Gzip)
-        })
-    }
-
-    /// The environment service client (created on first use).
-    pub fn environment(&self) -> EnvironmentServiceClient<AuthChannel> {
-        let new = |c, a| EnvironmentServiceClient::with_interceptor(c, a);
-        service(&self.inner.environment, &self.inner, new, |c| {
-            c.max_decoding_message_size(MAX_MESSAGE_BYTES)
-                .accept_compressed(CompressionEncoding::Gzip)
-        })
-    }
-
-    /// The prompt service client (created on first use).
-    pub fn prompt(&self) -> PromptServiceClient<AuthChannel> {
-        let new = |c, a| PromptServiceClient::with_interceptor(c, a);
-        service(&self.inner.prompt, &self.inner, new, |c| {
-            c.max_decoding_message_size(MAX_MESSAGE_BYTES)
-                .accept_compressed(CompressionEncoding::Gzip)
-        })
-    }
 }
 
-/// A service client from `slot`, made on first use over the shared connection
-/// (`new`), with the message-size and compression settings of `configure`.
-fn service<C: Clone>(
-    slot: &OnceLock<C>,
-    inner: &Inner,
-    new: impl FnOnce(Channel, AuthInterceptor) -> C,
-    configure: impl FnOnce(C) -> C,
-) -> C {
-    slot.get_or_init(|| configure(new(inner.channel.clone(), inner.auth.clone())))
-        .clone()
+/// The extension service's client on `ch`.
+fn extension(ch: ContractChannel) -> ExtensionServiceClient<ContractChannel> {
+    ExtensionServiceClient::new(ch)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        .accept_compressed(CompressionEncoding::Gzip)
+}
+
+/// The environment service's client on `ch`.
+pub(crate) fn environment(ch: ContractChannel) -> EnvironmentServiceClient<ContractChannel> {
+    EnvironmentServiceClient::new(ch)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        .accept_compressed(CompressionEncoding::Gzip)
+}
+
+/// The prompt service's client on `ch`.
+pub(crate) fn prompt(ch: ContractChannel) -> PromptServiceClient<ContractChannel> {
+    PromptServiceClient::new(ch)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        .accept_compressed(CompressionEncoding::Gzip)
 }
 
 /// The provisioning stream's codec: what we send is encoded by prost; what
@@ -267,7 +339,7 @@ fn service<C: Clone>(
 struct StreamCodec;
 
 impl tonic::codec::Codec for StreamCodec {
-    type Encode = azd_wasm_host_proto::azdext::ProvisioningMessage;
+    type Encode = pb::ProvisioningMessage;
     type Decode = bytes::Bytes;
     type Encoder = tonic_prost::ProstEncoder<Self::Encode>;
     type Decoder = RawDecoder;

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! - `client`: the connection to azd (`AZD_SERVER`), the token on every call,
-//!   plaintext only to loopback.
+//!   plaintext only to loopback; `contract`: which of azd's two packages
+//!   (`azd.extensions.v1`, else `azdext`) the calls go under, decided once.
 //! - `broker`: the stream: our requests matched with azd's answers, azd's
 //!   requests numbered and dispatched (bounded), one answer per request,
 //!   shutdown. `inbound` reads what azd sends, safely; `pacing` spaces what
@@ -30,6 +31,7 @@ mod adapter;
 mod answer;
 mod broker;
 mod client;
+mod contract;
 mod inbound;
 mod manager;
 mod pacing;

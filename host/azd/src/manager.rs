@@ -20,6 +20,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use azd_wasm_host_core::text::{QUOTE_MAX, clip, quote};
 use azd_wasm_host_core::{CallContext, ErrorCode, Provider, ProviderError, ProviderFactory};
 use azd_wasm_host_proto::Request;
 use azd_wasm_host_proto::azdext as pb;
@@ -165,7 +166,7 @@ impl ProvisioningManager {
         if let Some(err) = answer.error {
             return Err(ManagerError::Refused {
                 name: name.to_owned(),
-                message: err.message,
+                message: clip(&err.message, 4 * QUOTE_MAX).into_owned(),
             });
         }
         if !matches!(
@@ -202,11 +203,7 @@ impl ProvisioningManager {
     pub async fn ready(&self) -> Result<(), ManagerError> {
         let broker = self.stream().await;
         broker.receiving().await?;
-        self.client
-            .extension()
-            .ready(pb::ReadyRequest {})
-            .await
-            .map_err(ManagerError::Ready)?;
+        self.client.ready().await.map_err(ManagerError::Ready)?;
         // azd sends Initialize next, once it has read its project.
         if let Ok(reg) = self.registration() {
             reg.factory.prepare();
@@ -351,13 +348,16 @@ async fn serve_with(
     })
 }
 
+/// The answer to a request for a provider this extension does not serve; the name azd
+/// sent is quoted bounded (it can be as long as a message).
 fn unknown_provider(asked: &str, ours: &str) -> ProviderError {
+    let asked = quote(asked);
     ProviderError::host(
         ErrorCode::UnknownProvider,
-        format!("this extension serves provider {ours:?}, not {asked:?}"),
+        format!("this extension serves provider {ours:?}, not {asked}"),
     )
     .with_suggestion(format!(
-        "Set `infra.provider: {ours}` in azure.yaml, or install the extension that provides {asked:?}."
+        "Set `infra.provider: {ours}` in azure.yaml, or install the extension that provides {asked}."
     ))
 }
 

@@ -12,13 +12,23 @@
 //! progress, and nothing of that request follows it. Every other message
 //! (answers of requests without queued progress, our own requests) leaves at
 //! once, in order.
+//!
+//! This is also the one door everything leaves by: a message past azd's 4 MiB
+//! limit would end the stream (azd's server refuses it and drops the stream), so
+//! none passes ([`Outgoing::leave`]); answers are made to fit before they are
+//! queued (`broker::request`), so what is stopped here is progress of a request
+//! whose id alone is too long. An answer's place among the unanswered is let go
+//! only when it leaves, not when it is queued: a stream that ends with answers
+//! still waiting here did not answer them.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
+use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use azd_wasm_host_proto::azdext as pb;
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use pb::provisioning_message::MessageType;
+use prost::Message as _;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -27,15 +37,72 @@ pub(crate) const PACE: Duration = Duration::from_millis(20);
 /// Most progress messages of one request waiting for their turn.
 pub(crate) const QUEUED: usize = 8;
 
+/// Room left under azd's limit for gRPC's framing of a message.
+pub(crate) const FRAME_MARGIN: usize = 64;
+
+/// Whether `msg` may be sent to azd: within its limit per message, framing included.
+pub(crate) fn fits(msg: &pb::ProvisioningMessage) -> bool {
+    msg.encoded_len() + FRAME_MARGIN <= MAX_MESSAGE_BYTES
+}
+
+/// A message on its way out, and what to let go once it has left (an answer's place
+/// among the unanswered).
+pub(crate) struct Outgoing {
+    msg: pb::ProvisioningMessage,
+    /// Dropped when the message leaves (or is stopped).
+    settles: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl Outgoing {
+    /// `msg`, and `settles`, to be dropped once `msg` has left.
+    pub(crate) fn settling(
+        msg: pb::ProvisioningMessage,
+        settles: impl std::any::Any + Send,
+    ) -> Self {
+        Self {
+            msg,
+            settles: Some(Box::new(settles)),
+        }
+    }
+
+    /// The message.
+    #[cfg(test)]
+    pub(crate) fn message(&self) -> &pb::ProvisioningMessage {
+        &self.msg
+    }
+
+    /// The message as it leaves: itself, if it fits azd's limit.
+    fn leave(self) -> Option<pb::ProvisioningMessage> {
+        let Self { msg, settles } = self;
+        drop(settles);
+        if fits(&msg) {
+            return Some(msg);
+        }
+        tracing::warn!(
+            request_id = %azd_wasm_host_core::text::clip(&msg.request_id, azd_wasm_host_core::text::QUOTE_MAX),
+            what = if is_progress(&msg) { "progress" } else { "message" },
+            size = msg.encoded_len(),
+            "not sent: larger than azd's limit of {MAX_MESSAGE_BYTES} bytes per message, which would end the stream"
+        );
+        None
+    }
+}
+
+impl From<pb::ProvisioningMessage> for Outgoing {
+    fn from(msg: pb::ProvisioningMessage) -> Self {
+        Self { msg, settles: None }
+    }
+}
+
 /// One request's messages waiting for their turn.
 #[derive(Default)]
 struct Lane {
     /// When the request's last message left.
     last_sent: Option<Instant>,
     /// Progress waiting, oldest first.
-    progress: VecDeque<pb::ProvisioningMessage>,
+    progress: VecDeque<Outgoing>,
     /// The answer, once it came; it leaves after the progress.
-    answer: Option<pb::ProvisioningMessage>,
+    answer: Option<Outgoing>,
 }
 
 impl Lane {
@@ -48,7 +115,7 @@ impl Lane {
     }
 
     /// The next message of this lane, and whether the lane is done (its answer left).
-    fn pop(&mut self, now: Instant) -> Option<(pb::ProvisioningMessage, bool)> {
+    fn pop(&mut self, now: Instant) -> Option<(Outgoing, bool)> {
         if let Some(p) = self.progress.pop_front() {
             self.last_sent = Some(now);
             return Some((p, false));
@@ -63,7 +130,7 @@ fn is_progress(msg: &pb::ProvisioningMessage) -> bool {
 
 /// The pacer's state: what is waiting, by request id.
 struct Pacer {
-    rx: mpsc::Receiver<pb::ProvisioningMessage>,
+    rx: mpsc::Receiver<Outgoing>,
     /// Whether the queue has closed (what waits still leaves, then the stream ends).
     closed: bool,
     lanes: HashMap<String, Lane>,
@@ -71,13 +138,9 @@ struct Pacer {
 
 impl Pacer {
     /// Takes one message from the queue: returns it if it may leave now.
-    fn admit(
-        &mut self,
-        msg: pb::ProvisioningMessage,
-        now: Instant,
-    ) -> Option<pb::ProvisioningMessage> {
-        let id = msg.request_id.clone();
-        if is_progress(&msg) {
+    fn admit(&mut self, msg: Outgoing, now: Instant) -> Option<Outgoing> {
+        let id = msg.msg.request_id.clone();
+        if is_progress(&msg.msg) {
             let lane = self.lanes.entry(id).or_default();
             let free = lane.progress.is_empty() && lane.last_sent.is_none_or(|t| now >= t + PACE);
             if free {
@@ -123,7 +186,7 @@ impl Pacer {
 
     /// The next message to send, waiting for its turn; `None` once the queue
     /// has closed and nothing waits any more.
-    async fn next(&mut self) -> Option<pb::ProvisioningMessage> {
+    async fn next(&mut self) -> Option<Outgoing> {
         loop {
             let due = self.next_due();
             if self.closed && due.is_none() {
@@ -167,9 +230,10 @@ impl Pacer {
     }
 }
 
-/// The messages of `rx`, paced as the module says.
+/// The messages of `rx`, paced as the module says, each leaving only if it fits
+/// azd's limit.
 pub(crate) fn paced(
-    rx: mpsc::Receiver<pb::ProvisioningMessage>,
+    rx: mpsc::Receiver<Outgoing>,
 ) -> impl Stream<Item = pb::ProvisioningMessage> + Send + 'static {
     let pacer = Pacer {
         rx,
@@ -180,12 +244,12 @@ pub(crate) fn paced(
         let msg = pacer.next().await?;
         Some((msg, pacer))
     })
+    .filter_map(|msg| std::future::ready(msg.leave()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures::StreamExt as _;
 
     fn progress(id: &str, text: &str) -> pb::ProvisioningMessage {
         azd_wasm_host_proto::progress_message(id, text.into(), 0)
@@ -211,7 +275,7 @@ mod tests {
         let (tx, rx) = mpsc::channel(input.len());
         let start = Instant::now();
         for m in input {
-            tx.send(m).await.unwrap();
+            tx.send(Outgoing::from(m)).await.unwrap();
         }
         drop(tx);
         paced(rx)
@@ -269,5 +333,33 @@ mod tests {
         let texts: Vec<&str> = out.iter().map(|(t, _)| t.as_str()).collect();
         assert_eq!(texts, ["a:1", "b:answer", "a:2", "a:answer"]);
         assert_eq!(out[1].1, Duration::ZERO, "b's answer leaves at once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn nothing_past_azds_limit_leaves_and_an_answer_is_settled_when_it_leaves() {
+        let huge = "i".repeat(MAX_MESSAGE_BYTES / 2 + 1);
+        let (tx, rx) = mpsc::channel(4);
+        let (settled_tx, mut settled) = tokio::sync::oneshot::channel::<()>();
+        // Its id twice (envelope and body) is past the limit.
+        tx.send(progress(&huge, "step").into()).await.unwrap();
+        tx.send(Outgoing::settling(answer("a"), settled_tx))
+            .await
+            .unwrap();
+        drop(tx);
+        let mut out = std::pin::pin!(paced(rx));
+        use tokio::sync::oneshot::error::TryRecvError;
+        assert_eq!(
+            settled.try_recv(),
+            Err(TryRecvError::Empty),
+            "not settled yet"
+        );
+        let first = out.next().await.unwrap();
+        assert_eq!(text(&first), "a:answer");
+        assert_eq!(
+            settled.try_recv(),
+            Err(TryRecvError::Closed),
+            "settled as it left"
+        );
+        assert!(out.next().await.is_none());
     }
 }

@@ -10,20 +10,21 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use azd_wasm_host_core::ProgressSink;
-use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::{Mutex, MutexGuard, mpsc};
+
+use crate::pacing::Outgoing;
 
 /// The link from a request's reporter to the stream: the outbound queue and
 /// an open flag.
 pub(crate) struct ProgressChannel {
-    out: mpsc::Sender<pb::ProvisioningMessage>,
+    out: mpsc::Sender<Outgoing>,
     /// `true` until the final answer is sent. Held while a message is queued,
     /// so closing waits for a report in flight and nothing can follow the answer.
     open: Mutex<bool>,
 }
 
 impl ProgressChannel {
-    pub(crate) fn new(out: mpsc::Sender<pb::ProvisioningMessage>) -> Arc<Self> {
+    pub(crate) fn new(out: mpsc::Sender<Outgoing>) -> Arc<Self> {
         Arc::new(Self {
             out,
             open: Mutex::new(true),
@@ -52,7 +53,7 @@ impl ProgressSink for ProgressChannel {
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
             .unwrap_or(0);
         let msg = azd_wasm_host_proto::progress_message(request_id, message, timestamp);
-        if self.out.send(msg).await.is_err() {
+        if self.out.send(msg.into()).await.is_err() {
             tracing::debug!(%request_id, "progress dropped: stream closed");
         }
         drop(open);
@@ -75,7 +76,7 @@ mod tests {
         drop(guard);
         p.report("two").await;
         let first = rx.recv().await.expect("one message");
-        assert_eq!(first.request_id, "r1");
+        assert_eq!(first.message().request_id, "r1");
         assert!(rx.try_recv().is_err(), "a message followed the close");
     }
 }

@@ -18,6 +18,8 @@ use async_trait::async_trait;
 pub struct ServiceError {
     /// What azd said (or why it could not be asked).
     pub message: String,
+    /// What azd suggests doing about it (empty: nothing), from the details of its answer.
+    pub suggestion: String,
 }
 
 impl ServiceError {
@@ -25,7 +27,15 @@ impl ServiceError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            suggestion: String::new(),
         }
+    }
+
+    /// This error with azd's `suggestion`.
+    #[must_use]
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        self.suggestion = suggestion.into();
+        self
     }
 }
 

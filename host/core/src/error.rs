@@ -6,6 +6,31 @@
 
 use azd_wasm_host_proto::azdext as pb;
 
+/// How much of each text of an error reaches azd: a provider's message may quote
+/// anything (a config, a service's answer), so each is cut (with `…`) to a size a
+/// terminal can show, and the whole error stays far under azd's 4 MiB per message.
+struct WireText {
+    /// Bytes of the message.
+    message: usize,
+    /// Bytes of the suggestion.
+    suggestion: usize,
+    /// Links kept.
+    links: usize,
+    /// Bytes of a link's URL, and of its title.
+    link: usize,
+    /// Bytes of a code, a category, a service's name or error code.
+    name: usize,
+}
+
+/// The bounds of [`ProviderError::to_wire`]: at most about 60 KiB in all.
+const WIRE_TEXT: WireText = WireText {
+    message: 32 * 1024,
+    suggestion: 8 * 1024,
+    links: 8,
+    link: 1024,
+    name: 256,
+};
+
 /// Where an error came from (azd's `ErrorOrigin`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ErrorOrigin {
@@ -319,10 +344,18 @@ impl ProviderError {
         self.host_code().is_some_and(ErrorCode::is_fault)
     }
 
-    /// The wire form azd reads. Every text is [sanitized](crate::text::sanitize):
-    /// azd prints it on the user's terminal.
+    /// The wire form azd reads. Every text is [sanitized](crate::text::sanitize)
+    /// (azd prints it on the user's terminal) and cut to a bound (see `WIRE_TEXT`).
     pub fn to_wire(&self) -> pb::ExtensionError {
-        let clean = |s: &str| crate::text::sanitize(s).into_owned();
+        let WireText {
+            message: message_max,
+            suggestion: suggestion_max,
+            links: links_max,
+            link: link_max,
+            name: name_max,
+        } = WIRE_TEXT;
+        let clean =
+            |s: &str, max: usize| crate::text::clip(&crate::text::sanitize(s), max).into_owned();
         let origin = match self.origin {
             ErrorOrigin::Unspecified => pb::ErrorOrigin::Unspecified,
             ErrorOrigin::Local => pb::ErrorOrigin::Local,
@@ -332,8 +365,8 @@ impl ProviderError {
         let source = self.detail.as_ref().map(|d| match d {
             ErrorDetail::Local { code, category } => {
                 pb::extension_error::Source::LocalError(pb::LocalErrorDetail {
-                    code: clean(code),
-                    category: clean(category),
+                    code: clean(code, name_max),
+                    category: clean(category, name_max),
                 })
             }
             ErrorDetail::Service {
@@ -341,21 +374,22 @@ impl ProviderError {
                 status_code,
                 service_name,
             } => pb::extension_error::Source::ServiceError(pb::ServiceErrorDetail {
-                error_code: clean(error_code),
+                error_code: clean(error_code, name_max),
                 status_code: *status_code,
-                service_name: clean(service_name),
+                service_name: clean(service_name, name_max),
             }),
         });
         pb::ExtensionError {
-            message: clean(&self.message),
+            message: clean(&self.message, message_max),
             origin: origin as i32,
-            suggestion: clean(&self.suggestion),
+            suggestion: clean(&self.suggestion, suggestion_max),
             links: self
                 .links
                 .iter()
+                .take(links_max)
                 .map(|l| pb::ErrorLink {
-                    url: clean(&l.url),
-                    title: clean(&l.title),
+                    url: clean(&l.url, link_max),
+                    title: clean(&l.title, link_max),
                 })
                 .collect(),
             source,
@@ -500,5 +534,34 @@ mod tests {
             assert!(!t.chars().any(char::is_control), "{t:?}");
         }
         assert_eq!(wire.message, "boom]8;;https://xhere");
+    }
+
+    #[test]
+    fn every_text_azd_gets_is_bounded() {
+        use prost::Message as _;
+        let huge = "x".repeat(3 << 20);
+        let mut e = ProviderError::local(&huge, ErrorCategory::Validation, huge.clone())
+            .with_suggestion(huge.clone());
+        e.links = vec![
+            ErrorLink {
+                url: huge.clone(),
+                title: huge.clone(),
+            };
+            1000
+        ];
+        let wire = e.to_wire();
+        assert!(wire.encoded_len() < 64 * 1024, "{}", wire.encoded_len());
+        assert!(wire.message.ends_with('…') && wire.message.starts_with("xxx"));
+        assert_eq!(wire.links.len(), WIRE_TEXT.links);
+        // A service's detail too.
+        let s = ProviderError {
+            detail: Some(ErrorDetail::Service {
+                error_code: huge.clone(),
+                status_code: 500,
+                service_name: huge.clone(),
+            }),
+            ..e
+        };
+        assert!(s.to_wire().encoded_len() < 64 * 1024);
     }
 }

@@ -8,6 +8,12 @@
 //! write to the clipboard (OSC 52). Every such string passes [`sanitize`]: all
 //! control characters (C0, DEL, C1) are removed except newline and tab, and
 //! the text of a sequence is left behind as harmless characters.
+//!
+//! Text from the wire (a provider name, a request id, a project path, azd's own
+//! messages) can be as long as a message may be. Quoted whole in an error, it makes
+//! an answer larger than azd reads (which ends the stream) and a log line of
+//! megabytes; quoted with [`quote`] (or cut with [`clip`]) it is bounded where it is
+//! quoted.
 
 use std::borrow::Cow;
 
@@ -40,6 +46,32 @@ pub fn truncate(text: &mut String, max: usize) {
     text.truncate(end);
 }
 
+/// The most of a text from the wire that [`quote`] shows, in bytes: enough to
+/// recognise it.
+pub const QUOTE_MAX: usize = 200;
+
+/// `text` cut to at most `max` bytes (whole characters) with `…` after the cut;
+/// borrowed when it fits.
+pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let end = text.floor_char_boundary(max.saturating_sub('…'.len_utf8()));
+    Cow::Owned(format!("{}…", &text[..end]))
+}
+
+/// `text` as a message quotes text from the wire: in quotes with its control
+/// characters escaped, cut to [`QUOTE_MAX`] bytes and then saying how long it was
+/// (`"abc…" (2900000 bytes)`).
+pub fn quote(text: &str) -> String {
+    let shown = clip(text, QUOTE_MAX);
+    if shown.len() == text.len() {
+        format!("{shown:?}")
+    } else {
+        format!("{shown:?} ({} bytes)", text.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +93,19 @@ mod tests {
         let mut s = String::from("ok\u{1b}[2K");
         sanitize_in_place(&mut s);
         assert_eq!(s, "ok[2K");
+    }
+
+    #[test]
+    fn quoting_is_bounded_and_says_how_long_the_text_was() {
+        assert_eq!(quote("todo"), "\"todo\"");
+        assert_eq!(quote("a\u{1b}]0;x\u{7}"), "\"a\\u{1b}]0;x\\u{7}\"");
+        let long = "é".repeat(1_500_000); // 3 MB
+        let q = quote(&long);
+        assert!(q.len() < QUOTE_MAX + 32, "{}", q.len());
+        assert!(q.ends_with("…\" (3000000 bytes)"), "{q}");
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("abcdefghij", 6), "abc…");
+        assert!(clip(&long, 5).len() <= 5);
     }
 
     #[test]

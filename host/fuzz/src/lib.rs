@@ -16,6 +16,8 @@
 //!   groups nested shallow and deep, cuts, flips, garbage).
 //! - [`stream`]: a provider's stream driven with them through the simulated
 //!   azd, in process or against the real binary, every answer checked.
+//! - [`oversized`]: requests with one field as long as azd's messages allow,
+//!   every answer checked against azd's limit and the stream kept alive.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ use std::time::{Duration, Instant};
 
 pub mod envelopes;
 mod mutate;
+pub mod oversized;
 pub mod stream;
 
 pub use mutate::Mutator;

@@ -22,7 +22,7 @@ mod trust;
 
 use std::process::ExitCode;
 
-pub use listen::{ListenArgs, Serving};
+pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
 pub use trust::approve;
 
 /// Stack of every thread that runs our tasks: sized for the deepest config azd
@@ -58,7 +58,7 @@ pub fn run_listen(args: ListenArgs, debug_flag: bool, serving: Serving) -> ExitC
         // A blocking thread still finishing a file operation for a dropped
         // guest, or a compile under way, must not hold the process open.
         rt.shutdown_timeout(std::time::Duration::from_millis(200));
-        exit_code(result.map(|()| ExitCode::SUCCESS))
+        exit_code(result)
     })
 }
 

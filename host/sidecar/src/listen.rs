@@ -8,14 +8,16 @@
 //! way: running requests are cancelled, every task winds down, and the process
 //! exits 0. azd ending the stream, or dropping the connection, once every
 //! request it sent is answered is how every azd command ends: an info line in
-//! the log, exit 0. The same while requests are unanswered (azd's command was
-//! cancelled, or azd was killed) stops them and logs a warning naming each and
-//! how long it had run; exit 0 too, since azd chose it. Only azd refusing the
-//! stream, or a gRPC frame that cannot be read at all (over 16 MiB, or not
-//! decompressing), is an error (exit 1). Writes nothing to stdout: azd's terminal is
-//! the user's.
+//! the log, exit 0. The stream ending while requests are unanswered (azd's
+//! command was cancelled, azd was killed, or a request could not be answered)
+//! is never a clean end: the running ones are stopped, a warning names each and
+//! how long it had run, and the exit code is [`EXIT_UNANSWERED`]. azd refusing
+//! the stream, ending it because it could not take a message, or a gRPC frame
+//! that cannot be read at all (over 16 MiB, or not decompressing), is an error
+//! (exit 1). Writes nothing to stdout: azd's terminal is the user's.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -54,6 +56,9 @@ pub enum Serving {
     Sidecar,
 }
 
+/// The exit code of `listen` when the stream ended with requests of azd's unanswered.
+pub const EXIT_UNANSWERED: u8 = 3;
+
 /// How long `listen` waits, once azd is gone, for a compile still under way.
 const COMPILE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -63,7 +68,7 @@ pub(crate) async fn listen(
     args: ListenArgs,
     log_file: Option<PathBuf>,
     serving: Serving,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     // Fail fast when azd's variables are missing: someone ran `listen` by hand.
     azd_wasm_host_azd::require_env()?;
@@ -90,26 +95,29 @@ pub(crate) async fn listen(
         StreamEnd::Failed(status) => {
             let e = anyhow::anyhow!(
                 "the provisioning stream with azd failed: {} ({:?})",
-                status.message(),
+                azd_wasm_host_core::text::clip(
+                    status.message(),
+                    azd_wasm_host_core::text::QUOTE_MAX
+                ),
                 status.code()
             );
             tracing::error!("{e}");
             Err(e)
         }
         StreamEnd::Interrupted { cause, unanswered } => {
-            // azd's choice (its command was cancelled, or it was killed), not a
-            // failure of ours: said in the log, with what it cut short.
+            // azd's command was cancelled, azd was killed, or a request could not be
+            // answered: whichever, azd did not get every answer.
             let list: Vec<String> = unanswered.iter().map(ToString::to_string).collect();
             tracing::warn!(
-                "azd went away with {} request(s) unanswered, which were stopped: {} ({cause})",
+                "the stream with azd ended with {} request(s) unanswered, which were stopped: {} ({cause})",
                 unanswered.len(),
                 list.join(", ")
             );
-            Ok(())
+            Ok(ExitCode::from(EXIT_UNANSWERED))
         }
         end @ (StreamEnd::ClosedByAzd | StreamEnd::Shutdown) => {
             tracing::debug!(?end, "stream ended; exiting");
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
@@ -276,10 +284,7 @@ async fn report_error(client: &AzdClient, e: &anyhow::Error, log_file: Option<&P
     if let Some(log) = log_file {
         err = err.with_log_file(log);
     }
-    let request = azd_wasm_host_proto::azdext::ReportErrorRequest {
-        error: Some(err.to_wire()),
-    };
-    if let Err(status) = client.extension().report_error(request).await {
+    if let Err(status) = client.report_error(err.to_wire()).await {
         tracing::debug!(code = ?status.code(), "azd did not take the error report");
     }
 }

@@ -2,7 +2,10 @@
 //! the simulated azd serves them: `EnvironmentService` (one environment, held
 //! in memory; `run` loads it from `.azure/<env>/.env` and saves what was set)
 //! and `PromptService` (answered by a [`Prompter`]: by default as azd does
-//! under `--no-prompt`). What they serve is in `state.rs`.
+//! under `--no-prompt`). What they serve is in `state.rs`. A question refused
+//! under `--no-prompt` carries a suggestion in its status's details
+//! (`ActionableErrorDetail`, as azd 1.33 attaches to its errors), typed under the
+//! contract the call came under.
 
 use std::sync::Arc;
 
@@ -11,8 +14,32 @@ use azd_wasm_host_proto::server::environment_service_server::EnvironmentService;
 use azd_wasm_host_proto::server::prompt_service_server::PromptService;
 use tonic::{Request, Response, Status};
 
+use crate::contract::CalledUnder;
 use crate::state::{Prompter, SimEnvironment};
 use crate::streams::AzdState;
+
+/// What azd suggests when it may not ask a question.
+pub const NO_PROMPT_SUGGESTION: &str =
+    "Run the command again without --no-prompt, or give the question a default.";
+
+/// `status` with azd's suggestion in its details when it is the refusal of a question
+/// under `--no-prompt`, its type URL under `contract`.
+fn with_suggestion(status: Status, contract: azd_wasm_host_proto::Contract) -> Status {
+    if status.code() != tonic::Code::FailedPrecondition {
+        return status;
+    }
+    let detail = pb::ActionableErrorDetail {
+        suggestion: NO_PROMPT_SUGGESTION.to_owned(),
+        links: Vec::new(),
+    };
+    let details = azd_wasm_host_proto::details::encode(
+        contract,
+        status.code() as i32,
+        status.message(),
+        &detail,
+    );
+    Status::with_details(status.code(), status.message(), details.into())
+}
 
 /// `EnvironmentService` of the simulated azd.
 pub(crate) struct EnvironmentSvc(pub(crate) Arc<AzdState>);
@@ -102,6 +129,7 @@ impl PromptSvc {
     /// Asks through the prompter on a blocking thread (it may read a terminal).
     async fn ask<T: Send + 'static>(
         &self,
+        contract: azd_wasm_host_proto::Contract,
         f: impl FnOnce(&dyn Prompter) -> Result<T, Status> + Send + 'static,
     ) -> Result<T, Status> {
         let _turn = self.one_at_a_time.lock().await;
@@ -109,6 +137,7 @@ impl PromptSvc {
         tokio::task::spawn_blocking(move || f(&*prompter))
             .await
             .map_err(|e| Status::internal(format!("the prompt failed: {e}")))?
+            .map_err(|s| with_suggestion(s, contract))
     }
 }
 
@@ -119,11 +148,12 @@ impl PromptService for PromptSvc {
         request: Request<pb::ConfirmRequest>,
     ) -> Result<Response<pb::ConfirmResponse>, Status> {
         self.shared.authenticate(request.metadata())?;
+        let contract = CalledUnder::of(&request);
         let options = request
             .into_inner()
             .options
             .ok_or_else(|| Status::invalid_argument("options are required"))?;
-        let value = self.ask(move |p| p.confirm(&options)).await?;
+        let value = self.ask(contract, move |p| p.confirm(&options)).await?;
         Ok(Response::new(pb::ConfirmResponse { value: Some(value) }))
     }
 
@@ -132,11 +162,12 @@ impl PromptService for PromptSvc {
         request: Request<pb::PromptRequest>,
     ) -> Result<Response<pb::PromptResponse>, Status> {
         self.shared.authenticate(request.metadata())?;
+        let contract = CalledUnder::of(&request);
         let options = request
             .into_inner()
             .options
             .ok_or_else(|| Status::invalid_argument("options are required"))?;
-        let value = self.ask(move |p| p.prompt(&options)).await?;
+        let value = self.ask(contract, move |p| p.prompt(&options)).await?;
         Ok(Response::new(pb::PromptResponse { value }))
     }
 
@@ -145,11 +176,12 @@ impl PromptService for PromptSvc {
         request: Request<pb::SelectRequest>,
     ) -> Result<Response<pb::SelectResponse>, Status> {
         self.shared.authenticate(request.metadata())?;
+        let contract = CalledUnder::of(&request);
         let options = request
             .into_inner()
             .options
             .ok_or_else(|| Status::invalid_argument("options are required"))?;
-        let value = self.ask(move |p| p.select(&options)).await?;
+        let value = self.ask(contract, move |p| p.select(&options)).await?;
         Ok(Response::new(pb::SelectResponse { value: Some(value) }))
     }
 }

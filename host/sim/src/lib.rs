@@ -18,7 +18,11 @@
 //! azd's wire (the server half of the protos), not the extension's code: what it
 //! reports is what azd would see.
 //!
-//! Rooms: `auth` (tokens), `streams` (the extension's gRPC services, Ready and
+//! It serves azd's contracts as an azd version does ([`ContractMode`]: `azdext` only as
+//! azd 1.31 and 1.32, both as azd 1.33 and later, `azd.extensions.v1` only as azd once its
+//! bridge is gone) and records every call ([`SimAzd::calls`], [`SimAzd::legacy_calls`]).
+//!
+//! Rooms: `auth` (tokens), `contract` (the contracts served), `streams` (the extension's gRPC services, Ready and
 //! the provisioning stream, and the stream reader), `env_prompt` (azd's
 //! environment and prompt services), `state` (the environment and the
 //! prompter they serve),
@@ -28,6 +32,7 @@
 
 mod auth;
 mod conn;
+mod contract;
 mod cut;
 mod env_prompt;
 mod error;
@@ -59,6 +64,8 @@ use tokio_util::sync::CancellationToken;
 use tonic::codec::CompressionEncoding;
 
 pub use auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TOKEN_LIFETIME, unix_now};
+pub use contract::ContractMode;
+pub use env_prompt::NO_PROMPT_SUGGESTION;
 pub use error::CallError;
 pub use handle::{DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind};
 pub use process::{DEFAULT_READY_TIMEOUT, ExtensionProcess, SpawnOptions, ready_timeout_from_env};
@@ -88,6 +95,8 @@ pub struct SimOptions {
     /// Who answers the extension's questions (`PromptService`); default: azd
     /// under `--no-prompt`.
     pub prompter: Arc<dyn Prompter>,
+    /// Which of azd's contracts it serves; default: both, as azd 1.33 and later.
+    pub contract: ContractMode,
 }
 
 impl std::fmt::Debug for SimOptions {
@@ -96,6 +105,7 @@ impl std::fmt::Debug for SimOptions {
             .field("capabilities", &self.capabilities)
             .field("extension_id", &self.extension_id)
             .field("environment", &self.environment)
+            .field("contract", &self.contract)
             .finish_non_exhaustive()
     }
 }
@@ -107,6 +117,7 @@ impl Default for SimOptions {
             extension_id: "test.wasm-host".to_owned(),
             environment: None,
             prompter: Arc::new(NoPrompt),
+            contract: ContractMode::default(),
         }
     }
 }
@@ -120,6 +131,8 @@ pub struct SimAzd {
     stop: CancellationToken,
     /// Fails every connection when cancelled ([`SimAzd::cut_connections`]).
     cut: CancellationToken,
+    /// Every call made, under whichever contract.
+    calls: Arc<contract::CallLog>,
     server: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
 }
 
@@ -168,6 +181,7 @@ impl SimAzd {
             }
         });
         let stop = CancellationToken::new();
+        let calls = Arc::new(contract::CallLog::default());
         let server = tokio::spawn(
             tonic::transport::Server::builder()
                 // h2 (0.4.20 on) closes a connection with ENHANCE_YOUR_CALM once the small
@@ -179,6 +193,10 @@ impl SimAzd {
                 // (≈ 11 MB of budget), under the 16 MiB that a 32 MiB connection window gives.
                 .initial_stream_window_size(STREAM_WINDOW)
                 .initial_connection_window_size(CONNECTION_WINDOW)
+                .layer(contract::ContractLayer {
+                    mode: opts.contract,
+                    log: Arc::clone(&calls),
+                })
                 .add_service(provisioning)
                 .add_service(extension)
                 .add_service(EnvironmentServiceServer::new(EnvironmentSvc(Arc::clone(
@@ -199,6 +217,7 @@ impl SimAzd {
             traceparent: auth::random_traceparent()?,
             stop,
             cut,
+            calls,
             server: Some(server),
         })
     }
@@ -354,6 +373,18 @@ impl SimAzd {
     /// The environment as it is now (with what the extension set).
     pub fn environment(&self) -> Option<SimEnvironment> {
         self.shared.environment.lock().clone()
+    }
+
+    /// The path of every call and stream extensions made, in order, under whichever
+    /// contract (`/azd.extensions.v1.ExtensionService/Ready`, …), refused ones included.
+    pub fn calls(&self) -> Vec<String> {
+        self.calls.paths()
+    }
+
+    /// How many calls and streams came under `azdext`: what azd 1.33 and later count as
+    /// `extension.grpc.legacy_call_count`.
+    pub fn legacy_calls(&self) -> usize {
+        self.calls.legacy_calls()
     }
 
     /// How many provisioning streams extensions have opened so far.

@@ -48,6 +48,23 @@ pub(crate) struct RunArgs {
     /// (as `terraform plan -detailed-exitcode`).
     #[arg(long)]
     pub detailed_exitcode: bool,
+    /// Which of azd's contracts the simulated azd serves: `both` (azd 1.33 and
+    /// later: `azd.extensions.v1`, and `azdext` through its bridge), `legacy` (azd 1.31
+    /// and 1.32: `azdext` only) or `v1` (azd once the bridge is gone).
+    #[arg(long, env = CONTRACT_VAR, default_value = "both", value_name = "MODE")]
+    pub azd_contract: azd_wasm_host_sim::ContractMode,
+}
+
+/// The environment variable of `--azd-contract`: `test`'s steps (each a `run`) and
+/// golden replays take it from the environment too.
+pub(crate) const CONTRACT_VAR: &str = "AZD_WASM_HOST_AZD_CONTRACT";
+
+/// The contract mode `CONTRACT_VAR` asks for; `both` when it is unset or not one.
+pub(crate) fn contract_from_env() -> azd_wasm_host_sim::ContractMode {
+    std::env::var(CONTRACT_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_default()
 }
 
 /// The commands `run` can play.

@@ -44,7 +44,7 @@ use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions, Sp
 use tokio_util::sync::CancellationToken;
 
 use args::Action;
-pub(crate) use args::{Output, RunArgs};
+pub(crate) use args::{Output, RunArgs, contract_from_env};
 pub(crate) use dotenv::DotEnv;
 pub(crate) use environment::Environment;
 pub(crate) use outcome::Exit;
@@ -144,6 +144,7 @@ async fn execute(
     let sim = SimAzd::start(SimOptions {
         environment: Some(env_before.clone()),
         prompter: ask::prompter(args.answer(), progress.bar(), progress.asked()),
+        contract: args.azd_contract,
         ..SimOptions::default()
     })
     .await

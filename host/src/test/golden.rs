@@ -151,6 +151,7 @@ async fn start(
     let sim = SimAzd::start(SimOptions {
         environment: environment.clone(),
         prompter: Arc::new(Replies::of(&conversation.lines)),
+        contract: crate::run::contract_from_env(),
         ..SimOptions::default()
     })
     .await?;

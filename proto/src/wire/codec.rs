@@ -10,10 +10,6 @@ use prost::{Message, Name};
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder};
 
-use super::limits::MAX_NESTING;
-use super::schema::Schema;
-use super::walk::shape;
-
 /// prost's codec with a nesting check before each decode (see the module).
 #[derive(Debug, Clone, Copy)]
 pub struct GuardedCodec<T, U>(PhantomData<(T, U)>);
@@ -60,33 +56,20 @@ impl<U: Message + Name + Default> Decoder for GuardedDecoder<U> {
 /// Walks `bytes` as a `U`, then decodes it; the status names the message and
 /// what was wrong.
 pub(super) fn read<U: Message + Name + Default>(bytes: &[u8]) -> Result<U, Status> {
-    let name = U::full_name();
-    let refuse = |problem: String| {
+    super::decode::<U>(bytes).map_err(|problem| {
         Status::internal(format!(
-            "azd-wasm-host cannot read the {name} azd sent ({} bytes): {problem}",
+            "azd-wasm-host cannot read the {} azd sent ({} bytes): {problem}",
+            U::full_name(),
             bytes.len()
         ))
-    };
-    let Some(root) = Schema::get().message(&name) else {
-        return Err(refuse("its type is not in this build's schema".into()));
-    };
-    match shape(bytes, root) {
-        Ok(s) if s.nesting > MAX_NESTING => Err(refuse(format!(
-            "it nests {} levels deep; azd-wasm-host reads at most {MAX_NESTING}",
-            s.nesting
-        ))),
-        Ok(_) => U::decode(bytes).map_err(|e| refuse(format!("it is not valid protobuf: {e}"))),
-        Err(m) => Err(refuse(format!(
-            "it is not valid protobuf: {} at byte {}",
-            m.what, m.at
-        ))),
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::azdext::{KeyValue, KeyValueListResponse};
+    use crate::wire::MAX_NESTING;
 
     /// Field 15 of a message as groups nested `depth` deep (field 15 is unknown
     /// to every response).

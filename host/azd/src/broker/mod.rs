@@ -12,8 +12,10 @@
 //! Guarantees:
 //! - every request azd sends gets exactly one answer: an unknown or empty kind
 //!   gets an error answer; a handler that panics becomes an error answer; an
-//!   answer over azd's 4 MiB limit is replaced by an error answer (the stream
-//!   survives);
+//!   answer over azd's 4 MiB limit, the host's own errors included, is replaced
+//!   by a bounded error answer (the stream survives); nothing over the limit
+//!   ever leaves (`pacing`), and a request whose id alone is too long to be
+//!   answered within it stays unanswered, and is said to be when the stream ends;
 //! - progress for a request is queued in the order reported, all before that
 //!   request's answer and none after it (see `progress.rs`), and leaves
 //!   paced so that azd shows it in that order (`pacing`);
@@ -28,7 +30,8 @@
 //!   cancelled then, and `receive` says how it ended ([`StreamEnd`]): azd done
 //!   with every request answered (the normal end of a command, whether azd
 //!   closed the stream or just dropped the connection), or interrupted with
-//!   requests unanswered (which, and how long they had run).
+//!   requests unanswered (which, and how long they had run). A request counts as
+//!   answered once its answer has left, not once it is queued.
 //!
 //! The reader task is in `reader.rs`, each request's way to its answer in
 //! `request.rs`, what they share with the broker in `shared.rs`.
@@ -43,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::client::AzdClient;
+use crate::pacing::Outgoing;
 use reader::Reader;
 use request::AzdRequest;
 pub(crate) use shared::RequestHandler;
@@ -82,7 +86,7 @@ pub enum BrokerError {
 /// One open provisioning stream.
 pub(crate) struct Broker {
     /// Everything we send goes through here, in order.
-    out: mpsc::Sender<pb::ProvisioningMessage>,
+    out: mpsc::Sender<Outgoing>,
     /// Our requests waiting for azd's answer, by request id.
     pending: Pending,
     /// Requests from azd, filled by the reader; taken by `receive`.
@@ -182,7 +186,7 @@ impl Broker {
             pending: &self.pending,
             id: &id,
         };
-        if self.ended.is_cancelled() || self.out.send(msg).await.is_err() {
+        if self.ended.is_cancelled() || self.out.send(msg.into()).await.is_err() {
             return Err(self.closed_error());
         }
         match tokio::time::timeout(ANSWER_TIMEOUT, rx).await {

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use azd_wasm_host_core::ProviderError;
+use azd_wasm_host_core::text::{QUOTE_MAX, clip};
 use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::mpsc;
@@ -50,10 +51,15 @@ impl Reader {
                     tracing::error!(code = ?status.code(), message = status.message(), "azd sent a message the stream cannot read past");
                     break StreamEnd::Failed(status);
                 }
+                Err(status) if refused_ours(&status) => {
+                    // Whatever we sent last may be lost with the stream.
+                    tracing::error!(code = ?status.code(), message = %clip(status.message(), QUOTE_MAX), "azd ended the stream: it could not take a message the extension sent");
+                    break StreamEnd::Failed(status);
+                }
                 Err(status) => {
                     break self.azd_left(format!(
                         "the connection to azd ended: {} ({:?})",
-                        status.message(),
+                        clip(status.message(), QUOTE_MAX),
                         status.code()
                     ));
                 }
@@ -70,7 +76,7 @@ impl Reader {
         match crate::inbound::decode(bytes) {
             Ok(msg) => self.route(msg).await,
             Err(Unreadable::Refused { request_id, error }) => {
-                tracing::warn!(%request_id, size = bytes.len(), error = %error.message, "a message azd sent is answered unread");
+                tracing::warn!(request_id = %clip(&request_id, QUOTE_MAX), size = bytes.len(), error = %clip(&error.message, QUOTE_MAX), "a message azd sent is answered unread");
                 let waiter = self.pending.lock().remove(&request_id);
                 if let Some(waiter) = waiter {
                     // azd's answer to one of ours: the error is that answer.
@@ -118,7 +124,7 @@ impl Reader {
         if !is_request {
             // An answer or progress for nothing we asked: answering it could start
             // a loop of errors, so it is only logged.
-            tracing::debug!(request_id = %msg.request_id, "ignoring a message that is neither a request nor an answer we wait for");
+            tracing::debug!(request_id = %clip(&msg.request_id, QUOTE_MAX), "ignoring a message that is neither a request nor an answer we wait for");
             return true;
         }
         self.dispatch(Ok(msg), kind).await
@@ -158,6 +164,13 @@ impl Reader {
     }
 }
 
+/// Whether azd ended the stream because it could not take a message of ours (a
+/// message past its limit): a status azd sent (not the transport's, which carries
+/// the connection's error as its source) saying it ran out of room.
+fn refused_ours(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::ResourceExhausted && std::error::Error::source(status).is_none()
+}
+
 /// Whether the stream failed on a message's gRPC frame (larger than even the
 /// intake limit, a bad compression flag, a body that does not decompress)
 /// rather than on the connection: tonic reads nothing after such a frame.
@@ -172,7 +185,7 @@ fn unreadable_frame(status: &tonic::Status) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::unreadable_frame;
+    use super::{refused_ours, unreadable_frame};
     use tonic::Status;
 
     #[test]
@@ -197,5 +210,19 @@ mod tests {
         ] {
             assert!(!unreadable_frame(&ended), "{ended:?}");
         }
+    }
+
+    #[test]
+    fn azd_refusing_a_message_of_ours_is_told_from_the_connection_running_out() {
+        // grpc-go's answer to a message past its limit: a status in the trailers.
+        let refused = Status::resource_exhausted(
+            "grpc: received message larger than max (5800000 vs. 4194304)",
+        );
+        assert!(refused_ours(&refused));
+        // The transport's errors carry what failed as their source (h2's
+        // ENHANCE_YOUR_CALM among them); other codes are the connection ending.
+        let transport = Status::from_error(Box::new(std::io::Error::other("reset")));
+        assert!(!refused_ours(&transport), "{transport:?}");
+        assert!(!refused_ours(&Status::unavailable("connection reset")));
     }
 }

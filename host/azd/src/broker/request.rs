@@ -1,9 +1,11 @@
 //! One request of azd's on its way to its one answer: served by the
 //! handler, its progress bound to the stream while it may send some, and the
-//! answer checked against azd's size limit before it goes.
+//! answer (whatever it is: the provider's, an error of the provider's or of the
+//! host's) made to fit azd's size limit before it goes ([`fit`]).
 
 use std::sync::Arc;
 
+use azd_wasm_host_core::text::{QUOTE_MAX, clip};
 use azd_wasm_host_core::{CallContext, ErrorCode, Progress, ProviderError};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::{MAX_MESSAGE_BYTES, Request, RequestKind};
@@ -13,10 +15,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::shared::{Queued, RequestHandler, Tracked, WIND_DOWN};
+use crate::pacing::{Outgoing, fits};
 use crate::progress::ProgressChannel;
-
-/// Room left under azd's limit for gRPC framing.
-const FRAME_MARGIN: usize = 64;
 
 /// One request of azd's, on its way to its one answer.
 pub(super) struct AzdRequest {
@@ -78,11 +78,7 @@ impl AzdRequest {
     }
 
     /// Serves the request and sends its one answer (unless the stream is gone).
-    pub(super) async fn serve(
-        self,
-        handler: Arc<dyn RequestHandler>,
-        out: mpsc::Sender<pb::ProvisioningMessage>,
-    ) {
+    pub(super) async fn serve(self, handler: Arc<dyn RequestHandler>, out: mpsc::Sender<Outgoing>) {
         let Self {
             request_id,
             request,
@@ -92,13 +88,12 @@ impl AzdRequest {
         let request = match request {
             Ok(request) => request,
             Err(err) => {
-                let _ = out.send(error_answer(&request_id, &err)).await;
-                drop(tracked);
+                send(&out, fit(error_answer(&request_id, &err), None), tracked).await;
                 return;
             }
         };
         let kind = request.kind();
-        tracing::debug!(%request_id, %kind, "request");
+        tracing::debug!(request_id = %clip(&request_id, QUOTE_MAX), %kind, "request");
         let started = std::time::Instant::now();
         // Present while the request may send progress; closed before the answer.
         let progress = kind.sends_progress().then(|| {
@@ -114,29 +109,77 @@ impl AzdRequest {
             () = cancel.cancelled() => {
                 // The stream is gone, so the answer has nowhere to go; the handler
                 // still gets a moment to see the cancellation and stop cleanly.
-                tracing::debug!(%request_id, %kind, "request cancelled: the stream ended");
+                tracing::debug!(request_id = %clip(&request_id, QUOTE_MAX), %kind, "request cancelled: the stream ended");
                 let _ = tokio::time::timeout(WIND_DOWN, work).await;
                 return;
             }
         };
-        let answer = answer(&request_id, kind, outcome);
-        tracing::debug!(%request_id, %kind, micros = started.elapsed().as_micros(), "answered");
+        let answer = fit(answer(&request_id, kind, outcome), Some(kind));
+        tracing::debug!(request_id = %clip(&request_id, QUOTE_MAX), %kind, micros = started.elapsed().as_micros(), "answered");
         match progress {
             Some(channel) => {
                 let guard = channel.close().await;
-                let _ = out.send(answer).await;
+                send(&out, answer, tracked).await;
                 drop(guard);
             }
-            None => {
-                let _ = out.send(answer).await;
-            }
+            None => send(&out, answer, tracked).await,
         }
-        drop(tracked);
     }
 }
 
-/// The envelope that answers request `id`: the handler's answer if it fits
-/// azd's limit, else an error saying what went wrong.
+/// Queues `answer`, its request settled once it has left; a request with no answer
+/// that fits stays among the unanswered (and is said to be when the stream ends).
+async fn send(
+    out: &mpsc::Sender<Outgoing>,
+    answer: Option<pb::ProvisioningMessage>,
+    tracked: Tracked,
+) {
+    match answer {
+        Some(answer) => {
+            let _ = out.send(Outgoing::settling(answer, tracked)).await;
+        }
+        None => tracked.never_answered(),
+    }
+}
+
+/// `answer` as it may go to azd: itself if it fits azd's limit per message;
+/// else an error naming the request's kind and the answer's size, under the same
+/// id; `None` when not even that fits (an id nearly as long as the limit: nothing
+/// that names the request can be sent).
+fn fit(
+    answer: pb::ProvisioningMessage,
+    kind: Option<RequestKind>,
+) -> Option<pb::ProvisioningMessage> {
+    if fits(&answer) {
+        return Some(answer);
+    }
+    let size = answer.encoded_len();
+    let what = kind.map_or_else(|| "an".to_owned(), |k| format!("the {k}"));
+    let refusal = error_answer(
+        &answer.request_id,
+        &ProviderError::host(
+            ErrorCode::AnswerTooLarge,
+            format!(
+                "{what} answer is {size} bytes, more than azd's limit of \
+                 {MAX_MESSAGE_BYTES} bytes per message"
+            ),
+        )
+        .with_suggestion(
+            "Return fewer or smaller outputs, parameters or resources, or shorter errors.",
+        ),
+    );
+    if fits(&refusal) {
+        return Some(refusal);
+    }
+    tracing::error!(
+        request_id = %clip(&answer.request_id, QUOTE_MAX),
+        id_bytes = answer.request_id.len(),
+        "a request cannot be answered: its id alone is too long for an answer within azd's limit of {MAX_MESSAGE_BYTES} bytes"
+    );
+    None
+}
+
+/// The envelope that answers request `id`: the handler's answer, or its error.
 fn answer(
     id: &str,
     kind: RequestKind,
@@ -145,7 +188,7 @@ fn answer(
     let body = match outcome {
         Ok(Ok(body)) => body,
         Ok(Err(err)) => {
-            tracing::debug!(request_id = %id, %kind, error = %err.message, "request failed");
+            tracing::debug!(request_id = %clip(id, QUOTE_MAX), %kind, error = %clip(&err.message, QUOTE_MAX), "request failed");
             return error_answer(id, &err);
         }
         Err(panic) => {
@@ -154,7 +197,7 @@ fn answer(
                 .map(|s| (*s).to_owned())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            tracing::debug!(request_id = %id, panic = %what, "handler panicked");
+            tracing::debug!(request_id = %clip(id, QUOTE_MAX), panic = %what, "handler panicked");
             return error_answer(
                 id,
                 &ProviderError::host(
@@ -164,26 +207,11 @@ fn answer(
             );
         }
     };
-    let answer = pb::ProvisioningMessage {
+    pb::ProvisioningMessage {
         request_id: id.to_owned(),
         error: None,
         message_type: Some(body),
-    };
-    let size = answer.encoded_len();
-    if size + FRAME_MARGIN <= MAX_MESSAGE_BYTES {
-        return answer;
     }
-    error_answer(
-        id,
-        &ProviderError::host(
-            ErrorCode::AnswerTooLarge,
-            format!(
-                "the {kind} answer is {size} bytes, more than azd's limit of \
-                 {MAX_MESSAGE_BYTES} bytes per message"
-            ),
-        )
-        .with_suggestion("Return fewer or smaller outputs, parameters or resources."),
-    )
 }
 
 /// An envelope carrying only an error, for `request_id`.

@@ -62,9 +62,11 @@ pub struct Unanswered {
 
 impl std::fmt::Display for Unanswered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id =
+            azd_wasm_host_core::text::clip(&self.request_id, azd_wasm_host_core::text::QUOTE_MAX);
         match self.kind {
-            Some(kind) => write!(f, "{kind} {}", self.request_id)?,
-            None => write!(f, "request {}", self.request_id)?,
+            Some(kind) => write!(f, "{kind} {id}")?,
+            None => write!(f, "request {id}")?,
         }
         write!(f, " (running for {:.1} s)", self.running_for.as_secs_f64())
     }
@@ -75,7 +77,7 @@ pub(super) type EndRecord = Arc<OnceLock<StreamEnd>>;
 pub(super) type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<pb::ProvisioningMessage>>>>;
 
 /// azd's requests not answered yet, by their place in azd's order: taken in
-/// by the reader, let go when their answer is queued.
+/// by the reader, let go when their answer has left (`pacing`).
 #[derive(Clone, Default)]
 pub(super) struct InFlight(Arc<Mutex<HashMap<u64, Running>>>);
 
@@ -103,6 +105,7 @@ impl InFlight {
         Tracked {
             table: self.clone(),
             sequence,
+            unanswerable: false,
         }
     }
 
@@ -130,11 +133,23 @@ impl InFlight {
 pub(super) struct Tracked {
     table: InFlight,
     sequence: u64,
+    /// Left in the table when dropped: the request gets no answer.
+    unanswerable: bool,
+}
+
+impl Tracked {
+    /// The request will get no answer (none that names it fits azd's limit): it
+    /// stays among the unanswered for as long as the stream lives.
+    pub(super) fn never_answered(mut self) {
+        self.unanswerable = true;
+    }
 }
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        self.table.0.lock().remove(&self.sequence);
+        if !self.unanswerable {
+            self.table.0.lock().remove(&self.sequence);
+        }
     }
 }
 

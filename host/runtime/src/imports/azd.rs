@@ -116,7 +116,7 @@ fn failed(what: &str, e: &ServiceError) -> wit::Error {
         "azd_service_failed",
         "dependency",
         format!("azd could not {what}: {e}"),
-        "",
+        &e.suggestion,
     )
 }
 

@@ -1,0 +1,213 @@
+//! The quoted-field campaign (`azd_wasm_host_fuzz::oversized`) against the
+//! ProvisioningManager over real loopback gRPC: requests with one field as long as
+//! azd's messages allow, served by a provider that quotes what it is given (an error
+//! naming its project and config, an output echoing its state hint, progress for every
+//! deploy, an error for every ensure-env), while the manager quotes names it does not
+//! serve. Every answer must fit
+//! azd's 4 MiB (the simulated azd, as azd, ends the stream on one that does not), every
+//! answerable request is answered once, and the stream serves on. Prints its figures;
+//! `AZD_WASM_HOST_FUZZ_SECS` lengthens it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use azd_wasm_host_azd::{AzdClient, ProvisioningManager};
+use azd_wasm_host_core::{CallContext, ErrorCategory, Provider, ProviderError, ProviderFactory};
+use azd_wasm_host_fuzz::Campaign;
+use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_sim::{SimAzd, SimOptions};
+use tokio_util::sync::CancellationToken;
+
+const NAME: &str = "quoting";
+const WORKERS: u64 = 2;
+
+/// Quotes whatever it is given.
+struct Quoting;
+
+#[async_trait]
+impl Provider for Quoting {
+    async fn initialize(
+        &self,
+        project_path: &str,
+        options: pb::ProvisioningOptions,
+        _: CallContext,
+    ) -> Result<(), ProviderError> {
+        let config = format!("{:?}", options.config);
+        if config.len() > 1024 || project_path.len() > 1024 {
+            return Err(ProviderError::local(
+                "invalid_config",
+                ErrorCategory::Validation,
+                format!("cannot provision {project_path} with {config}"),
+            )
+            .with_suggestion(format!("fix {config}")));
+        }
+        Ok(())
+    }
+    async fn state(
+        &self,
+        options: pb::ProvisioningStateOptions,
+        _: CallContext,
+    ) -> Result<pb::ProvisioningStateResult, ProviderError> {
+        let mut state = pb::ProvisioningState::default();
+        state.outputs.insert(
+            "HINT".into(),
+            pb::ProvisioningOutputParameter {
+                r#type: "string".into(),
+                value: options.hint,
+            },
+        );
+        Ok(pb::ProvisioningStateResult { state: Some(state) })
+    }
+    async fn deploy(
+        &self,
+        ctx: CallContext,
+    ) -> Result<pb::ProvisioningDeployResult, ProviderError> {
+        ctx.progress.report("deploying").await;
+        Ok(pb::ProvisioningDeployResult::default())
+    }
+    async fn preview(
+        &self,
+        ctx: CallContext,
+    ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
+        ctx.progress.report("previewing").await;
+        Ok(pb::ProvisioningPreviewResult::default())
+    }
+    async fn destroy(
+        &self,
+        _: pb::ProvisioningDestroyOptions,
+        ctx: CallContext,
+    ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
+        ctx.progress.report("destroying").await;
+        Ok(pb::ProvisioningDestroyResult::default())
+    }
+    async fn ensure_env(&self, _: CallContext) -> Result<(), ProviderError> {
+        // An error answer, for ids too long to carry one.
+        Err(ProviderError::local(
+            "not_supported",
+            ErrorCategory::Validation,
+            "this provider keeps no environment of its own",
+        ))
+    }
+    async fn parameters(
+        &self,
+        _: CallContext,
+    ) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
+        Ok(Vec::new())
+    }
+    async fn planned_outputs(
+        &self,
+        _: CallContext,
+    ) -> Result<Vec<pb::ProvisioningPlannedOutput>, ProviderError> {
+        Ok(Vec::new())
+    }
+}
+
+struct QuotingFactory;
+
+#[async_trait]
+impl ProviderFactory for QuotingFactory {
+    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
+        Ok(Arc::new(Quoting))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fuzz_oversized_fields_every_answer_fits_and_the_stream_serves_on() {
+    let campaign = Campaign::new("oversized", 10);
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token())
+        .await
+        .unwrap();
+    let manager = ProvisioningManager::new(client);
+    manager
+        .register(Arc::new(QuotingFactory), NAME)
+        .await
+        .unwrap();
+    let serving = {
+        let m = manager.clone();
+        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
+    };
+    manager.ready().await.unwrap();
+    let h = sim
+        .provider(NAME, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .with_call_timeout(Duration::from_secs(20));
+    // Initialized, so that requests reach the provider.
+    h.initialize(
+        "/project",
+        pb::ProvisioningOptions {
+            provider: NAME.into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let (campaign, tallies) = azd_wasm_host_fuzz::oversized::drive(campaign, &h, WORKERS).await;
+    assert!(!serving.is_finished(), "the dispatcher is still running");
+    campaign.finish(tallies);
+    sim.shutdown().await;
+}
+
+/// The issue's case by itself: a 3 MB provider name is answered with a bounded error
+/// naming what was asked, and the stream serves on.
+#[tokio::test]
+async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_serves_on() {
+    use prost::Message as _;
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token())
+        .await
+        .unwrap();
+    let manager = ProvisioningManager::new(client);
+    manager
+        .register(Arc::new(QuotingFactory), NAME)
+        .await
+        .unwrap();
+    let serving = {
+        let m = manager.clone();
+        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
+    };
+    manager.ready().await.unwrap();
+    let h = sim.provider(NAME, Duration::from_secs(10)).await.unwrap();
+    let name = "n".repeat(3_000_000);
+    let request = pb::ProvisioningMessage {
+        request_id: "big-name".into(),
+        error: None,
+        message_type: Some(pb::provisioning_message::MessageType::StateRequest(
+            pb::ProvisioningStateRequest {
+                options: None,
+                provider_name: name,
+            },
+        )),
+    };
+    let raw = h.send_raw(request).await.unwrap();
+    assert_eq!(raw.answer.request_id, "big-name");
+    let error = raw.answer.error.clone().unwrap();
+    let size = raw.answer.encoded_len();
+    eprintln!(
+        "a 3 MB provider name: answered in {size} bytes: {}",
+        error.message
+    );
+    assert!(size < 2048, "{size}");
+    assert!(
+        error.message.contains("not \"nnnn") && error.message.contains("(3000000 bytes)"),
+        "{}",
+        error.message
+    );
+    // The stream serves on.
+    h.initialize(
+        "/project",
+        pb::ProvisioningOptions {
+            provider: NAME.into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    h.state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+    assert!(!serving.is_finished());
+    sim.shutdown().await;
+}
