@@ -26,7 +26,7 @@
 //! the provisioning stream, and the stream reader), `env_prompt` (azd's
 //! environment and prompt services), `state` (the environment and the
 //! prompter they serve),
-//! `conn` (one stream: writer, waiting calls, routing), `handle` (typed calls
+//! `options` ([`SimOptions`]), `conn` (one stream: writer, waiting calls, routing), `handle` (typed calls
 //! and the checks of their answers), `process` (extensions started as azd
 //! starts them), `error` ([`CallError`]).
 
@@ -37,6 +37,7 @@ mod cut;
 mod env_prompt;
 mod error;
 mod handle;
+mod options;
 mod process;
 mod state;
 mod streams;
@@ -68,6 +69,7 @@ pub use contract::ContractMode;
 pub use env_prompt::NO_PROMPT_SUGGESTION;
 pub use error::CallError;
 pub use handle::{DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind};
+pub use options::SimOptions;
 pub use process::{DEFAULT_READY_TIMEOUT, ExtensionProcess, SpawnOptions, ready_timeout_from_env};
 pub use state::{AnswerAll, NoPrompt, Prompter, SimEnvironment};
 
@@ -81,46 +83,6 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// HTTP/2 flow-control windows of the simulated azd (see [`SimAzd::start`]).
 const STREAM_WINDOW: u32 = 256 * 1024;
 const CONNECTION_WINDOW: u32 = 32 * 1024 * 1024;
-
-/// What the simulated azd knows about the extension it runs, and the command's
-/// world.
-#[derive(Clone)]
-pub struct SimOptions {
-    /// The extension's capabilities, signed into its token (`cap`).
-    pub capabilities: Vec<String>,
-    /// The extension id (`sub`); tokens for any other id are refused as "not installed".
-    pub extension_id: String,
-    /// The azd environment of the command (`EnvironmentService`); `None`: azd has none.
-    pub environment: Option<SimEnvironment>,
-    /// Who answers the extension's questions (`PromptService`); default: azd
-    /// under `--no-prompt`.
-    pub prompter: Arc<dyn Prompter>,
-    /// Which of azd's contracts it serves; default: both, as azd 1.33 and later.
-    pub contract: ContractMode,
-}
-
-impl std::fmt::Debug for SimOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SimOptions")
-            .field("capabilities", &self.capabilities)
-            .field("extension_id", &self.extension_id)
-            .field("environment", &self.environment)
-            .field("contract", &self.contract)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for SimOptions {
-    fn default() -> Self {
-        Self {
-            capabilities: vec![PROVISIONING_CAPABILITY.to_owned()],
-            extension_id: "test.wasm-host".to_owned(),
-            environment: None,
-            prompter: Arc::new(NoPrompt),
-            contract: ContractMode::default(),
-        }
-    }
-}
 
 /// One simulated azd run: a gRPC server on loopback and its signing key.
 pub struct SimAzd {

@@ -56,7 +56,7 @@ impl<U: Message + Name + Default> Decoder for GuardedDecoder<U> {
 /// Walks `bytes` as a `U`, then decodes it; the status names the message and
 /// what was wrong.
 pub(super) fn read<U: Message + Name + Default>(bytes: &[u8]) -> Result<U, Status> {
-    super::decode::<U>(bytes).map_err(|problem| {
+    super::walk::decode::<U>(bytes).map_err(|problem| {
         Status::internal(format!(
             "azd-wasm-host cannot read the {} azd sent ({} bytes): {problem}",
             U::full_name(),

@@ -25,23 +25,4 @@ mod codec;
 pub use codec::{GuardedCodec, GuardedDecoder};
 pub use limits::{MAX_CONFIG_DEPTH, MAX_NESTING};
 pub use schema::Schema;
-pub use walk::{Head, Malformed, Shape, head, shape};
-
-/// Walks `bytes` as a `U` (a message of this crate's schema), then decodes it; the error
-/// says what was wrong (not in the schema, nested past [`MAX_NESTING`], not protobuf).
-pub fn decode<U: prost::Message + prost::Name + Default>(bytes: &[u8]) -> Result<U, String> {
-    let Some(root) = Schema::get().message(&U::full_name()) else {
-        return Err("its type is not in this build's schema".into());
-    };
-    match shape(bytes, root) {
-        Ok(s) if s.nesting > MAX_NESTING => Err(format!(
-            "it nests {} levels deep; azd-wasm-host reads at most {MAX_NESTING}",
-            s.nesting
-        )),
-        Ok(_) => U::decode(bytes).map_err(|e| format!("it is not valid protobuf: {e}")),
-        Err(m) => Err(format!(
-            "it is not valid protobuf: {} at byte {}",
-            m.what, m.at
-        )),
-    }
-}
+pub use walk::{Head, Malformed, Shape, decode, head, shape};

@@ -15,6 +15,7 @@
 //! [`head`] reads what survives of a message that cannot be decoded: its
 //! request id and the kind of its body.
 
+use super::limits::MAX_NESTING;
 use super::schema::Schema;
 
 /// How deep a readable message nests.
@@ -47,6 +48,25 @@ struct Frame {
     /// The field number of the group, which its end-group key must repeat; [`NONE`] if
     /// not a group.
     group: u32,
+}
+
+/// Walks `bytes` as a `U` (a message of this crate's schema), then decodes it; the error
+/// says what was wrong (not in the schema, nested past [`MAX_NESTING`], not protobuf).
+pub fn decode<U: prost::Message + prost::Name + Default>(bytes: &[u8]) -> Result<U, String> {
+    let Some(root) = Schema::get().message(&U::full_name()) else {
+        return Err("its type is not in this build's schema".into());
+    };
+    match shape(bytes, root) {
+        Ok(s) if s.nesting > MAX_NESTING => Err(format!(
+            "it nests {} levels deep; azd-wasm-host reads at most {MAX_NESTING}",
+            s.nesting
+        )),
+        Ok(_) => U::decode(bytes).map_err(|e| format!("it is not valid protobuf: {e}")),
+        Err(m) => Err(format!(
+            "it is not valid protobuf: {} at byte {}",
+            m.what, m.at
+        )),
+    }
 }
 
 /// Walks `bytes` as a message of type `root` (an index of [`Schema::get`]),
