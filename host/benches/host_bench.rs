@@ -5,6 +5,9 @@
 //!   native provider, next to a raw tonic bidirectional ping-pong measured in
 //!   the same run;
 //! - progress throughput (messages per second, order checked);
+//! - what finding azd's contract costs: connect → Ready against an azd serving
+//!   `azd.extensions.v1` and against one serving only `azdext` (the first call
+//!   refused, then made again);
 //! - for each built example component: spawn→Ready with a cold and a warm
 //!   compile cache, Initialize, per-call overhead, and the idle RSS of the
 //!   `listen` process.
@@ -27,7 +30,7 @@ use azd_wasm_host_azd::ProvisioningManager;
 use azd_wasm_host_core::ProviderError;
 use azd_wasm_host_core::{CallContext, Provider, ProviderFactory};
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_sim::{SimAzd, SimOptions};
+use azd_wasm_host_sim::{ContractMode, SimAzd, SimOptions};
 use common::{Table, env_usize, ms, percentile, raw_ping_pong, rss_kib, us};
 use tokio_util::sync::CancellationToken;
 
@@ -208,6 +211,55 @@ async fn native_manager(n: usize, progress: usize, table: &mut Table) -> anyhow:
     Ok(())
 }
 
+/// connect → register → Ready against a simulated azd serving `mode`, `runs` times;
+/// the median.
+async fn to_ready(mode: ContractMode, runs: usize) -> anyhow::Result<Duration> {
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let sim = SimAzd::start(SimOptions {
+            contract: mode,
+            ..SimOptions::default()
+        })
+        .await?;
+        let t = Instant::now();
+        let client = AzdClient::connect(&sim.address(), &sim.token()).await?;
+        let manager = ProvisioningManager::new(client);
+        manager.register(Arc::new(QuickFactory(0)), "quick").await?;
+        let m = manager.clone();
+        let serving = tokio::spawn(async move { m.receive(CancellationToken::new()).await });
+        manager.ready().await?;
+        times.push(t.elapsed());
+        sim.shutdown().await;
+        let _ = serving.await;
+    }
+    times.sort();
+    Ok(percentile(&times, 0.5))
+}
+
+/// What finding azd's contract costs: at most one round trip, once, against an azd
+/// that serves only `azdext`.
+async fn contract_choice(table: &mut Table) -> anyhow::Result<()> {
+    let runs = env_usize("BENCH_CONTRACT_RUNS", 50);
+    let v1 = to_ready(ContractMode::Both, runs).await?;
+    let legacy = to_ready(ContractMode::Legacy, runs).await?;
+    kv(
+        table,
+        format!("connect → Ready, azd serving azd.extensions.v1 (median of {runs})"),
+        us(v1),
+    );
+    kv(
+        table,
+        format!("connect → Ready, azd serving only azdext (median of {runs})"),
+        us(legacy),
+    );
+    kv(
+        table,
+        "the fallback to azdext (one refused stream, once)",
+        us(legacy.saturating_sub(v1)),
+    );
+    Ok(())
+}
+
 fn cached_artifacts(dir: &Path) -> usize {
     std::fs::read_dir(dir).map_or(0, |entries| {
         entries
@@ -359,6 +411,7 @@ async fn main() -> anyhow::Result<()> {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     native_manager(n, progress, &mut table).await?;
+    contract_choice(&mut table).await?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for name in ["c-hello", "js-hello", "python-localfiles", "rust-hello"] {
         let manifest = root.join("examples").join(name).join("provider.toml");

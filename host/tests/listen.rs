@@ -258,8 +258,9 @@ async fn azd_dropping_the_connection_after_the_last_answer_exits_0_with_no_error
     );
 }
 
-/// The same drop while a request runs: the guest is stopped and the log names
-/// the request and how long it had run.
+/// The same drop while a request runs is never a clean end: the guest is stopped,
+/// the log names the request and how long it had run, and the exit code says a
+/// request went unanswered.
 #[tokio::test]
 async fn azd_dropping_the_connection_mid_operation_names_what_it_cut_short() {
     let (dir, sim, mut process, h) = initialized(SpawnOptions::default()).await;
@@ -267,7 +268,11 @@ async fn azd_dropping_the_connection_mid_operation_names_what_it_cut_short() {
     sim.cut_connections();
     let status = process.wait(Duration::from_secs(5)).await.unwrap();
     assert!(call.await.unwrap().is_err());
-    assert!(status.success(), "azd chose to go: {status}");
+    assert_eq!(
+        status.code(),
+        Some(i32::from(azd_wasm_host_sidecar::EXIT_UNANSWERED)),
+        "a request was left unanswered: {status}"
+    );
     let log = std::fs::read_to_string(dir.path().join("host.log")).unwrap();
     let line = log
         .lines()
@@ -288,7 +293,11 @@ async fn the_stream_closed_mid_operation_interrupts_the_guest() {
     let status = process.wait(Duration::from_secs(5)).await.unwrap();
     let took = t0.elapsed();
     eprintln!("stream closed → listen exited in {took:?}");
-    assert!(status.success(), "{status}");
+    assert_eq!(
+        status.code(),
+        Some(i32::from(azd_wasm_host_sidecar::EXIT_UNANSWERED)),
+        "{status}"
+    );
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert!(matches!(call.await.unwrap(), Err(CallError::StreamClosed)));
     // The runtime itself stopped the guest call (the broker's own "request
