@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 use azd_wasm_host_fixtures as fixtures;
 use azd_wasm_host_proto::{Contract, azdext as pb};
 use azd_wasm_host_sim::{
-    CallError, ContractMode, NO_PROMPT_SUGGESTION, SimAzd, SimEnvironment, SimOptions,
-    SpawnOptions,
+    CallError, ContractMode, NO_PROMPT_SUGGESTION, SimAzd, SimEnvironment, SimOptions, SpawnOptions,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");

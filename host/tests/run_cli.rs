@@ -135,8 +135,13 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
         "{changes:?}"
     );
 
-    // State as JSON.
-    let s = run(&manifest, &project, &cache, &["state", "--output", "json"]);
+    // State as JSON, from an azd that serves only the old names (azd 1.31, 1.32).
+    let s = run(
+        &manifest,
+        &project,
+        &cache,
+        &["state", "--output", "json", "--azd-contract", "legacy"],
+    );
     assert!(s.ok, "{}", s.stderr);
     let v: serde_json::Value = serde_json::from_str(&s.stdout).unwrap();
     assert_eq!(v["outputs"]["LOCALFILES_RESOURCE_COUNT"]["value"], "3");
@@ -152,7 +157,12 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
 
     // Down without --force: the provider asks; with no terminal the question
     // gets its default (no), as under azd --no-prompt, and nothing goes.
-    let kept = run(&manifest, &project, &cache, &["down"]);
+    let kept = run(
+        &manifest,
+        &project,
+        &cache,
+        &["down", "--azd-contract", "legacy"],
+    );
     assert_eq!(
         kept.code, 1,
         "an unconfirmed removal fails: {}",
@@ -163,13 +173,32 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
     assert!(project.join("localinfra/web").exists());
     assert!(dotenv(&project).contains("LOCALFILES_ROOT"));
 
-    // Down --yes answers the question: resources and their keys are gone.
-    let down = run(&manifest, &project, &cache, &["down", "--yes"]);
+    // Down --yes answers the question: resources and their keys are gone (from an azd
+    // whose bridge to the old names is gone).
+    let down = run(
+        &manifest,
+        &project,
+        &cache,
+        &["down", "--yes", "--azd-contract", "v1"],
+    );
     assert!(down.ok, "{}", down.stderr);
     assert!(!project.join("localinfra/web").exists());
     assert!(!project.join("localinfra/db.json").exists());
     let env = dotenv(&project);
     assert!(!env.contains("LOCALFILES_"), "{env}");
+}
+
+#[test]
+fn an_unknown_contract_mode_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(
+        Path::new("provider.toml"),
+        tmp.path(),
+        tmp.path(),
+        &["state", "--azd-contract", "v2"],
+    );
+    assert_eq!(out.code, 64, "{}", out.stderr);
+    assert!(out.stderr.contains("legacy, both or v1"), "{}", out.stderr);
 }
 
 #[test]

@@ -21,8 +21,9 @@ pub struct EnvironmentName(String);
 /// Why a name is not a valid environment name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "environment name {name:?} is invalid: {why} (azd allows 1-64 letters, digits, hyphens, \
-     underscores, parentheses and periods; the name must be a directory name, not a path)"
+    "environment name {} is invalid: {why} (azd allows 1-64 letters, digits, hyphens, \
+     underscores, parentheses and periods; the name must be a directory name, not a path)",
+    crate::text::quote(name)
 )]
 pub struct InvalidEnvironmentName {
     /// The name as given.

@@ -144,7 +144,10 @@ fn open_project(project: &Path) -> Result<(PathBuf, File), ProviderError> {
     let bad_project = |why: String| {
         ProviderError::host(
             ErrorCode::InvalidProjectPath,
-            format!("the project directory {project:?}: {why}"),
+            format!(
+                "the project directory {}: {why}",
+                azd_wasm_host_core::text::quote(&project.to_string_lossy())
+            ),
         )
     };
     if !project.is_absolute() {
@@ -395,6 +398,14 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.code(), Some("invalid_project_path"));
+        // A path as long as azd's messages allow is quoted bounded.
+        let long = format!("/{}", "p".repeat(3_000_000));
+        let e = open_grants(&[grant(".", FsAccess::Read)], &long, None, "p")
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), Some("invalid_project_path"));
+        assert!(e.message.len() < 1024, "{}", e.message.len());
+        assert!(e.message.contains("(3000001 bytes)"), "{}", e.message);
     }
 
     #[test]
