@@ -45,20 +45,23 @@ pub(crate) fn fits(msg: &pb::ProvisioningMessage) -> bool {
     msg.encoded_len() + FRAME_MARGIN <= MAX_MESSAGE_BYTES
 }
 
-/// A message on its way out, and what to let go once it has left (an answer's place
-/// among the unanswered).
+/// What a message settles once it has left (an answer's place among the
+/// unanswered): dropped when the message leaves; told it never did when the
+/// message is dropped unsent (the stream ended first).
+pub(crate) trait Settles: Send {
+    /// The message never left.
+    fn unsent(self: Box<Self>);
+}
+
+/// A message on its way out, and what it settles once it has left.
 pub(crate) struct Outgoing {
     msg: pb::ProvisioningMessage,
-    /// Dropped when the message leaves (or is stopped).
-    settles: Option<Box<dyn std::any::Any + Send>>,
+    settles: Option<Box<dyn Settles>>,
 }
 
 impl Outgoing {
-    /// `msg`, and `settles`, to be dropped once `msg` has left.
-    pub(crate) fn settling(
-        msg: pb::ProvisioningMessage,
-        settles: impl std::any::Any + Send,
-    ) -> Self {
+    /// `msg`, settling `settles` once it has left.
+    pub(crate) fn settling(msg: pb::ProvisioningMessage, settles: impl Settles + 'static) -> Self {
         Self {
             msg,
             settles: Some(Box::new(settles)),
@@ -72,9 +75,9 @@ impl Outgoing {
     }
 
     /// The message as it leaves: itself, if it fits azd's limit.
-    fn leave(self) -> Option<pb::ProvisioningMessage> {
-        let Self { msg, settles } = self;
-        drop(settles);
+    fn leave(mut self) -> Option<pb::ProvisioningMessage> {
+        drop(self.settles.take());
+        let msg = std::mem::take(&mut self.msg);
         if fits(&msg) {
             return Some(msg);
         }
@@ -85,6 +88,14 @@ impl Outgoing {
             "not sent: larger than azd's limit of {MAX_MESSAGE_BYTES} bytes per message, which would end the stream"
         );
         None
+    }
+}
+
+impl Drop for Outgoing {
+    fn drop(&mut self) {
+        if let Some(settles) = self.settles.take() {
+            settles.unsent();
+        }
     }
 }
 
@@ -335,31 +346,46 @@ mod tests {
         assert_eq!(out[1].1, Duration::ZERO, "b's answer leaves at once");
     }
 
+    /// Says how it was settled.
+    struct Probe(std::sync::mpsc::Sender<&'static str>);
+
+    impl Settles for Probe {
+        fn unsent(self: Box<Self>) {
+            let _ = self.0.send("unsent");
+            std::mem::forget(*self);
+        }
+    }
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            let _ = self.0.send("left");
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn nothing_past_azds_limit_leaves_and_an_answer_is_settled_when_it_leaves() {
         let huge = "i".repeat(MAX_MESSAGE_BYTES / 2 + 1);
         let (tx, rx) = mpsc::channel(4);
-        let (settled_tx, mut settled) = tokio::sync::oneshot::channel::<()>();
+        let (said, told) = std::sync::mpsc::channel();
         // Its id twice (envelope and body) is past the limit.
         tx.send(progress(&huge, "step").into()).await.unwrap();
-        tx.send(Outgoing::settling(answer("a"), settled_tx))
+        tx.send(Outgoing::settling(answer("a"), Probe(said.clone())))
             .await
             .unwrap();
         drop(tx);
         let mut out = std::pin::pin!(paced(rx));
-        use tokio::sync::oneshot::error::TryRecvError;
-        assert_eq!(
-            settled.try_recv(),
-            Err(TryRecvError::Empty),
-            "not settled yet"
-        );
+        assert!(told.try_recv().is_err(), "not settled before it leaves");
         let first = out.next().await.unwrap();
         assert_eq!(text(&first), "a:answer");
-        assert_eq!(
-            settled.try_recv(),
-            Err(TryRecvError::Closed),
-            "settled as it left"
-        );
+        assert_eq!(told.try_recv(), Ok("left"));
         assert!(out.next().await.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_dropped_unsent_stays_unanswered() {
+        let (said, told) = std::sync::mpsc::channel();
+        drop(Outgoing::settling(answer("a"), Probe(said)));
+        assert_eq!(told.try_recv(), Ok("unsent"));
+        assert!(told.try_recv().is_err(), "settled once");
     }
 }

@@ -145,6 +145,13 @@ impl Tracked {
     }
 }
 
+impl crate::pacing::Settles for Tracked {
+    /// Its answer never left (the stream ended first): it was not answered.
+    fn unsent(self: Box<Self>) {
+        self.never_answered();
+    }
+}
+
 impl Drop for Tracked {
     fn drop(&mut self) {
         if !self.unanswerable {
