@@ -211,3 +211,90 @@ async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_se
     assert!(!serving.is_finished());
     sim.shutdown().await;
 }
+
+/// A storm: 2,000 requests sent without waiting for answers, every 40th with a field as
+/// long as azd's messages allow, the rest small. Every one is answered once under its id,
+/// no answer passes 4 MiB, and the stream serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_storm_of_unawaited_requests_is_answered_and_the_stream_lives() {
+    use azd_wasm_host_fuzz::oversized::Oversized;
+    use prost::Message as _;
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let client = AzdClient::connect(&sim.address(), &sim.token())
+        .await
+        .unwrap();
+    let manager = ProvisioningManager::new(client);
+    manager
+        .register(Arc::new(QuotingFactory), NAME)
+        .await
+        .unwrap();
+    let serving = {
+        let m = manager.clone();
+        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
+    };
+    manager.ready().await.unwrap();
+    let h = sim
+        .provider(NAME, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .with_call_timeout(Duration::from_secs(120));
+    h.initialize(
+        "/project",
+        pb::ProvisioningOptions {
+            provider: NAME.into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut rng = fastrand::Rng::with_seed(2000);
+    let mut calls = Vec::new();
+    for i in 0..2000 {
+        let id = format!("storm-{i}");
+        let msg = if i % 40 == 0 {
+            // Not one whose id is too long to answer: every request here must be.
+            let mut sample = Oversized::random(&mut rng);
+            sample.len = sample.len.min(3_000_000);
+            sample.envelope(&id, NAME)
+        } else {
+            pb::ProvisioningMessage {
+                request_id: id.clone(),
+                error: None,
+                message_type: Some(pb::provisioning_message::MessageType::StateRequest(
+                    pb::ProvisioningStateRequest {
+                        options: Some(pb::ProvisioningStateOptions { hint: id.clone() }),
+                        provider_name: NAME.into(),
+                    },
+                )),
+            }
+        };
+        let expected = msg.request_id.len();
+        let h = h.clone();
+        calls.push(tokio::spawn(async move {
+            let raw = h.send_raw(msg).await;
+            (expected, raw)
+        }));
+    }
+    let mut answered = 0;
+    for call in calls {
+        let (id_len, raw) = call.await.unwrap();
+        let raw = raw.unwrap_or_else(|e| {
+            let text = e.to_string();
+            panic!(
+                "a request of the storm: {}",
+                &text[..text.floor_char_boundary(300)]
+            )
+        });
+        assert_eq!(raw.answer.request_id.len(), id_len);
+        assert!(raw.answer.encoded_len() <= azd_wasm_host_proto::MAX_MESSAGE_BYTES);
+        answered += 1;
+    }
+    assert_eq!(answered, 2000);
+    assert_eq!(h.stray_messages(), 0);
+    assert_eq!(h.late_messages(), 0);
+    h.state(pb::ProvisioningStateOptions::default())
+        .await
+        .unwrap();
+    assert!(!serving.is_finished());
+    sim.shutdown().await;
+}
