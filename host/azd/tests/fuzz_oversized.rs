@@ -212,7 +212,7 @@ async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_se
     sim.shutdown().await;
 }
 
-/// A storm: 2,000 requests sent without waiting for answers, every 40th with a field as
+/// A storm: 2,000 requests sent without waiting for answers, every 80th with a field as
 /// long as azd's messages allow, the rest small. Every one is answered once under its id,
 /// no answer passes 4 MiB, and the stream serves on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -251,7 +251,7 @@ async fn a_storm_of_unawaited_requests_is_answered_and_the_stream_lives() {
     let mut calls = Vec::new();
     for i in 0..2000 {
         let id = format!("storm-{i}");
-        let msg = if i % 40 == 0 {
+        let msg = if i % 80 == 0 {
             // Not one whose id is too long to answer: every request here must be.
             let mut sample = Oversized::random(&mut rng);
             sample.len = sample.len.min(3_000_000);
