@@ -265,9 +265,10 @@ impl ProvisioningManager {
                 sequence,
                 provider: instance,
             },
+            // Quoted by every request until the next Initialize: kept bounded.
             Err(error) => CurrentInstance::Failed {
                 sequence,
-                error: error.clone(),
+                error: error.clone().bounded(),
             },
         };
         result

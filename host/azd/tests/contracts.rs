@@ -5,11 +5,11 @@
 //! should have: none under `azdext` where azd serves `azd.extensions.v1`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use azd_wasm_host_azd::{AzdClient, ProvisioningManager};
+use azd_wasm_host_azd::AzdClient;
 use azd_wasm_host_core::{
     AzdServices, CallContext, ConfirmQuestion, Provider, ProviderError, ProviderFactory,
     TextQuestion,
@@ -18,8 +18,9 @@ use azd_wasm_host_proto::{Contract, azdext as pb};
 use azd_wasm_host_sim::{
     ContractMode, NO_PROMPT_SUGGESTION, Prompter, SimAzd, SimEnvironment, SimOptions,
 };
-use tokio_util::sync::CancellationToken;
 use tonic::Status;
+
+mod common;
 
 const NAME: &str = "versioned";
 const WAIT: Duration = Duration::from_secs(10);
@@ -164,46 +165,39 @@ fn service(e: azd_wasm_host_core::ServiceError) -> ProviderError {
     )
 }
 
-struct Factory(Arc<dyn AzdServices>);
+/// Makes [`Services`] over the client it is given once connected.
+struct Factory(Arc<OnceLock<Arc<dyn AzdServices>>>);
 
 #[async_trait]
 impl ProviderFactory for Factory {
     async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
-        Ok(Arc::new(Services(self.0.clone())))
+        let services = self.0.get().expect("the client is set before Initialize");
+        Ok(Arc::new(Services(services.clone())))
     }
 }
 
 /// The whole lifecycle against a simulated azd serving `mode`; the paths the extension
 /// called, the contract it settled on, and the time from connecting to Ready.
 async fn lifecycle(mode: ContractMode) -> (Vec<String>, Option<Contract>, Duration) {
-    let sim = SimAzd::start(SimOptions {
-        environment: Some(SimEnvironment {
-            name: "dev".into(),
-            values: BTreeMap::from([("GREETING".into(), "hello".into())]),
-        }),
-        prompter: Arc::new(ConfirmOnly),
-        contract: mode,
-        ..SimOptions::default()
-    })
-    .await
-    .unwrap();
+    let services = Arc::new(OnceLock::new());
     let started = Instant::now();
-    let client = AzdClient::connect(&sim.address(), &sim.token())
-        .await
-        .unwrap();
-    let services: Arc<dyn AzdServices> = Arc::new(client.clone());
-    let manager = ProvisioningManager::new(client.clone());
-    manager
-        .register(Arc::new(Factory(services)), NAME)
-        .await
-        .unwrap();
-    let serving = {
-        let m = manager.clone();
-        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
-    };
-    manager.ready().await.unwrap();
+    let served = common::serve(
+        SimOptions {
+            environment: Some(SimEnvironment {
+                name: "dev".into(),
+                values: BTreeMap::from([("GREETING".into(), "hello".into())]),
+            }),
+            prompter: Arc::new(ConfirmOnly),
+            contract: mode,
+            ..SimOptions::default()
+        },
+        Arc::new(Factory(services.clone())),
+        NAME,
+    )
+    .await;
     let to_ready = started.elapsed();
-    let h = sim.provider(NAME, WAIT).await.unwrap();
+    let (sim, client, h, serving) = (served.sim, served.client, served.handle, served.serving);
+    let _ = services.set(Arc::new(client.clone()));
     h.initialize(
         "/project",
         pb::ProvisioningOptions {

@@ -12,12 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use azd_wasm_host_azd::{AzdClient, ProvisioningManager};
 use azd_wasm_host_core::{CallContext, ErrorCategory, Provider, ProviderError, ProviderFactory};
 use azd_wasm_host_fuzz::Campaign;
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_sim::{SimAzd, SimOptions};
-use tokio_util::sync::CancellationToken;
+use azd_wasm_host_sim::SimOptions;
+
+mod common;
 
 const NAME: &str = "quoting";
 const WORKERS: u64 = 2;
@@ -115,25 +115,9 @@ impl ProviderFactory for QuotingFactory {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fuzz_oversized_fields_every_answer_fits_and_the_stream_serves_on() {
     let campaign = Campaign::new("oversized", 10);
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token())
-        .await
-        .unwrap();
-    let manager = ProvisioningManager::new(client);
-    manager
-        .register(Arc::new(QuotingFactory), NAME)
-        .await
-        .unwrap();
-    let serving = {
-        let m = manager.clone();
-        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
-    };
-    manager.ready().await.unwrap();
-    let h = sim
-        .provider(NAME, Duration::from_secs(10))
-        .await
-        .unwrap()
-        .with_call_timeout(Duration::from_secs(20));
+    let served = common::serve(SimOptions::default(), Arc::new(QuotingFactory), NAME).await;
+    let (sim, serving) = (served.sim, served.serving);
+    let h = served.handle.with_call_timeout(Duration::from_secs(20));
     // Initialized, so that requests reach the provider.
     h.initialize(
         "/project",
@@ -155,21 +139,8 @@ async fn fuzz_oversized_fields_every_answer_fits_and_the_stream_serves_on() {
 #[tokio::test]
 async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_serves_on() {
     use prost::Message as _;
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token())
-        .await
-        .unwrap();
-    let manager = ProvisioningManager::new(client);
-    manager
-        .register(Arc::new(QuotingFactory), NAME)
-        .await
-        .unwrap();
-    let serving = {
-        let m = manager.clone();
-        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
-    };
-    manager.ready().await.unwrap();
-    let h = sim.provider(NAME, Duration::from_secs(10)).await.unwrap();
+    let served = common::serve(SimOptions::default(), Arc::new(QuotingFactory), NAME).await;
+    let (sim, h, serving) = (served.sim, served.handle, served.serving);
     let name = "n".repeat(3_000_000);
     let request = pb::ProvisioningMessage {
         request_id: "big-name".into(),
@@ -212,32 +183,16 @@ async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_se
     sim.shutdown().await;
 }
 
-/// A storm: 2,000 requests sent without waiting for answers, every 80th with a field as
+/// A storm: 2,000 requests sent without waiting for answers, every 40th with a field as
 /// long as azd's messages allow, the rest small. Every one is answered once under its id,
 /// no answer passes 4 MiB, and the stream serves on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_storm_of_unawaited_requests_is_answered_and_the_stream_lives() {
     use azd_wasm_host_fuzz::oversized::Oversized;
     use prost::Message as _;
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token())
-        .await
-        .unwrap();
-    let manager = ProvisioningManager::new(client);
-    manager
-        .register(Arc::new(QuotingFactory), NAME)
-        .await
-        .unwrap();
-    let serving = {
-        let m = manager.clone();
-        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
-    };
-    manager.ready().await.unwrap();
-    let h = sim
-        .provider(NAME, Duration::from_secs(10))
-        .await
-        .unwrap()
-        .with_call_timeout(Duration::from_secs(120));
+    let served = common::serve(SimOptions::default(), Arc::new(QuotingFactory), NAME).await;
+    let (sim, serving) = (served.sim, served.serving);
+    let h = served.handle.with_call_timeout(Duration::from_secs(120));
     h.initialize(
         "/project",
         pb::ProvisioningOptions {
@@ -251,7 +206,7 @@ async fn a_storm_of_unawaited_requests_is_answered_and_the_stream_lives() {
     let mut calls = Vec::new();
     for i in 0..2000 {
         let id = format!("storm-{i}");
-        let msg = if i % 80 == 0 {
+        let msg = if i % 40 == 0 {
             // Not one whose id is too long to answer: every request here must be.
             let mut sample = Oversized::random(&mut rng);
             sample.len = sample.len.min(3_000_000);
@@ -269,32 +224,62 @@ async fn a_storm_of_unawaited_requests_is_answered_and_the_stream_lives() {
             }
         };
         let expected = msg.request_id.len();
+        let what = format!("request {i}");
         let h = h.clone();
         calls.push(tokio::spawn(async move {
             let raw = h.send_raw(msg).await;
-            (expected, raw)
+            (
+                expected,
+                raw.map_err(|e| {
+                    format!(
+                        "{what}: {}",
+                        e.to_string().chars().take(80).collect::<String>()
+                    )
+                }),
+            )
         }));
     }
     let mut answered = 0;
+    let mut failed = Vec::new();
+    let started = std::time::Instant::now();
     for call in calls {
         let (id_len, raw) = call.await.unwrap();
-        let raw = raw.unwrap_or_else(|e| {
-            let text = e.to_string();
-            panic!(
-                "a request of the storm: {}",
-                &text[..text.floor_char_boundary(300)]
-            )
-        });
-        assert_eq!(raw.answer.request_id.len(), id_len);
-        assert!(raw.answer.encoded_len() <= azd_wasm_host_proto::MAX_MESSAGE_BYTES);
-        answered += 1;
+        match raw {
+            Ok(raw) => {
+                assert_eq!(raw.answer.request_id.len(), id_len);
+                assert!(raw.answer.encoded_len() <= azd_wasm_host_proto::MAX_MESSAGE_BYTES);
+                answered += 1;
+            }
+            Err(e) => failed.push(e),
+        }
     }
-    assert_eq!(answered, 2000);
+    eprintln!(
+        "storm: {answered} of 2000 answered, the last {:?} after the first was awaited",
+        started.elapsed()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} unanswered: {:?}",
+        failed.len(),
+        &failed[..failed.len().min(5)]
+    );
     assert_eq!(h.stray_messages(), 0);
     assert_eq!(h.late_messages(), 0);
-    h.state(pb::ProvisioningStateOptions::default())
-        .await
-        .unwrap();
+    // The stream serves on (the storm's last Initialize may have failed: any answer).
+    let last = pb::ProvisioningMessage {
+        request_id: "after-the-storm".into(),
+        error: None,
+        message_type: Some(pb::provisioning_message::MessageType::StateRequest(
+            pb::ProvisioningStateRequest {
+                options: None,
+                provider_name: NAME.into(),
+            },
+        )),
+    };
+    assert_eq!(
+        h.send_raw(last).await.unwrap().answer.request_id,
+        "after-the-storm"
+    );
     assert!(!serving.is_finished());
     sim.shutdown().await;
 }

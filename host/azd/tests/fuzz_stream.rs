@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use azd_wasm_host_azd::{AzdClient, ProvisioningManager};
 use azd_wasm_host_core::{CallContext, Provider, ProviderError, ProviderFactory};
 use azd_wasm_host_fuzz::Campaign;
 use azd_wasm_host_fuzz::stream::drive;
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_sim::{SimAzd, SimOptions};
-use tokio_util::sync::CancellationToken;
+use azd_wasm_host_sim::SimOptions;
+
+mod common;
 
 const NAME: &str = "fuzzed";
 const WORKERS: u64 = 8;
@@ -96,25 +96,9 @@ impl ProviderFactory for QuickFactory {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fuzz_the_stream_one_answer_per_readable_id_and_it_never_ends() {
     let campaign = Campaign::new("stream", 20);
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let client = AzdClient::connect(&sim.address(), &sim.token())
-        .await
-        .unwrap();
-    let manager = ProvisioningManager::new(client);
-    manager
-        .register(Arc::new(QuickFactory), NAME)
-        .await
-        .unwrap();
-    let serving = {
-        let m = manager.clone();
-        tokio::spawn(async move { m.receive(CancellationToken::new()).await })
-    };
-    manager.ready().await.unwrap();
-    let h = sim
-        .provider(NAME, Duration::from_secs(10))
-        .await
-        .unwrap()
-        .with_call_timeout(Duration::from_secs(10));
+    let served = common::serve(SimOptions::default(), Arc::new(QuickFactory), NAME).await;
+    let (sim, serving) = (served.sim, served.serving);
+    let h = served.handle.with_call_timeout(Duration::from_secs(10));
     let (campaign, tallies) = drive(campaign, &h, NAME, WORKERS).await;
     assert!(!serving.is_finished(), "the dispatcher is still running");
     campaign.finish(tallies);

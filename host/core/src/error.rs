@@ -344,6 +344,41 @@ impl ProviderError {
         self.host_code().is_some_and(ErrorCode::is_fault)
     }
 
+    /// This error with every text cut to what azd would be shown (see `WIRE_TEXT`):
+    /// what the host keeps of an error it may repeat (a failed Initialize is quoted by
+    /// every request after it) need be no larger than what azd gets.
+    #[must_use]
+    pub fn bounded(mut self) -> Self {
+        let cut = |s: &mut String, max: usize| {
+            if let std::borrow::Cow::Owned(short) = crate::text::clip(s, max) {
+                *s = short;
+            }
+        };
+        cut(&mut self.message, WIRE_TEXT.message);
+        cut(&mut self.suggestion, WIRE_TEXT.suggestion);
+        self.links.truncate(WIRE_TEXT.links);
+        for link in &mut self.links {
+            cut(&mut link.url, WIRE_TEXT.link);
+            cut(&mut link.title, WIRE_TEXT.link);
+        }
+        match &mut self.detail {
+            Some(ErrorDetail::Local { code, category }) => {
+                cut(code, WIRE_TEXT.name);
+                cut(category, WIRE_TEXT.name);
+            }
+            Some(ErrorDetail::Service {
+                error_code,
+                service_name,
+                ..
+            }) => {
+                cut(error_code, WIRE_TEXT.name);
+                cut(service_name, WIRE_TEXT.name);
+            }
+            None => {}
+        }
+        self
+    }
+
     /// The wire form azd reads. Every text is [sanitized](crate::text::sanitize)
     /// (azd prints it on the user's terminal) and cut to a bound (see `WIRE_TEXT`).
     pub fn to_wire(&self) -> pb::ExtensionError {
@@ -551,6 +586,10 @@ mod tests {
         ];
         let wire = e.to_wire();
         assert!(wire.encoded_len() < 64 * 1024, "{}", wire.encoded_len());
+        // What the host keeps of it is as small, and reads the same on the wire.
+        let kept = e.clone().bounded();
+        assert!(kept.message.len() <= WIRE_TEXT.message);
+        assert_eq!(kept.to_wire(), wire);
         assert!(wire.message.ends_with('…') && wire.message.starts_with("xxx"));
         assert_eq!(wire.links.len(), WIRE_TEXT.links);
         // A service's detail too.
