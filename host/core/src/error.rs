@@ -390,7 +390,7 @@ impl ProviderError {
             name: name_max,
         } = WIRE_TEXT;
         let clean =
-            |s: &str, max: usize| crate::text::clip(&crate::text::sanitize(s), max).into_owned();
+            |s: &str, max: usize| crate::text::sanitize(&crate::text::clip(s, max)).into_owned();
         let origin = match self.origin {
             ErrorOrigin::Unspecified => pb::ErrorOrigin::Unspecified,
             ErrorOrigin::Local => pb::ErrorOrigin::Local,
