@@ -5,13 +5,15 @@
 
 #![allow(
     clippy::unwrap_used,
-    reason = "test code: a failed unwrap is a failed test"
+    clippy::print_stdout,
+    reason = "test code: a failed unwrap is a failed test; figures are printed for the note"
 )]
 
 use azd_wasm_host_core::json::object_to_struct;
 use azd_wasm_host_fixtures::harness::{Setup, code, ctx, options};
 use azd_wasm_host_fixtures::{IMPORTS_AZD, component, module};
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_runtime::ConfigSchema;
 use serde_json::json;
 
 const SCHEMA: &str = r#"{
@@ -98,4 +100,36 @@ async fn a_provider_without_a_schema_gets_any_config() {
     p.initialize(setup.project().to_str().unwrap(), any, ctx("i"))
         .await
         .unwrap();
+}
+
+/// What the check costs at Initialize: loading (reading and compiling) the
+/// schema, and checking a matching and a refused config
+/// (`cargo test --test config_schema -- --nocapture` prints the figures).
+#[test]
+fn the_check_costs_microseconds() {
+    let setup = setup();
+    let path = setup.dir.path().join("config.schema.json");
+    let started = std::time::Instant::now();
+    let schema = ConfigSchema::load(&path, &setup.manifest()).unwrap();
+    let load = started.elapsed();
+    let good = json!({ "name": "world", "replicas": 2 });
+    let bad = json!({ "name": 7, "replicas": 9, "extra": true });
+    let runs = 10_000u32;
+    let time = |config: &serde_json::Value, ok: bool| {
+        let started = std::time::Instant::now();
+        for _ in 0..runs {
+            assert_eq!(schema.check(config, "fixture").is_ok(), ok);
+        }
+        started.elapsed() / runs
+    };
+    let (matched, refused) = (time(&good, true), time(&bad, false));
+    println!(
+        "config schema: load {:.1} µs, check of a matching config {:.2} µs, of a refused one (3 violations, the message written) {:.2} µs",
+        load.as_secs_f64() * 1e6,
+        matched.as_secs_f64() * 1e6,
+        refused.as_secs_f64() * 1e6
+    );
+    // A bound far above what it costs, far below what azd would notice.
+    assert!(matched < std::time::Duration::from_millis(1), "{matched:?}");
+    assert!(refused < std::time::Duration::from_millis(1), "{refused:?}");
 }
