@@ -497,6 +497,39 @@ package_and_install() { # NAME: `package` the provider in this folder, then add 
   azd_step extension source add -n "$name" -t file -l "$PWD/dist/registry.json" --no-prompt ||
     fail "azd extension source add ($name)"
   azd_step extension install "local.$name" --source "$name" --no-prompt || fail "azd extension install local.$name"
+  expect_metadata "$name"
+}
+
+expect_metadata() { # NAME: azd ran the installed local.NAME's `metadata` command at install and
+  # cached what it printed as metadata.json (mode 0600) in the extension's folder: its id, the
+  # provider's config schema (provider.toml's [config] schema, in this folder) as
+  # configuration.project, and the variables [policy] env grants as environmentVariables
+  local id="local.$1" cached="$AZD_CONFIG_DIR/extensions/local.$1/metadata.json"
+  [[ -f "$cached" ]] || fail "azd cached no metadata for $id (no $cached)"
+  [[ "$(stat -c %a "$cached")" == 600 ]] || fail "azd's cached metadata of $id has mode $(stat -c %a "$cached"), not 600"
+  say ""
+  say "  azd cached the metadata of $id in $cached (mode $(stat -c %a "$cached")):"
+  { cat "$cached"; echo; } | sed 's/^/  | /' | tee -a "$transcript" # azd writes no final newline
+  python3 - "$cached" "$id" provider.toml <<'PY' >"$work/metadata.check" 2>&1 ||
+import json, sys, tomllib, pathlib
+cached, want_id, manifest = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+doc = json.load(open(cached))
+assert doc["schemaVersion"] == "1.0", doc["schemaVersion"]
+assert doc["id"] == want_id, f"id {doc['id']!r}, not {want_id!r}"
+policy = tomllib.loads(manifest.read_text())
+config = doc.get("configuration") or {}
+schema = policy.get("config", {}).get("schema")
+if schema:
+    want = json.loads((manifest.parent / schema).read_text())
+    assert config.get("project") == want, f"configuration.project is {config.get('project')!r}, not {schema}"
+else:
+    assert "project" not in config, "a project schema though provider.toml names none"
+names = [v["name"] for v in config.get("environmentVariables") or []]
+assert names == policy.get("policy", {}).get("env", []), f"environmentVariables {names}"
+print("metadata matches provider.toml")
+PY
+    fail "azd's cached metadata of $id does not match the provider: $(cat "$work/metadata.check")"
+  pass "azd cached the metadata of $id (its config schema and granted variables) at install"
 }
 
 author_flow() { # LANGUAGE NAME
@@ -522,6 +555,15 @@ author_flow() { # LANGUAGE NAME
   expect_env GREETING "Hello, world!"
   expect_env GREETING_LENGTH 13
   pass "a new $language provider went from azd-wasm-host new to azd provision"
+  # A config its schema (config.schema.json) refuses never reaches the provider: azd shows
+  # each violation's JSON pointer.
+  cp azure.yaml "$work/azure.yaml.orig"
+  sed -i 's/^    name: world$/    name: 42/' azure.yaml
+  if azd_step provision --no-prompt; then fail "azd provision ran the $language provider with a config its schema refuses"; fi
+  grep -q 'at "/name": want string, but got number' "$work/step.out" ||
+    fail "azd provision did not name the config's violation (/name) for the $language provider"
+  cp "$work/azure.yaml.orig" azure.yaml
+  pass "the $language provider's config schema refused name: 42 under azd, naming /name"
 }
 author_flow js todo
 author_flow ts todo-ts

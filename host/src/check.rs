@@ -10,6 +10,9 @@
 //!
 //! policy (what the sandbox grants):
 //!   fs       . (read; inside the azd project)
+//!
+//! config schema (azure.yaml's infra.config, checked at every Initialize): config.schema.json
+//!   { "type": "object", ... }
 //! ```
 
 use std::fmt::Write as _;
@@ -133,7 +136,30 @@ pub(crate) fn render(report: &CheckReport) -> String {
         let _ = writeln!(out, "  {:<44} {}", import.name, import.reach);
     }
     write_policy(&mut out, &manifest.policy);
+    write_config_schema(&mut out, manifest);
     out
+}
+
+/// The config schema (`[config] schema`), printed as written: the manifest
+/// loaded only if it is a valid JSON Schema.
+fn write_config_schema(out: &mut String, manifest: &azd_wasm_host_runtime::Manifest) {
+    let Some(schema) = &manifest.config_schema else {
+        let _ = writeln!(
+            out,
+            "
+config schema: none (infra.config reaches the provider unchecked; see [config] schema)"
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "
+config schema (azure.yaml's infra.config, checked at every Initialize): {}",
+        schema.path.display()
+    );
+    for line in schema.text.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
 }
 
 /// The policy section of [`render`]: what the sandbox grants.
@@ -266,6 +292,39 @@ mod tests {
         assert!(e.contains("cobol") && e.contains("provider.toml"), "{e}");
         let setup = Setup::new(&wasi_component(), "\n[build]\nlanguage = \"c\"");
         inspect(&setup.manifest(), &RuntimeOptions::default()).expect("a valid [build] passes");
+    }
+
+    #[test]
+    fn the_config_schema_is_printed_and_a_broken_one_fails_the_check() {
+        let setup = Setup::new(
+            &wasi_component(),
+            "\n[config]\nschema = \"config.schema.json\"",
+        );
+        let schema = r#"{ "type": "object", "required": ["name"], "properties": { "name": { "type": "string" } } }"#;
+        std::fs::write(setup.dir.path().join("config.schema.json"), schema).unwrap();
+        let opts = RuntimeOptions {
+            cache_dir: Some(setup.cache()),
+            ..RuntimeOptions::default()
+        };
+        let report = render(&inspect(&setup.manifest(), &opts).unwrap());
+        assert!(
+            report.contains(
+                "config schema (azure.yaml's infra.config, checked at every Initialize): "
+            ) && report.contains("config.schema.json\n"),
+            "{report}"
+        );
+        assert!(report.ends_with(&format!("  {schema}\n")), "{report}");
+        std::fs::write(
+            setup.dir.path().join("config.schema.json"),
+            r#"{ "type": "object", "required": "name" }"#,
+        )
+        .unwrap();
+        let e = format!("{:#}", inspect(&setup.manifest(), &opts).unwrap_err());
+        assert!(
+            e.contains("config.schema.json") && e.contains("not a valid JSON Schema"),
+            "{e}"
+        );
+        assert!(report_of("").contains("config schema: none"));
     }
 
     #[test]

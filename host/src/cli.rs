@@ -71,6 +71,8 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: crate::trust::TrustAction,
     },
+    /// Print azd's metadata for the packaged extension beside this binary (azd runs it at install).
+    Metadata,
     /// Allow what a new version of an installed provider asks for beyond what you allowed before.
     Approve {
         /// The provider manifest (default: `provider.toml` beside this binary).
@@ -140,6 +142,7 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             Command::Pull(args) => crate::distribute::pull(args).await,
             Command::Keygen { out } => blocking(move || crate::trust::keygen(out)).await,
             Command::Trust { action } => blocking(move || crate::trust::trust(action)).await,
+            Command::Metadata => blocking(sidecar::print_metadata).await,
             Command::Approve { manifest } => {
                 blocking(move || sidecar::approve(manifest.as_deref())).await
             }

@@ -136,7 +136,8 @@ async fn author_flow(language: &str, name: &str) {
     // As azd writes it: double-quoted, `!` escaped.
     assert!(env.contains(r#"GREETING="Hello, world\!""#), "{env}");
 
-    // The first test `new` wrote passes, every step of it.
+    // The first test `new` wrote passes, every step of it: its last two
+    // provision with configs the config schema refuses, named by pointer.
     let out = host(&dir, &["test", "--output", "json"], &cache);
     let tests: Value = serde_json::from_str(&ok(&out, "test")).unwrap();
     assert_eq!(
@@ -146,8 +147,34 @@ async fn author_flow(language: &str, name: &str) {
     );
     assert_eq!(
         tests["tests"][0]["steps"].as_array().map(Vec::len),
-        Some(5),
+        Some(6),
         "{tests}"
+    );
+    // The same refusal fails a test that expected the provider to run.
+    let test_file = dir.join("tests/provider.test.toml");
+    let text = std::fs::read_to_string(&test_file).unwrap();
+    let violating = text.replacen(
+        "config = { name = \"world\", greeting = \"Hello\" }",
+        "config = { name = [\"world\"], greeting = \"Hello\" }",
+        1,
+    );
+    assert_ne!(violating, text);
+    std::fs::write(&test_file, violating).unwrap();
+    let out = host(&dir, &["test", "--output", "json"], &cache);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let failed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        failed.contains("does not match the provider's config schema")
+            && failed.contains(r#"at \"/name\": want string, but got array"#),
+        "{failed}"
+    );
+    std::fs::write(&test_file, text).unwrap();
+    // `check` prints the schema `new` wrote.
+    let checked = ok(&host(&dir, &["check", "provider.toml"], &cache), "check");
+    assert!(
+        checked.contains("config schema (azure.yaml's infra.config, checked at every Initialize)")
+            && checked.contains(r#""required": ["name"]"#),
+        "{checked}"
     );
 
     let out = host(&dir, &["package"], &cache);
@@ -165,7 +192,10 @@ async fn author_flow(language: &str, name: &str) {
     let version = &ext["versions"][0];
     assert_eq!(version["providers"][0]["name"], name);
     assert_eq!(version["providers"][0]["type"], "provisioning-provider");
-    assert_eq!(version["capabilities"], json!(["provisioning-provider"]));
+    assert_eq!(
+        version["capabilities"],
+        json!(["provisioning-provider", "metadata"])
+    );
     // This machine's archive (other platforms' are there too when their sidecars
     // were built into target/release-dist).
     let artifacts = version["artifacts"].as_object().unwrap();
@@ -196,13 +226,15 @@ async fn author_flow(language: &str, name: &str) {
         })
         .collect();
     members.sort();
-    assert_eq!(members.len(), 6, "{members:?}");
-    assert_eq!(members[0], "azd-wasm-host");
-    assert_eq!(members[1], format!("build/{name}.wasm"));
-    assert_eq!(members[2], "precompiled/binding.toml", "{members:?}");
-    assert_eq!(members[3], "precompiled/provider.cwasm", "{members:?}");
+    assert_eq!(members.len(), 8, "{members:?}");
+    assert_eq!(members[0], "azd-metadata.json");
+    assert_eq!(members[1], "azd-wasm-host");
+    assert_eq!(members[2], format!("build/{name}.wasm"));
+    assert_eq!(members[3], "config.schema.json", "{members:?}");
+    assert_eq!(members[4], "precompiled/binding.toml", "{members:?}");
+    assert_eq!(members[5], "precompiled/provider.cwasm", "{members:?}");
     // Signed with the key `package` made in the test's trust folder.
-    assert_eq!(members[4], "provider.sigstore.json", "{members:?}");
+    assert_eq!(members[6], "provider.sigstore.json", "{members:?}");
     assert!(
         cache
             .with_file_name("azd-config")
@@ -218,7 +250,20 @@ async fn author_flow(language: &str, name: &str) {
         String::from_utf8_lossy(&version.stdout).contains("packaged sidecar"),
         "{version:?}"
     );
-    assert_eq!(members[5], "provider.toml");
+    assert_eq!(members[7], "provider.toml");
+    // azd's metadata, as the shipped binary prints it for `azd extension install`.
+    let metadata = Command::new(installed.join("azd-wasm-host"))
+        .arg("metadata")
+        .output()
+        .unwrap();
+    assert!(metadata.status.success(), "{metadata:?}");
+    let metadata: Value = serde_json::from_slice(&metadata.stdout).unwrap();
+    assert_eq!(metadata["schemaVersion"], "1.0");
+    assert_eq!(metadata["id"], id.as_str());
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("config.schema.json")).unwrap())
+            .unwrap();
+    assert_eq!(metadata["configuration"]["project"], schema);
     served_from_package(&installed, name).await;
 }
 
@@ -305,6 +350,25 @@ async fn serve_once(installed: &Path, name: &str, binary: &Path, cache: &Path, b
         config: Some(object_to_struct(config.as_object().unwrap())),
         ..Default::default()
     };
+    // A config the schema refuses is refused by the serving binary itself.
+    let refused = pb::ProvisioningOptions {
+        config: Some(object_to_struct(json!({ "name": "" }).as_object().unwrap())),
+        ..options.clone()
+    };
+    match p
+        .initialize(project.path().to_str().unwrap(), refused)
+        .await
+    {
+        Err(azd_wasm_host_sim::CallError::Extension(e)) => {
+            let e = azd_wasm_host_core::ProviderError::from_wire(&e);
+            assert_eq!(e.code(), Some("invalid_config"), "{e:?}");
+            assert!(
+                e.message.contains(r#"at "/name": length must be >=1"#),
+                "{e:?}"
+            );
+        }
+        other => panic!("expected invalid_config, got {other:?}"),
+    }
     p.initialize(project.path().to_str().unwrap(), options)
         .await
         .unwrap();

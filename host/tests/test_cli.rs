@@ -151,7 +151,7 @@ fn a_changed_expected_output_fails_with_what_came_instead() {
     );
     assert!(
         out.stdout.contains(
-            "step 1 (provision): output GREETING: expected \"Hello, moon!\", got \"Hello, world!\""
+            "step 1 (state): output GREETING: expected \"Hello, moon!\", got \"Hello, world!\""
         ),
         "{}",
         out.stdout
@@ -184,7 +184,7 @@ fn an_expected_error_that_does_not_come_fails_the_test() {
     );
     assert!(
         out.stdout
-            .contains("step 5 (provision): the command succeeded; an error was expected"),
+            .contains("step 6 (provision): the command succeeded; an error was expected"),
         "{}",
         out.stdout
     );

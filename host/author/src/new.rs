@@ -318,13 +318,32 @@ mod tests {
                     .map(|(_, t)| t.as_str())
                     .unwrap_or_else(|| panic!("{language:?}: no {path}"))
             };
-            let manifest = azd_wasm_host_runtime::Manifest::parse(
-                get("provider.toml"),
-                Path::new("/p/provider.toml"),
+            // The manifest reads its config schema beside it.
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("provider.toml"), get("provider.toml")).unwrap();
+            std::fs::write(
+                dir.path().join("config.schema.json"),
+                get("config.schema.json"),
             )
             .unwrap();
+            let manifest =
+                azd_wasm_host_runtime::Manifest::load(&dir.path().join("provider.toml")).unwrap();
             assert_eq!(manifest.name, "todo");
-            assert_eq!(manifest.component, Path::new("/p/build/todo.wasm"));
+            assert_eq!(manifest.component, dir.path().join("build/todo.wasm"));
+            let schema = manifest.config_schema.expect("new writes a config schema");
+            assert_eq!(schema.document["required"], serde_json::json!(["name"]));
+            // The sample project's config matches it; one without `name` does not.
+            let sample = serde_json::json!({ "name": "world", "greeting": "Hello" });
+            assert!(get("azure.yaml").contains("    name: world\n    greeting: Hello\n"));
+            schema.check(&sample, "todo").unwrap();
+            let e = schema
+                .check(&serde_json::json!({ "greeting": "Hi" }), "todo")
+                .unwrap_err();
+            assert!(
+                e.message.contains("missing properties 'name'"),
+                "{}",
+                e.message
+            );
             assert!(
                 manifest.policy.is_deny_all(),
                 "{language:?}: the new policy grants something"

@@ -53,6 +53,7 @@ pub(crate) const WIT: &[File] = &[
 /// Every language's project files besides its own.
 pub(crate) const COMMON: &[File] = &[
     template!("provider.toml", "common/provider.toml"),
+    template!("config.schema.json", "common/config.schema.json"),
     template!("azure.yaml", "common/azure.yaml"),
     template!("extension.yaml", "common/extension.yaml"),
     template!(".gitignore", "common/gitignore"),

@@ -149,11 +149,13 @@ pub enum ErrorCode {
     UntrustedProvider,
     /// The provider asks for grants the user has not allowed.
     ConsentRequired,
+    /// azd's config does not match the provider's config schema.
+    InvalidConfig,
 }
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [Self; 25] = [
+    pub const ALL: [Self; 26] = [
         Self::ProviderTimeout,
         Self::ProviderOutOfMemory,
         Self::ProviderTrapped,
@@ -179,6 +181,7 @@ impl ErrorCode {
         Self::ExtensionFailedToStart,
         Self::UntrustedProvider,
         Self::ConsentRequired,
+        Self::InvalidConfig,
     ];
 
     /// The code as azd shows it (`local_error.code`).
@@ -231,6 +234,7 @@ impl ErrorCode {
             Self::ExtensionFailedToStart => ("extension_failed_to_start", Validation, false),
             Self::UntrustedProvider => ("untrusted_provider", Validation, false),
             Self::ConsentRequired => ("consent_required", Validation, false),
+            Self::InvalidConfig => ("invalid_config", Validation, false),
         }
     }
 }

@@ -157,17 +157,20 @@ impl WasmProvider {
     }
 
     /// Takes the instance made ahead, or builds a fresh one, and calls the
-    /// guest's `initialize`.
+    /// guest's `initialize`, unless azd's config failed the provider's config
+    /// schema (`options` is that error): then no instance serves until the
+    /// next Initialize, and the guest never sees that config.
     async fn init(
         &self,
         project_path: String,
-        options: wit::ProvisioningOptions,
+        options: Result<wit::ProvisioningOptions, ProviderError>,
         ctx: CallContext,
     ) -> Result<(), ProviderError> {
         let ctx = ctx.for_kind(RequestKind::Initialize);
         let mut guard = self.lock(&ctx).await?;
         // Whatever was there is replaced: a new layer gets a new instance.
         *guard = InstanceState::Empty;
+        let options = options?;
         let shared = &self.shared;
         let compiled = shared.compiled(&ctx).await?;
         let environment = shared.environment_for_initialize().await?;
@@ -268,7 +271,8 @@ impl Provider for WasmProvider {
         options: pb::ProvisioningOptions,
         ctx: CallContext,
     ) -> Result<(), ProviderError> {
-        let options = convert::options_to_wit(&options);
+        let options =
+            (self.shared.check_config(&options)).map(|()| convert::options_to_wit(&options));
         self.init(project_path.to_owned(), options, ctx).await
     }
 

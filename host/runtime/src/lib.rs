@@ -36,7 +36,7 @@
 //!
 //! The public face: [`load_provider`] and [`prepare_provider`] (a provider
 //! ready to register), [`check`] (a [`CheckReport`] the CLI renders),
-//! [`Manifest`] and its [`Policy`], [`RuntimeOptions`], and what `package`
+//! [`Manifest`] and its [`Policy`] and [`ConfigSchema`], [`RuntimeOptions`], and what `package`
 //! needs to ship precompiled code for every platform (`precompile_into`, with the `compiler`
 //! feature; [`PRECOMPILED_DIR`]), and [`this_platform`].
 //! [`traffic`] records, replays and faults a step's HTTP and tokens for
@@ -50,6 +50,7 @@ mod ahead;
 mod bindings;
 mod cache;
 mod check;
+mod config_schema;
 mod convert;
 mod engine;
 mod factory;
@@ -71,6 +72,7 @@ pub mod traffic;
 
 pub use cache::{CacheOutcome, create_private_dir, sha256_file, user_cache_dir};
 pub use check::{CheckReport, Import, check};
+pub use config_schema::{ConfigSchema, MAX_SCHEMA_BYTES};
 pub use engine::WORLD;
 pub use load::{
     BackgroundCompile, LoadedProvider, PreparedProvider, inspect_component, load_provider,
@@ -83,5 +85,5 @@ pub use options::RuntimeOptions;
 pub use sandbox::remove_unused_dirs;
 #[cfg(feature = "compiler")]
 pub use shipped::precompile_into;
-pub use shipped::{PRECOMPILED_DIR, is_compiled};
+pub use shipped::{AZD_METADATA_FILE, PRECOMPILED_DIR, is_compiled};
 pub use targets::this_platform;

@@ -109,12 +109,9 @@ fn factory(
     compiled: Compiling,
     opts: &RuntimeOptions,
 ) -> Arc<dyn ProviderFactory> {
-    Arc::new(WasmProviderFactory::new(template::Template::new(
-        &manifest.name,
-        manifest.policy.clone(),
-        compiled,
-        opts,
-    )))
+    let template = template::Template::new(&manifest.name, manifest.policy.clone(), compiled, opts)
+        .with_config_schema(manifest.config_schema.clone());
+    Arc::new(WasmProviderFactory::new(template))
 }
 
 /// A provider whose manifest is read and whose component was looked over

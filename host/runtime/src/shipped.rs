@@ -25,6 +25,9 @@ use crate::targets;
 /// The folder beside a packaged manifest that holds the component's code,
 /// compiled by `azd-wasm-host package` for the archive's platform.
 pub const PRECOMPILED_DIR: &str = "precompiled";
+/// azd's metadata for the extension (its `metadata` capability), which
+/// `package` writes beside the binary and `<binary> metadata` prints.
+pub const AZD_METADATA_FILE: &str = "azd-metadata.json";
 /// The serialized component in [`PRECOMPILED_DIR`].
 const CODE_FILE: &str = "provider.cwasm";
 /// What the code belongs to, in [`PRECOMPILED_DIR`].

@@ -18,6 +18,7 @@ use wasmtime::Store;
 use wasmtime::component::Component;
 
 use crate::bindings::ProvisioningProviderPre;
+use crate::config_schema::ConfigSchema;
 use crate::imports::azd::{AzdAccess, CommandEnvironment};
 use crate::imports::credentials::Credentials;
 use crate::limits::MAX_GUEST_TRANSFER;
@@ -107,6 +108,8 @@ pub(crate) struct Template {
     interactive: bool,
     /// Recorded traffic and faults, under `azd-wasm-host test`.
     pub(crate) traffic: Option<Arc<Traffic>>,
+    /// The JSON Schema azd's config must match (`[config] schema`).
+    config_schema: Option<ConfigSchema>,
 }
 
 impl Template {
@@ -131,7 +134,31 @@ impl Template {
             },
             interactive: opts.interactive,
             traffic: opts.traffic.clone(),
+            config_schema: None,
         }
+    }
+
+    /// Checks azd's config against `schema` at every Initialize.
+    pub(crate) fn with_config_schema(mut self, schema: Option<ConfigSchema>) -> Self {
+        self.config_schema = schema;
+        self
+    }
+
+    /// Initialize's config (azure.yaml's `infra.config`; an empty object when
+    /// azd sends none, as the guest gets it) checked against the provider's
+    /// config schema, if it has one.
+    pub(crate) fn check_config(
+        &self,
+        options: &azd_wasm_host_proto::azdext::ProvisioningOptions,
+    ) -> Result<(), ProviderError> {
+        let Some(schema) = &self.config_schema else {
+            return Ok(());
+        };
+        let config = options.config.as_ref().map_or_else(
+            || serde_json::Value::Object(serde_json::Map::new()),
+            azd_wasm_host_core::json::struct_to_json,
+        );
+        schema.check(&config, &self.name)
     }
 
     /// The azd environment, as Initialize needs it: settled when azd passed

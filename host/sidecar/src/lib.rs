@@ -1,7 +1,8 @@
 //! # azd-wasm-host-sidecar
 //!
 //! What azd runs: `listen` (connect to azd, register the provider, Ready,
-//! serve until azd ends the stream; see `listen`), with the process around it:
+//! serve until azd ends the stream; see `listen`) and `metadata` (azd's
+//! metadata for the extension, at install; see `metadata`), with the process around it:
 //! the environment read in one place ([`env`]), where log lines go ([`logs`]),
 //! and the thread and async runtime it serves on ([`run_listen`]).
 //!
@@ -18,11 +19,13 @@ pub mod env;
 mod listen;
 mod locate;
 pub mod logs;
+mod metadata;
 mod trust;
 
 use std::process::ExitCode;
 
 pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
+pub use metadata::print_metadata;
 pub use trust::approve;
 
 /// Stack of every thread that runs our tasks: sized for the deepest config azd

@@ -32,6 +32,8 @@ struct Cli {
 enum Command {
     /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
     Listen(ListenArgs),
+    /// Print azd's metadata for this extension (azd runs it at `azd extension install`).
+    Metadata,
     /// Allow what a new version of the provider asks for beyond what you
     /// allowed before (azd's `--no-prompt` refusal names this command).
     Approve {
@@ -47,6 +49,12 @@ fn main() -> ExitCode {
             debug,
             command: Command::Listen(args),
         }) => azd_wasm_host_sidecar::run_listen(args, debug, Serving::Sidecar),
+        Ok(Cli {
+            command: Command::Metadata,
+            ..
+        }) => azd_wasm_host_sidecar::exit_code(
+            azd_wasm_host_sidecar::print_metadata().map(|()| ExitCode::SUCCESS),
+        ),
         Ok(Cli {
             command: Command::Approve { manifest },
             ..

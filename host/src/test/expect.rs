@@ -38,6 +38,15 @@ pub(super) fn check(expect: &Expect, outcome: &Outcome<'_>) -> Vec<String> {
             .map(|v| text(v.get("value")));
         compare(&format!("output {name}"), m, got.as_deref(), &mut failures);
     }
+    if let Some(want) = &expect.output_names {
+        let mut got: Vec<&String> = outputs.into_iter().flat_map(|o| o.keys()).collect();
+        let mut want: Vec<&String> = want.iter().collect();
+        got.sort();
+        want.sort();
+        if got != want {
+            failures.push(format!("output names: expected {want:?}, got {got:?}"));
+        }
+    }
     if let Some(plan) = &expect.plan {
         check_plan(plan, doc.pointer("/preview/plan"), &mut failures);
     }
@@ -442,6 +451,40 @@ mod tests {
             ..Expect::default()
         };
         assert_eq!(check(&expect, &outcome).len(), 2);
+    }
+
+    #[test]
+    fn output_names_are_all_accounted_for_and_an_empty_list_means_none() {
+        let dotenv = BTreeMap::new();
+        let dir = tempfile::tempdir().unwrap();
+        let names = |want: &[&str]| Expect {
+            output_names: Some(want.iter().map(|w| (*w).to_owned()).collect()),
+            ..Expect::default()
+        };
+        let two = serde_json::json!({ "command": "state", "outputs": {
+            "A": { "type": "string", "value": "x" }, "B": { "type": "number", "value": "1" } } });
+        let outcome = Outcome {
+            doc: &two,
+            dotenv: &dotenv,
+            project: dir.path(),
+        };
+        assert!(check(&names(&["B", "A"]), &outcome).is_empty());
+        let failures = check(&names(&[]), &outcome);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(
+            failures[0].contains("expected []") && failures[0].contains("\"A\""),
+            "{failures:?}"
+        );
+        assert_eq!(check(&names(&["A"]), &outcome).len(), 1);
+        // An answer without outputs has none.
+        let none = serde_json::json!({ "command": "state" });
+        let outcome = Outcome {
+            doc: &none,
+            dotenv: &dotenv,
+            project: dir.path(),
+        };
+        assert!(check(&names(&[]), &outcome).is_empty());
+        assert_eq!(check(&names(&["A"]), &outcome).len(), 1);
     }
 
     #[test]

@@ -179,6 +179,8 @@ pub(super) struct Expect {
     /// Outputs by name (provision, state): each must match; others may exist.
     #[serde(default)]
     pub(super) outputs: BTreeMap<String, Match>,
+    /// The outputs' names, exactly, in any order (`[]`: the answer has none).
+    pub(super) output_names: Option<Vec<String>>,
     /// The preview's changes counted by kind.
     pub(super) plan: Option<PlanSpec>,
     /// Each must match a progress message, in this order (others may come between).

@@ -1,7 +1,8 @@
 //! Signing a provider's folder and verifying it against the trusted keys.
 //!
-//! What is signed is a [`Statement`]: the component and `provider.toml`
-//! with their sha256, and the provider's name and version. Verifying checks,
+//! What is signed is a [`Statement`]: the component, `provider.toml` and the
+//! config schema it names (`[config] schema`, when it names one) with their
+//! sha256, and the provider's name and version. Verifying checks,
 //! in order: the bundle reads; its signature verifies with a trusted key;
 //! the statement names this provider; each file hashes to what was signed.
 //! Each failure is its own [`TrustError`], naming what did not match.
@@ -64,10 +65,20 @@ pub fn sign(inputs: &SignInputs<'_>, key: &KeyPair) -> anyhow::Result<String> {
             dir.display()
         )
     })?;
-    let subjects = vec![
+    let mut subjects = vec![
         Subject::sha256(component, sha256_file(&manifest.component)?),
         Subject::sha256(MANIFEST_SUBJECT, sha256_file(inputs.manifest)?),
     ];
+    if let Some(schema) = &manifest.config_schema {
+        let name = relative_name(&schema.path, dir).with_context(|| {
+            format!(
+                "the config schema {} must be inside the provider's folder {} to be signed",
+                schema.path.display(),
+                dir.display()
+            )
+        })?;
+        subjects.push(Subject::sha256(name, sha256_file(&schema.path)?));
+    }
     let statement = Statement::new(subjects, &manifest.name, inputs.version);
     let payload = serde_json::to_vec(&statement)?;
     let public = key.public();
@@ -234,18 +245,8 @@ fn check_statement(
             manifest.name
         )));
     }
-    let dir = folder(manifest_path);
-    let component = relative_name(&manifest.component, dir).ok_or_else(|| {
-        TrustError::Mismatch(format!(
-            "the component {} is outside the signed folder {}",
-            manifest.component.display(),
-            dir.display()
-        ))
-    })?;
-    for (name, path) in [
-        (MANIFEST_SUBJECT, manifest_path),
-        (component.as_str(), manifest.component.as_path()),
-    ] {
+    for (name, path) in signed_files(manifest, manifest_path)? {
+        let name = name.as_str();
         let signed = statement.sha256_of(name).ok_or_else(|| {
             TrustError::Mismatch(format!(
                 "{} does not sign {name}, which the provider loads (it signs: {})",
@@ -268,6 +269,35 @@ fn check_statement(
         }
     }
     Ok(())
+}
+
+/// The files a provider's signature must cover, each with its name in the
+/// statement: the manifest, the component and the config schema, if any.
+fn signed_files<'m>(
+    manifest: &'m Manifest,
+    manifest_path: &'m Path,
+) -> Result<Vec<(String, &'m Path)>, TrustError> {
+    let dir = folder(manifest_path);
+    let name = |what: &str, path: &Path| {
+        relative_name(path, dir).ok_or_else(|| {
+            TrustError::Mismatch(format!(
+                "the {what} {} is outside the signed folder {}",
+                path.display(),
+                dir.display()
+            ))
+        })
+    };
+    let mut files = vec![
+        (MANIFEST_SUBJECT.to_owned(), manifest_path),
+        (
+            name("component", &manifest.component)?,
+            manifest.component.as_path(),
+        ),
+    ];
+    if let Some(schema) = &manifest.config_schema {
+        files.push((name("config schema", &schema.path)?, schema.path.as_path()));
+    }
+    Ok(files)
 }
 
 fn malformed(path: &Path, reason: String) -> TrustError {

@@ -109,6 +109,55 @@ fn a_changed_component_or_manifest_is_refused_naming_the_file_and_both_digests()
 }
 
 #[test]
+fn the_config_schema_is_signed_with_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trust = TrustDir::at(tmp.path().join("trust"));
+    let key = KeyPair::generate().unwrap();
+    trust.trust(&key.public(), None).unwrap();
+    let dir = tmp.path().join("p");
+    let with_schema = format!("{MANIFEST}\n[config]\nschema = \"schemas/config.json\"\n");
+    let manifest = provider(&dir, &with_schema);
+    std::fs::create_dir_all(dir.join("schemas")).unwrap();
+    std::fs::write(
+        dir.join("schemas/config.json"),
+        r#"{ "required": ["name"] }"#,
+    )
+    .unwrap();
+    let bundle = sign(
+        &SignInputs {
+            manifest: &manifest,
+            version: "1.2.0",
+        },
+        &key,
+    )
+    .unwrap();
+    std::fs::write(dir.join(BUNDLE_FILE), &bundle).unwrap();
+    let Ok(Verdict::Verified(v)) = verify(&manifest, &trust) else {
+        panic!("not verified")
+    };
+    assert!(v.statement.sha256_of("schemas/config.json").is_some());
+    // A schema loosened after signing is refused, naming it.
+    std::fs::write(dir.join("schemas/config.json"), "{}").unwrap();
+    let e = refusal(&manifest, &trust);
+    assert!(matches!(e, TrustError::Changed { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("config.json was changed after it was signed"),
+        "{e}"
+    );
+    // A signature made before the manifest named a schema does not cover it.
+    let old = signed(&tmp.path().join("q"), &key);
+    std::fs::write(tmp.path().join("q/config.json"), "{}").unwrap();
+    std::fs::write(
+        &old,
+        format!("{MANIFEST}\n[config]\nschema = \"config.json\"\n"),
+    )
+    .unwrap();
+    let e = refusal(&old, &trust);
+    assert!(e.to_string().contains("provider.toml was changed"), "{e}");
+}
+
+#[test]
 fn a_key_not_trusted_and_an_unsigned_provider_are_refused_unless_allowed() {
     let tmp = tempfile::tempdir().unwrap();
     let trust = TrustDir::at(tmp.path().join("trust"));

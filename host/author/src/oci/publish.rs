@@ -1,5 +1,6 @@
 //! `publish oci://REGISTRY/NAME:TAG`: the provider's component, manifest,
-//! `extension.yaml` and signature pushed as one OCI artifact.
+//! config schema (when it names one), `extension.yaml` and signature pushed
+//! as one OCI artifact.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use anyhow::Context as _;
 use oci_client::client::{Config, ImageLayer};
 use oci_client::manifest::OciImageManifest;
 
-use super::registry::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM, WASM_CONFIG};
+use super::registry::{CONFIG_SCHEMA, EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM, WASM_CONFIG};
 use crate::package::Signer;
 
 /// Arguments of `publish`.
@@ -107,6 +108,7 @@ fn layers(
         std::fs::create_dir_all(parent)?;
     }
     std::fs::copy(&manifest.component, &staged)?;
+    let schema_layer = stage_schema(&manifest, &dir, scratch.path())?;
     let signer = Signer::choose(args.sign.as_deref(), args.unsigned, manifest_path)?;
     let signature = signer.sign(&scratch.path().join("provider.toml"), &ext.version)?;
 
@@ -126,6 +128,7 @@ fn layers(
             title("extension.yaml"),
         ),
     ];
+    layers.extend(schema_layer);
     if let Some(file) = signature {
         layers.push(ImageLayer::new(
             read(&scratch.path().join(file))?,
@@ -134,4 +137,31 @@ fn layers(
         ));
     }
     Ok((layers, manifest.name, ext.version))
+}
+
+/// Copies the config schema, if the manifest names one, into the scratch
+/// folder (it is signed with the manifest); returns its layer, titled with
+/// its path in the provider's folder.
+fn stage_schema(
+    manifest: &azd_wasm_host_runtime::Manifest,
+    dir: &Path,
+    scratch: &Path,
+) -> anyhow::Result<Option<ImageLayer>> {
+    let Some(schema) = &manifest.config_schema else {
+        return Ok(None);
+    };
+    let rel = crate::package::archive_path(&schema.path, dir)?;
+    let staged = scratch.join(&rel);
+    if let Some(parent) = staged.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::copy(&schema.path, &staged)?;
+    let bytes =
+        std::fs::read(&staged).with_context(|| format!("cannot read {}", staged.display()))?;
+    let title = BTreeMap::from([(TITLE.to_owned(), rel.to_string_lossy().replace('\\', "/"))]);
+    Ok(Some(ImageLayer::new(
+        bytes,
+        CONFIG_SCHEMA.to_owned(),
+        Some(title),
+    )))
 }

@@ -13,7 +13,7 @@ use azd_wasm_host_trust::{TrustDir, Verdict};
 use oci_client::Reference;
 use oci_client::manifest::OciDescriptor;
 
-use super::registry::{EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM};
+use super::registry::{CONFIG_SCHEMA, EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM};
 
 /// The most a provider artifact may hold, all layers together.
 const MAX_BYTES: i64 = 512 << 20;
@@ -195,7 +195,7 @@ fn files_of<'a>(
 ) -> anyhow::Result<Vec<(&'a OciDescriptor, PathBuf)>> {
     let mut files = Vec::with_capacity(layers.len());
     for layer in layers {
-        let known = [WASM, MANIFEST, EXTENSION, SIGNATURE];
+        let known = [WASM, MANIFEST, EXTENSION, SIGNATURE, CONFIG_SCHEMA];
         if !known.contains(&layer.media_type.as_str()) {
             bail!(
                 "{what} has a layer of type {:?}, which a provider artifact does not hold",

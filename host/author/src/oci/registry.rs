@@ -16,6 +16,8 @@ pub(super) const WASM_CONFIG: &str = "application/vnd.wasm.config.v0+json";
 pub(super) const MANIFEST: &str = "application/vnd.azd-wasm-host.provider.v1+toml";
 /// `extension.yaml`.
 pub(super) const EXTENSION: &str = "application/vnd.azd-wasm-host.extension.v1+yaml";
+/// The config schema (`[config] schema`), titled with its path.
+pub(super) const CONFIG_SCHEMA: &str = "application/schema+json";
 /// `provider.sigstore.json`.
 pub(super) const SIGNATURE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
 /// The annotation naming a layer's file.

@@ -4,9 +4,12 @@
 //! - `<id>-<os>-<arch>.tar.gz` for each platform ([`platforms`]): the host
 //!   binary as the entry point (`azd-wasm-host.exe` on Windows), by default
 //!   the sidecar build of that platform ([`sidecars`]), which carries no
-//!   compiler; `provider.toml`; the component at its manifest path; and the
-//!   component's code, precompiled by this host for that platform into
-//!   `precompiled/` (so no `azd provision` compiles anything);
+//!   compiler; `provider.toml`; the component and the config schema
+//!   (`[config] schema`) at their manifest paths; azd's metadata for the
+//!   extension ([`metadata`], `azd-metadata.json`, which the binary's
+//!   `metadata` command prints for azd); and the component's code,
+//!   precompiled by this host for that platform into `precompiled/` (so no
+//!   `azd provision` compiles anything);
 //! - `registry.json` ([`registry`]): the extension in azd's registry format,
 //!   an artifact per platform with its sha256, ready for `azd extension
 //!   source add -t file`.
@@ -15,6 +18,7 @@
 //! ([`checks`]).
 
 mod checks;
+mod metadata;
 mod platforms;
 mod registry;
 mod sidecars;
@@ -88,6 +92,8 @@ struct Inputs {
     ext: ExtensionYaml,
     /// The component's path inside the provider's folder (and the archive).
     component_rel: PathBuf,
+    /// The config schema's, when the manifest names one.
+    schema_rel: Option<PathBuf>,
 }
 
 /// Reads the manifests and checks everything azd and the archive depend on.
@@ -106,6 +112,9 @@ fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
     checks::check(&ext, &manifest, &ext_path)?;
     checks::check_sample_project(&dir, &manifest.name)?;
     let component_rel = archive_path(&manifest.component, &dir)?;
+    let schema_rel = (manifest.config_schema.as_ref())
+        .map(|schema| archive_path(&schema.path, &dir))
+        .transpose()?;
     if !manifest.component.is_file() {
         bail!(
             "{} is not built: run azd-wasm-host build first",
@@ -119,6 +128,7 @@ fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
         manifest,
         ext,
         component_rel,
+        schema_rel,
     })
 }
 
@@ -134,8 +144,9 @@ pub(crate) fn read_extension(ext_path: &Path) -> anyhow::Result<ExtensionYaml> {
         .with_context(|| format!("{} is not an extension manifest", ext_path.display()))
 }
 
-/// The component's path inside the archive: inside the provider's folder,
-/// and clear of the names the archive keeps for the host.
+/// The path inside the archive of a file the manifest names (the component,
+/// the config schema): inside the provider's folder, and clear of the names
+/// the archive keeps for the host.
 pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
     let rel = component
         .strip_prefix(dir)
@@ -147,7 +158,7 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
         .map(Path::to_path_buf)
         .with_context(|| {
             format!(
-                "the component {} must be inside the provider's folder {}",
+                "{} must be inside the provider's folder {}",
                 component.display(),
                 dir.display()
             )
@@ -163,11 +174,12 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
         "provider.toml",
         azd_wasm_host_trust::BUNDLE_FILE,
         runtime::PRECOMPILED_DIR,
+        runtime::AZD_METADATA_FILE,
     ];
     if kept.contains(&top.as_str()) {
         bail!(
-            "the component's path {} starts with `{top}`, which the archive keeps for the host; \
-             put the component elsewhere (e.g. build/)",
+            "the path {} starts with `{top}`, which the archive keeps for the host; \
+             put the file elsewhere (e.g. build/)",
             rel.display()
         );
     }
@@ -189,10 +201,15 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let out = std::fs::canonicalize(&out)?;
     let signer = Signer::choose(args.sign.as_deref(), args.unsigned, &inputs.manifest_path)?;
+    let (azd_metadata, left_out) = metadata::document(&inputs.ext.id, &inputs.manifest);
+    if let Some(why) = left_out {
+        eprintln!("warning: {why}");
+    }
+    let azd_metadata = serde_json::to_string_pretty(&azd_metadata)? + "\n";
     let mut artifacts = Vec::with_capacity(hosts.len());
     let mut archives = Vec::with_capacity(hosts.len());
     for host in &hosts {
-        let archive = package_one(args, &inputs, host, &out, &signer)?;
+        let archive = package_one(args, &inputs, host, &out, &signer, &azd_metadata)?;
         let url = match &args.base_url {
             Some(base) => format!("{}/{}", base.trim_end_matches('/'), file_name(&archive)),
             None => archive.display().to_string(),
@@ -225,10 +242,13 @@ fn package_one(
     host: &HostBinary,
     out: &Path,
     signer: &Signer,
+    azd_metadata: &str,
 ) -> anyhow::Result<PathBuf> {
     let platform = host.platform;
     let stage = tempfile::Builder::new().prefix(".stage-").tempdir_in(out)?;
     let mut members = stage_files(stage.path(), inputs, host)?;
+    std::fs::write(stage.path().join(runtime::AZD_METADATA_FILE), azd_metadata)?;
+    members.push(PathBuf::from(runtime::AZD_METADATA_FILE));
     let ext = &inputs.ext;
     if let Some(signature) = signer.sign(&stage.path().join("provider.toml"), &ext.version)? {
         members.push(PathBuf::from(signature));
@@ -270,8 +290,8 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Copies the host binary (a native one stripped and started once), the
-/// manifest and the component into `stage`; returns the archive's top-level
-/// members.
+/// manifest, the component and the config schema into `stage`; returns the
+/// archive's top-level members.
 fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Result<Vec<PathBuf>> {
     let entry_point = host.platform.exe_name();
     let bin = stage.join(entry_point);
@@ -281,19 +301,25 @@ fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Resu
         strip(&bin)?;
     }
     std::fs::copy(&inputs.manifest_path, stage.join("provider.toml"))?;
-    let dest = stage.join(&inputs.component_rel);
-    if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::copy(&inputs.manifest.component, &dest)?;
-    let top = inputs
-        .component_rel
-        .components()
-        .next()
-        .map(|c| PathBuf::from(c.as_os_str()));
     let mut members = vec![PathBuf::from(entry_point), PathBuf::from("provider.toml")];
-    // archive_path already refused a component under a name the host keeps.
-    members.extend(top);
+    let schema = (inputs.manifest.config_schema.as_ref()).zip(inputs.schema_rel.as_ref());
+    let files = std::iter::once((&inputs.manifest.component, &inputs.component_rel))
+        .chain(schema.map(|(schema, rel)| (&schema.path, rel)));
+    for (path, rel) in files {
+        let dest = stage.join(rel);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::copy(path, &dest).with_context(|| format!("cannot copy {}", path.display()))?;
+        // archive_path already refused a file under a name the host keeps.
+        let top = rel
+            .components()
+            .next()
+            .map(|c| PathBuf::from(c.as_os_str()));
+        if let Some(top) = top.filter(|top| !members.contains(top)) {
+            members.push(top);
+        }
+    }
     Ok(members)
 }
 

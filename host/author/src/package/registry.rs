@@ -29,9 +29,18 @@ pub(super) fn registry_json(ext: &ExtensionYaml, artifacts: &[Artifact]) -> serd
             (a.platform.key(), artifact)
         })
         .collect();
+    // The archive's binary answers `metadata` (azd's metadata, `package`'s
+    // azd-metadata.json), whether extension.yaml lists the capability or not.
+    let mut capabilities = ext.capabilities.clone();
+    if !capabilities
+        .iter()
+        .any(|c| c == super::metadata::CAPABILITY)
+    {
+        capabilities.push(super::metadata::CAPABILITY.to_owned());
+    }
     let mut version = serde_json::json!({
         "version": ext.version,
-        "capabilities": ext.capabilities,
+        "capabilities": capabilities,
         "providers": ext.providers,
         "entryPoint": "azd-wasm-host",
         "artifacts": artifacts,
@@ -80,6 +89,10 @@ mod tests {
         let version = &json["extensions"][0]["versions"][0];
         assert_eq!(version["version"], "0.2.0");
         assert_eq!(version["providers"][0]["name"], "todo");
+        assert_eq!(
+            version["capabilities"],
+            serde_json::json!(["provisioning-provider", "metadata"])
+        );
         let arts = version["artifacts"].as_object().unwrap();
         assert_eq!(arts.len(), 2);
         assert_eq!(arts["windows/amd64"]["entryPoint"], "azd-wasm-host.exe");

@@ -24,6 +24,9 @@
 //! environment = "read"        # "none" (default), "read", "read-write"
 //! prompt = true               # may ask the user on azd's terminal
 //! credential_scopes = ["https://storage.azure.com/.default"]  # tokens through azd
+//!
+//! [config]
+//! schema = "config.schema.json"  # JSON Schema of azure.yaml's infra.config
 //! ```
 //!
 //! Everything in `[policy]` is optional; the default is deny-all.
@@ -45,6 +48,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
+use crate::config_schema::ConfigSchema;
+
 pub use diff::PolicyDiff;
 #[cfg(any(windows, test))]
 pub(crate) use paths::has_drive_prefix;
@@ -63,6 +68,17 @@ pub struct Manifest {
     pub policy: Policy,
     /// The manifest file, when the provider came from one (not a bare `.wasm`).
     pub source: Option<PathBuf>,
+    /// The JSON Schema of azure.yaml's `infra.config` (`[config] schema`),
+    /// read and compiled; Initialize checks azd's config against it.
+    pub config_schema: Option<ConfigSchema>,
+}
+
+/// `[config]`: what the provider says of its `infra.config`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    /// The schema file, relative to the manifest.
+    schema: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -72,6 +88,8 @@ struct RawManifest {
     component: PathBuf,
     #[serde(default)]
     policy: Policy,
+    #[serde(default)]
+    config: Option<RawConfig>,
     /// How `azd-wasm-host build` makes the component: read by the author's
     /// toolchain, never by the runtime.
     #[serde(default)]
@@ -108,11 +126,39 @@ impl Manifest {
             .to_str()
             .map_or(Ok(raw.component.clone()), portable_path)
             .map_err(|why| anyhow::anyhow!("{} {why}", at("component")))?;
+        let config_schema = match raw.config.and_then(|c| c.schema) {
+            Some(schema) => {
+                let rel = schema
+                    .to_str()
+                    .map_or(Ok(schema.clone()), portable_path)
+                    .map_err(|why| anyhow::anyhow!("{} {why}", at("[config] schema")))?;
+                let outside = rel.components().any(|c| {
+                    !matches!(
+                        c,
+                        std::path::Component::Normal(_) | std::path::Component::CurDir
+                    )
+                });
+                if outside || rel.as_os_str().is_empty() {
+                    bail!(
+                        "{} `{}` must name a file inside the provider's folder (it ships and is signed with the manifest)",
+                        at("[config] schema"),
+                        schema.display()
+                    );
+                }
+                let rel: PathBuf = rel
+                    .components()
+                    .filter(|c| !matches!(c, std::path::Component::CurDir))
+                    .collect();
+                Some(ConfigSchema::load(&base.join(rel), path)?)
+            }
+            None => None,
+        };
         Ok(Self {
             name: raw.name,
             component: base.join(component),
             policy: raw.policy,
             source: Some(path.to_path_buf()),
+            config_schema,
         })
     }
 
@@ -156,6 +202,7 @@ impl Manifest {
             component: component.to_path_buf(),
             policy: Policy::default(),
             source: None,
+            config_schema: None,
         })
     }
 }
@@ -358,6 +405,73 @@ call_timeout_secs = 5
             parse("name = \"x\"\ncomponent = \"c\"\n[policy]\nenv = [\"AZURE_SUBSCRIPTION_ID\"]\n")
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_config_schema_is_read_beside_the_manifest_and_stays_inside_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("provider.toml");
+        std::fs::create_dir_all(dir.path().join("schemas")).unwrap();
+        std::fs::write(
+            dir.path().join("schemas/config.json"),
+            r#"{ "type": "object", "required": ["name"] }"#,
+        )
+        .unwrap();
+        let text = |schema: &str| {
+            format!("name = \"x\"\ncomponent = \"c.wasm\"\n[config]\nschema = \"{schema}\"\n")
+        };
+        for spelled in [
+            "schemas/config.json",
+            "./schemas/config.json",
+            "schemas\\\\config.json",
+        ] {
+            let m = Manifest::parse(&text(spelled), &manifest).unwrap();
+            let schema = m.config_schema.expect("a schema");
+            assert_eq!(
+                schema.path,
+                dir.path().join("schemas/config.json"),
+                "{spelled}"
+            );
+            assert_eq!(schema.document["required"][0], "name");
+        }
+        assert!(
+            parse("name = \"x\"\ncomponent = \"c\"\n")
+                .unwrap()
+                .config_schema
+                .is_none()
+        );
+        for outside in [
+            "../config.json",
+            "/etc/config.json",
+            "schemas/../../c.json",
+            "",
+        ] {
+            let e = format!(
+                "{:#}",
+                Manifest::parse(&text(outside), &manifest).unwrap_err()
+            );
+            assert!(
+                e.contains("[config] schema") && e.contains("inside the provider's folder"),
+                "{outside}: {e}"
+            );
+        }
+        let e = format!(
+            "{:#}",
+            Manifest::parse(&text("absent.json"), &manifest).unwrap_err()
+        );
+        assert!(
+            e.contains("absent.json") && e.contains("cannot read"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            Manifest::parse(
+                "name = \"x\"\ncomponent = \"c\"\n[config]\nshema = \"s.json\"\n",
+                &manifest
+            )
+            .unwrap_err()
+        );
+        assert!(e.contains("shema"), "{e}");
     }
 
     #[test]
