@@ -150,6 +150,27 @@ fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the file or folder at `path` (which must exist) is one only the
+/// user can change: theirs, and not writable by group or others (files
+/// included, not only folders), and on Windows beneath their profile. `Err`
+/// says why not, with the fix. What the trust folder is held to, as the
+/// compile cache is.
+pub fn only_user_may_write(path: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+    owned_by_user_alone(&meta)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "others may write to it (mode {:o}); `chmod go-w` it",
+                meta.mode() & 0o777
+            ));
+        }
+    }
+    trusted_place(path)
+}
+
 /// Feeds `Hash` output into sha256 (stable across runs, unlike `DefaultHasher`).
 #[cfg(feature = "compiler")]
 struct ShaHasher<'a>(&'a mut Sha256);

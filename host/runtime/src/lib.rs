@@ -69,7 +69,9 @@ mod template;
 mod ticker;
 pub mod traffic;
 
-pub use cache::{CacheOutcome, create_private_dir, sha256_file, user_cache_dir};
+pub use cache::{
+    CacheOutcome, create_private_dir, only_user_may_write, sha256_file, user_cache_dir,
+};
 pub use check::{CheckReport, Import, check};
 pub use engine::WORLD;
 pub use load::{
@@ -83,5 +85,7 @@ pub use options::RuntimeOptions;
 pub use sandbox::remove_unused_dirs;
 #[cfg(feature = "compiler")]
 pub use shipped::precompile_into;
-pub use shipped::{PRECOMPILED_DIR, is_compiled};
+pub use shipped::{
+    PRECOMPILED_BINDING, PRECOMPILED_CODE, PRECOMPILED_DIR, ShippedDigests, is_compiled,
+};
 pub use targets::this_platform;

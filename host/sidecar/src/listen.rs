@@ -152,6 +152,7 @@ fn provider(
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
         interactive,
         shipped_code_only: serving == Serving::Sidecar,
+        shipped_digests: checked.shipped,
         traffic,
     };
     match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {

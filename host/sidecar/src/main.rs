@@ -32,8 +32,10 @@ struct Cli {
 enum Command {
     /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
     Listen(ListenArgs),
-    /// Allow what a new version of the provider asks for beyond what you
-    /// allowed before (azd's `--no-prompt` refusal names this command).
+    /// Allow what the provider asks for: its grants the first time, or what
+    /// a new version asks for beyond what you allowed before (azd's
+    /// `--no-prompt` refusal names this command; CI runs it once after
+    /// `azd extension install`).
     Approve {
         /// The provider manifest (default: `provider.toml` beside this binary).
         #[arg(long)]

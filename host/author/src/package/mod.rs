@@ -4,9 +4,11 @@
 //! - `<id>-<os>-<arch>.tar.gz` for each platform ([`platforms`]): the host
 //!   binary as the entry point (`azd-wasm-host.exe` on Windows), by default
 //!   the sidecar build of that platform ([`sidecars`]), which carries no
-//!   compiler; `provider.toml`; the component at its manifest path; and the
-//!   component's code, precompiled by this host for that platform into
-//!   `precompiled/` (so no `azd provision` compiles anything);
+//!   compiler; `provider.toml`; `extension.yaml`; the component at its
+//!   manifest path; the component's code, precompiled by this host for that
+//!   platform into `precompiled/` (so no `azd provision` compiles anything);
+//!   and the signature over all of them, made after the precompile
+//!   ([`signer`]);
 //! - `registry.json` ([`registry`]): the extension in azd's registry format,
 //!   an artifact per platform with its sha256, ready for `azd extension
 //!   source add -t file`.
@@ -29,7 +31,7 @@ use azd_wasm_host_runtime::{self as runtime, Manifest};
 use checks::ExtensionYaml;
 use platforms::HostBinary;
 use registry::Artifact;
-pub(crate) use signer::Signer;
+pub(crate) use signer::{Signer, UNVERIFIED_MARKER};
 
 /// Arguments of `package`.
 #[derive(Debug, clap::Args)]
@@ -67,6 +69,10 @@ pub struct PackageArgs {
     /// Do not sign: where it is installed it runs only if unsigned providers are allowed.
     #[arg(long)]
     pub unsigned: bool,
+    /// Sign with your key even a provider whose own signature did not verify
+    /// (or that `pull` kept unverified): whoever trusts your key will run it.
+    #[arg(long, conflicts_with = "unsigned")]
+    pub resign: bool,
 }
 
 /// What `package` made.
@@ -88,6 +94,8 @@ struct Inputs {
     ext: ExtensionYaml,
     /// The component's path inside the provider's folder (and the archive).
     component_rel: PathBuf,
+    /// `extension.yaml`, shipped (and signed) beside `provider.toml`.
+    ext_path: PathBuf,
 }
 
 /// Reads the manifests and checks everything azd and the archive depend on.
@@ -119,6 +127,7 @@ fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
         manifest,
         ext,
         component_rel,
+        ext_path,
     })
 }
 
@@ -161,6 +170,7 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
         "azd-wasm-host",
         "azd-wasm-host.exe",
         "provider.toml",
+        "extension.yaml",
         azd_wasm_host_trust::BUNDLE_FILE,
         runtime::PRECOMPILED_DIR,
     ];
@@ -177,6 +187,13 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
 /// `package`: checks, stages and writes the extension source.
 pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     let inputs = read_inputs(args)?;
+    // Before anything is written: a provider that failed verification is refused here.
+    let signer = Signer::choose(
+        args.sign.as_deref(),
+        args.unsigned,
+        args.resign,
+        &inputs.manifest_path,
+    )?;
     let hosts = platforms::host_binaries(&args.hosts, args.hosts_from.as_deref(), || {
         if args.no_precompile {
             let exe = std::env::current_exe().context("cannot find this host's own binary")?;
@@ -188,7 +205,6 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     let out = args.out.clone().unwrap_or_else(|| inputs.dir.join("dist"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let out = std::fs::canonicalize(&out)?;
-    let signer = Signer::choose(args.sign.as_deref(), args.unsigned, &inputs.manifest_path)?;
     let mut artifacts = Vec::with_capacity(hosts.len());
     let mut archives = Vec::with_capacity(hosts.len());
     for host in &hosts {
@@ -230,9 +246,6 @@ fn package_one(
     let stage = tempfile::Builder::new().prefix(".stage-").tempdir_in(out)?;
     let mut members = stage_files(stage.path(), inputs, host)?;
     let ext = &inputs.ext;
-    if let Some(signature) = signer.sign(&stage.path().join("provider.toml"), &ext.version)? {
-        members.push(PathBuf::from(signature));
-    }
     if !args.no_precompile {
         eprintln!("==> precompile the component for {platform}");
         runtime::precompile_into(
@@ -242,6 +255,14 @@ fn package_one(
         )?;
         members.push(PathBuf::from(runtime::PRECOMPILED_DIR));
     }
+    // Signed last: the signature names every file the host runs, the
+    // precompiled code and its binding included.
+    let signed = signer.sign(
+        &stage.path().join("provider.toml"),
+        &ext.version,
+        Some(&ext.id),
+    )?;
+    members.extend(signed.into_iter().map(PathBuf::from));
     let archive = out.join(format!(
         "{}-{}.tar.gz",
         ext.id.replace('.', "-"),
@@ -281,6 +302,8 @@ fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Resu
         strip(&bin)?;
     }
     std::fs::copy(&inputs.manifest_path, stage.join("provider.toml"))?;
+    std::fs::copy(&inputs.ext_path, stage.join("extension.yaml"))
+        .with_context(|| format!("cannot copy {}", inputs.ext_path.display()))?;
     let dest = stage.join(&inputs.component_rel);
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent)?;
@@ -291,7 +314,11 @@ fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Resu
         .components()
         .next()
         .map(|c| PathBuf::from(c.as_os_str()));
-    let mut members = vec![PathBuf::from(entry_point), PathBuf::from("provider.toml")];
+    let mut members = vec![
+        PathBuf::from(entry_point),
+        PathBuf::from("provider.toml"),
+        PathBuf::from("extension.yaml"),
+    ];
     // archive_path already refused a component under a name the host keeps.
     members.extend(top);
     Ok(members)
