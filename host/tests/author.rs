@@ -196,13 +196,38 @@ async fn author_flow(language: &str, name: &str) {
         })
         .collect();
     members.sort();
-    assert_eq!(members.len(), 6, "{members:?}");
+    assert_eq!(members.len(), 7, "{members:?}");
     assert_eq!(members[0], "azd-wasm-host");
     assert_eq!(members[1], format!("build/{name}.wasm"));
-    assert_eq!(members[2], "precompiled/binding.toml", "{members:?}");
-    assert_eq!(members[3], "precompiled/provider.cwasm", "{members:?}");
-    // Signed with the key `package` made in the test's trust folder.
-    assert_eq!(members[4], "provider.sigstore.json", "{members:?}");
+    assert_eq!(members[2], "extension.yaml", "{members:?}");
+    assert_eq!(members[3], "precompiled/binding.toml", "{members:?}");
+    assert_eq!(members[4], "precompiled/provider.cwasm", "{members:?}");
+    // Signed with the key `package` made in the test's trust folder, after
+    // the precompile: the signature names every file the host runs or reads.
+    assert_eq!(members[5], "provider.sigstore.json", "{members:?}");
+    let signature = std::fs::read_to_string(installed.join("provider.sigstore.json")).unwrap();
+    let bundle: serde_json::Value = serde_json::from_str(&signature).unwrap();
+    use base64::Engine as _;
+    let statement: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(bundle["dsseEnvelope"]["payload"].as_str().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    let signed: Vec<&str> = statement["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for file in &members[1..] {
+        if file != "provider.sigstore.json" {
+            assert!(
+                signed.contains(&file.as_str()),
+                "{file} is not signed: {signed:?}"
+            );
+        }
+    }
     assert!(
         cache
             .with_file_name("azd-config")
@@ -218,7 +243,7 @@ async fn author_flow(language: &str, name: &str) {
         String::from_utf8_lossy(&version.stdout).contains("packaged sidecar"),
         "{version:?}"
     );
-    assert_eq!(members[5], "provider.toml");
+    assert_eq!(members[6], "provider.toml");
     served_from_package(&installed, name).await;
 }
 

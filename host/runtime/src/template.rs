@@ -199,6 +199,7 @@ impl Template {
             sandbox,
             dirs,
             self.policy.memory_bytes(),
+            self.policy.disk_bytes(),
             azd,
             credentials,
         );
