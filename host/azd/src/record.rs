@@ -11,10 +11,24 @@
 //! - each call the provider makes to azd's services (environment values,
 //!   questions) with azd's answer, so a replay can answer the same.
 //!
-//! Secret parameter values and the answers to secret questions are written
-//! as `REDACTED`. Environment values the provider read are kept as azd gave
-//! them (a replay serves them again): record against an environment that
+//! Nothing secret is written (`record_secrets`): secret parameter values
+//! (marked secret in the Parameters answer, of a secure type, or named like
+//! a secret) are `REDACTED` in every message that carries them (Parameters,
+//! Deploy and Preview answers, outputs, the Initialize config, values set in
+//! azd's environment), and so are answers to secret questions; every value
+//! known to be secret is masked wherever else it appears. Environment values
+//! the provider read are kept as azd gave them (a replay serves them again),
+//! but for those named like secrets: record against an environment that
 //! holds nothing you would not commit.
+//!
+//! The file is the user's alone (0600). Lines are written as they happen,
+//! with what is known to be secret then; when the conversation ends
+//! ([`Recorder::finish`]) the file is written again with everything learned
+//! taken out of every line (a value shown secret only later, as a parameter
+//! the Initialize config held), and scanned for what still looks like a
+//! credential (a JWT, a private key, a storage key, a connection string's
+//! key, a long random string): a recording that holds one is removed, the
+//! log naming the line, unless the `safe` list of its first line holds it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,6 +46,8 @@ use parking_lot::Mutex;
 use prost::Message as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+use crate::record_secrets::Known;
 
 /// The format of the lines this binary writes.
 pub const CONVERSATION_FORMAT: u32 = 1;
@@ -51,6 +67,10 @@ pub enum Line {
         /// The azd environment azd named (`AZD_ENVIRONMENT`), if it named one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         environment: Option<String>,
+        /// Strings the author marked safe: the recording may keep them
+        /// though they look like credentials.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        safe: Vec<String>,
     },
     /// A message azd sent.
     Azd {
@@ -109,7 +129,7 @@ impl Line {
         }
     }
 
-    /// A `host` line for `msg` (redacted).
+    /// A `host` line for `msg` (redacted by what it says itself, [`redact`]).
     pub fn host(msg: &pb::ProvisioningMessage) -> Self {
         let mut msg = msg.clone();
         redact(&mut msg);
@@ -132,12 +152,18 @@ impl Line {
 pub struct Recorder {
     path: PathBuf,
     sink: Mutex<Sink>,
+    /// What the conversation has shown to be secret.
+    known: Mutex<Known>,
+    /// What the author marked safe (the previous recording's first line).
+    safe: Vec<String>,
 }
 
 /// Where lines go: memory until azd's first request, then the file.
 enum Sink {
     Waiting(Vec<u8>),
     Open(std::fs::File),
+    /// Written for the last time ([`Recorder::finish`]).
+    Finished,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -156,6 +182,7 @@ impl Recorder {
         path: &Path,
         provider: &str,
         environment: Option<&str>,
+        safe: &[String],
     ) -> std::io::Result<Arc<Self>> {
         let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(folder) = folder
@@ -166,14 +193,25 @@ impl Recorder {
                 format!("the folder {} does not exist", folder.display()),
             ));
         }
+        // What the author marked safe: in the previous recording's first line, and `safe`.
+        let mut kept = previous_safe(path);
+        for s in safe {
+            if !s.is_empty() && !kept.contains(s) {
+                kept.push(s.clone());
+            }
+        }
+        let safe = kept;
         let recorder = Arc::new(Self {
             path: path.to_owned(),
             sink: Mutex::new(Sink::Waiting(Vec::new())),
+            known: Mutex::new(Known::default()),
+            safe: safe.clone(),
         });
         recorder.write(&Line::Recording {
             format: CONVERSATION_FORMAT,
             provider: provider.to_owned(),
             environment: environment.map(str::to_owned),
+            safe,
         });
         Ok(recorder)
     }
@@ -183,7 +221,8 @@ impl Recorder {
         &self.path
     }
 
-    /// A frame azd sent, as received (one that is not an envelope is kept too).
+    /// A frame azd sent, as received but for its secrets (one that is not an
+    /// envelope is kept too, its known secrets masked).
     pub(crate) fn azd_sent(&self, bytes: &[u8]) {
         let decoded = pb::ProvisioningMessage::decode(bytes).ok();
         if decoded
@@ -192,27 +231,123 @@ impl Recorder {
         {
             self.open();
         }
+        let known = self.known.lock();
+        let message = match &decoded {
+            Some(msg) => {
+                let mut msg = msg.clone();
+                known.redact(&mut msg);
+                msg.encode_to_vec()
+            }
+            None => {
+                let mut raw = bytes.to_vec();
+                known.mask(&mut raw);
+                raw
+            }
+        };
+        drop(known);
         self.write(&Line::Azd {
             id: decoded
                 .as_ref()
                 .map(|m| m.request_id.clone())
                 .unwrap_or_default(),
             kind: decoded.as_ref().map_or("unreadable", kind).to_owned(),
-            message: STANDARD.encode(bytes),
+            message: STANDARD.encode(message),
         });
     }
 
-    /// A message the extension sends.
+    /// A message the extension sends, once what it shows secret is learned.
     pub(crate) fn host_sent(&self, msg: &pb::ProvisioningMessage) {
-        self.write(&Line::host(msg));
+        let mut known = self.known.lock();
+        known.learn(msg);
+        let mut msg = msg.clone();
+        known.redact(&mut msg);
+        drop(known);
+        self.write(&Line::Host {
+            id: msg.request_id.clone(),
+            kind: kind(&msg).to_owned(),
+            message: STANDARD.encode(msg.encode_to_vec()),
+        });
     }
 
-    fn service(&self, call: &str, args: Value, answer: &Result<Value, ServiceError>) {
+    fn service(&self, call: &str, mut args: Value, answer: &Result<Value, ServiceError>) {
+        let known = self.known.lock();
+        let mut answer = answer.clone().map_err(|e| e.message.clone());
+        // A value set under a secret key is secret whatever it is.
+        let secret_key = args
+            .get("key")
+            .and_then(Value::as_str)
+            .is_some_and(|k| known.is_secret_key(k));
+        if call == "set_environment_value" && secret_key {
+            args["value"] = REDACTED.into();
+        }
+        known.json(&mut args, false);
+        match &mut answer {
+            Ok(value) if call == "environment_value" && secret_key => *value = REDACTED.into(),
+            Ok(value) if call == "environment_values" => {
+                for pair in value.as_array_mut().into_iter().flatten() {
+                    let secret = pair
+                        .get(0)
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| known.is_secret_key(k));
+                    if secret && let Some(v) = pair.get_mut(1) {
+                        *v = REDACTED.into();
+                    }
+                }
+                known.json(value, false);
+            }
+            Ok(value) => known.json(value, false),
+            Err(message) => *message = known.scrub(message),
+        }
+        drop(known);
         self.write(&Line::Service {
             call: call.to_owned(),
             args,
-            answer: answer.clone().map_err(|e| e.message.clone()),
+            answer,
         });
+    }
+
+    /// A value never to write (an answer to a secret question).
+    fn keep_secret(&self, value: &str) {
+        self.known.lock().add(value);
+    }
+
+    /// Ends the recording: the file is written again with every secret the
+    /// conversation showed taken out of every line (the provider's HTTP
+    /// traffic too), then scanned. A recording that still holds what looks
+    /// like a credential (and is not marked safe) is removed, the log naming
+    /// the line. A recording azd never asked anything is left alone.
+    pub fn finish(&self) {
+        let mut sink = self.sink.lock();
+        if !matches!(*sink, Sink::Open(_)) {
+            return;
+        }
+        *sink = Sink::Finished;
+        let outcome = std::fs::read_to_string(&self.path)
+            .map_err(|e| format!("cannot read it again: {e}"))
+            .and_then(|text| {
+                let known = self.known.lock();
+                crate::record_secrets::rewrite(&text, &known, &self.safe)
+            })
+            .and_then(|text| {
+                self.replace(&text)
+                    .map_err(|e| format!("cannot write it: {e}"))
+            });
+        if let Err(why) = outcome {
+            let _ = std::fs::remove_file(&self.path);
+            tracing::error!(path = %self.path.display(), "the conversation is not kept: {why}");
+        }
+    }
+
+    /// Puts `text` in place of the file, whole, readable by its owner only.
+    fn replace(&self, text: &str) -> std::io::Result<()> {
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut aside = tempfile::NamedTempFile::new_in(dir)?;
+        aside.write_all(text.as_bytes())?;
+        aside.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
     }
 
     /// Azd asked this extension something: the file is replaced with what
@@ -224,9 +359,10 @@ impl Recorder {
             return;
         };
         // Emptied, then appended to through this handle: writes at the end
-        // never overwrite what the traffic's own handle appended.
-        let opened = std::fs::File::create(&self.path)
-            .and_then(|_| std::fs::OpenOptions::new().append(true).open(&self.path))
+        // never overwrite what the traffic's own handle appended. The user's
+        // alone: 0600 when made, and made so again when it was there before.
+        let opened = private_file(&self.path)
+            .and_then(|()| std::fs::OpenOptions::new().append(true).open(&self.path))
             .and_then(|mut f| {
                 f.write_all(waiting)?;
                 Ok(f)
@@ -248,6 +384,7 @@ impl Recorder {
         text.push(b'\n');
         match &mut *self.sink.lock() {
             Sink::Waiting(waiting) => waiting.extend_from_slice(&text),
+            Sink::Finished => {}
             Sink::Open(file) => {
                 if let Err(e) = file.write_all(&text) {
                     tracing::warn!(path = %self.path.display(), "cannot write the conversation: {e}");
@@ -271,16 +408,39 @@ pub fn kind(msg: &pb::ProvisioningMessage) -> &'static str {
     }
 }
 
-/// Takes secrets out of `msg`: the values of secret parameters.
+/// Takes secrets out of `msg` by what the message itself says: parameters
+/// marked secret, of a secure type or named like secrets, such outputs and
+/// Initialize config keys (what a replay's answers are compared after).
 pub fn redact(msg: &mut pb::ProvisioningMessage) {
-    if let Some(MessageType::ParametersResponse(r)) = &mut msg.message_type {
-        for p in r
-            .parameters
-            .iter_mut()
-            .filter(|p| p.secret && !p.value.is_empty())
-        {
-            REDACTED.clone_into(&mut p.value);
-        }
+    Known::default().redact_fields(msg);
+}
+
+/// Empties the file at `path` (or makes it), readable and writable by its
+/// owner only.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        options.mode(0o600);
+        let file = options.open(path)?;
+        // A file that was there before keeps its mode through `open`.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        return Ok(());
+    }
+    #[cfg(not(unix))]
+    options.open(path).map(drop)
+}
+
+/// The `safe` list of the conversation already at `path`, if it is one.
+fn previous_safe(path: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    match text.lines().next().map(serde_json::from_str::<Line>) {
+        Some(Ok(Line::Recording { safe, .. })) => safe,
+        _ => Vec::new(),
     }
 }
 
@@ -353,6 +513,9 @@ impl<S: AzdServices> AzdServices for Recorded<S> {
         let args = json!({ "message": q.message, "secret": q.secret });
         let secret = q.secret;
         let answer = self.inner.prompt(q).await;
+        if secret && let Ok(a) = &answer {
+            self.recorder.keep_secret(a);
+        }
         let shown = answer
             .clone()
             .map(|a| Value::from(if secret { REDACTED.to_owned() } else { a }));
@@ -405,7 +568,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
         std::fs::write(&path, "another extension's conversation\n").unwrap();
-        let recorder = Recorder::create(&path, "p", None).unwrap();
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
         recorder.host_sent(&parameters(false)); // e.g. the registration
         recorder.azd_sent(b"");
         let kept = std::fs::read_to_string(&path).unwrap();
@@ -436,7 +599,7 @@ mod tests {
         assert_eq!(lines[4]["event"], "token");
         assert_eq!(lines[5]["from"], "host");
         let missing = dir.path().join("nowhere/c.jsonl");
-        let e = Recorder::create(&missing, "p", None).unwrap_err();
+        let e = Recorder::create(&missing, "p", None, &[]).unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
     }
 
@@ -444,11 +607,16 @@ mod tests {
     fn secret_parameter_values_never_reach_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
-        let recorder = Recorder::create(&path, "p", Some("dev")).unwrap();
+        let recorder = Recorder::create(&path, "p", Some("dev"), &[]).unwrap();
         recorder.azd_sent(&request());
         recorder.host_sent(&parameters(true));
-        recorder.host_sent(&parameters(false));
-        recorder.azd_sent(b"\xff\xff not protobuf");
+        let mut plain = parameters(false);
+        if let Some(MessageType::ParametersResponse(r)) = &mut plain.message_type {
+            "region".clone_into(&mut r.parameters[0].name);
+            "westus".clone_into(&mut r.parameters[0].value);
+        }
+        recorder.host_sent(&plain);
+        recorder.azd_sent(b"\xff\xff not protobuf hunter22");
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<Line> = text
             .lines()
@@ -466,13 +634,36 @@ mod tests {
         let Some(MessageType::ParametersResponse(r)) = plain.message_type else {
             panic!()
         };
-        assert_eq!(r.parameters[0].value, "hunter22");
+        assert_eq!(r.parameters[0].value, "westus");
         assert!(matches!(&lines[4], Line::Azd { kind, .. } if kind == "unreadable"));
         assert!(lines[4].envelope().unwrap().is_err());
+        // The secret is masked even in bytes that are not a message.
+        let Line::Azd { message, .. } = &lines[4] else {
+            panic!()
+        };
+        let raw = STANDARD.decode(message).unwrap();
+        assert!(raw.ends_with(b"not protobuf ********"), "{raw:?}");
         assert_eq!(
             text.matches("hunter22").count(),
             0,
             "a value is written only inside its base64 message"
+        );
+        // A parameter named like a secret is redacted though not marked secret.
+        let mut named = parameters(false);
+        if let Some(MessageType::ParametersResponse(r)) = &mut named.message_type {
+            "other".clone_into(&mut r.parameters[0].value);
+        }
+        recorder.host_sent(&named);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last: Line = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let Some(MessageType::ParametersResponse(r)) =
+            last.envelope().unwrap().unwrap().message_type
+        else {
+            panic!()
+        };
+        assert_eq!(
+            r.parameters[0].value, REDACTED,
+            "`password` is a secret by its name"
         );
     }
 
@@ -512,7 +703,7 @@ mod tests {
     async fn each_service_call_is_written_with_azds_answer() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
-        let recorder = Recorder::create(&path, "p", None).unwrap();
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
         recorder.azd_sent(&request());
         let services = Recorded::new(Fixed, recorder);
         assert_eq!(services.current_environment().await.unwrap(), "dev");
@@ -554,5 +745,138 @@ mod tests {
         );
         assert_eq!(calls[3], ("confirm".into(), Ok(json!(false))));
         assert_eq!(calls[4], ("prompt".into(), Ok(json!(REDACTED))));
+    }
+
+    /// azd's Initialize, with `config`, as bytes on the wire.
+    fn initialize(config: serde_json::Value) -> Vec<u8> {
+        pb::ProvisioningMessage {
+            request_id: "r1".into(),
+            message_type: Some(MessageType::InitializeRequest(
+                pb::ProvisioningInitializeRequest {
+                    project_path: "/p".into(),
+                    options: Some(pb::ProvisioningOptions {
+                        provider: "p".into(),
+                        config: Some(azd_wasm_host_core::json::object_to_struct(
+                            config.as_object().unwrap(),
+                        )),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            )),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    /// Everything the file says, its messages decoded.
+    fn everything(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut all = text.clone();
+        for l in text.lines() {
+            let line: Line = serde_json::from_str(l).unwrap();
+            if let Some(Ok(msg)) = line.envelope() {
+                all.push_str(&format!("{msg:?}"));
+            }
+        }
+        all
+    }
+
+    #[tokio::test]
+    async fn a_secret_shown_late_is_taken_out_of_every_line_when_the_recording_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
+        // The config holds the value before anything says it is secret.
+        recorder.azd_sent(&initialize(
+            json!({ "dbPass": "hunter2-db", "apiKey": "k-123", "name": "n" }),
+        ));
+        let services = Recorded::new(Fixed, Arc::clone(&recorder));
+        services
+            .set_environment_value("dev", "DB", "hunter2-db")
+            .await
+            .unwrap();
+        services
+            .set_environment_value("dev", "DB_PASSWORD", "other-secret")
+            .await
+            .unwrap();
+        let mut parameters = parameters(true);
+        if let Some(MessageType::ParametersResponse(r)) = &mut parameters.message_type {
+            "dbPass".clone_into(&mut r.parameters[0].name);
+            "hunter2-db".clone_into(&mut r.parameters[0].value);
+        }
+        recorder.host_sent(&parameters);
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r2",
+            "connecting with hunter2-db".into(),
+            0,
+        ));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "the conversation is readable by others");
+        }
+        // Named like secrets: out at once. The parameter's value: out of the lines after it.
+        let now = everything(&path);
+        assert!(
+            !now.contains("k-123") && !now.contains("other-secret"),
+            "{now}"
+        );
+        recorder.finish();
+        let after = everything(&path);
+        assert!(!after.contains("hunter2-db"), "{after}");
+        assert!(
+            after.contains("\"n\""),
+            "the rest of the config is kept: {after}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        // Still a conversation a replay reads.
+        for l in std::fs::read_to_string(&path).unwrap().lines() {
+            let line: Line = serde_json::from_str(l).unwrap();
+            assert!(line.envelope().is_none_or(|m| m.is_ok()), "{l}");
+        }
+    }
+
+    #[test]
+    fn a_recording_that_still_holds_a_credential_is_removed_unless_marked_safe() {
+        let jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0LXVzZXItMTIzIn0.c2ln";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
+        recorder.azd_sent(&request());
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r0",
+            format!("got {jwt}"),
+            0,
+        ));
+        recorder.finish();
+        assert!(!path.exists(), "a recording with a JWT was kept");
+        // Marked safe (AZD_WASM_HOST_RECORD_SAFE): kept, and the mark with it.
+        let recorder = Recorder::create(&path, "p", None, &[jwt.to_owned()]).unwrap();
+        recorder.azd_sent(&request());
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r0",
+            format!("got {jwt}"),
+            0,
+        ));
+        recorder.finish();
+        let first = std::fs::read_to_string(&path).unwrap();
+        assert!(first.contains(jwt));
+        // Recorded again: the mark in its first line still holds.
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
+        recorder.azd_sent(&request());
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r0",
+            format!("got {jwt}"),
+            0,
+        ));
+        recorder.finish();
+        assert!(path.exists(), "the safe mark of the first line was lost");
     }
 }

@@ -113,7 +113,7 @@ impl Traffic {
             response: RecordedResponse {
                 status: head.status.as_u16(),
                 headers: secrets.headers(&head.headers),
-                body: RecordedBody::of(&secrets.body(&body)),
+                body: RecordedBody::of(&secrets.body(&body, &head.headers)),
             },
         };
         drop(secrets);
@@ -133,7 +133,7 @@ impl Traffic {
             method: parts.method.as_str().to_owned(),
             uri: secrets.uri(&parts.uri.to_string()),
             headers: secrets.headers(&parts.headers),
-            body: RecordedBody::of(&secrets.body(body)),
+            body: RecordedBody::of(&secrets.body(body, &parts.headers)),
         }
     }
 }
