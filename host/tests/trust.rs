@@ -20,7 +20,7 @@
 )]
 mod trust_case;
 
-use azd_wasm_host_fixtures::{copy_dir, output_text as text, repo_root};
+use azd_wasm_host_fixtures::{copy_dir, output_text as text};
 use std::path::Path;
 use std::process::Command;
 use trust_case::{BIN, Case, Registry, on_a_terminal, refused, succeeded};

@@ -35,6 +35,7 @@ mod manager;
 mod pacing;
 mod progress;
 pub mod record;
+mod record_file;
 mod record_secrets;
 mod tokens;
 

@@ -11,24 +11,17 @@
 //! - each call the provider makes to azd's services (environment values,
 //!   questions) with azd's answer, so a replay can answer the same.
 //!
-//! Nothing secret is written (`record_secrets`): secret parameter values
-//! (marked secret in the Parameters answer, of a secure type, or named like
-//! a secret) are `REDACTED` in every message that carries them (Parameters,
-//! Deploy and Preview answers, outputs, the Initialize config, values set in
-//! azd's environment), and so are answers to secret questions; every value
-//! known to be secret is masked wherever else it appears. Environment values
-//! the provider read are kept as azd gave them (a replay serves them again),
-//! but for those named like secrets: record against an environment that
-//! holds nothing you would not commit.
-//!
-//! The file is the user's alone (0600). Lines are written as they happen,
-//! with what is known to be secret then; when the conversation ends
-//! ([`Recorder::finish`]) the file is written again with everything learned
-//! taken out of every line (a value shown secret only later, as a parameter
-//! the Initialize config held), and scanned for what still looks like a
-//! credential (a JWT, a private key, a storage key, a connection string's
-//! key, a long random string): a recording that holds one is removed, the
-//! log naming the line, unless the `safe` list of its first line holds it.
+//! Nothing secret is written (`record_secrets`): secret parameter values are
+//! `REDACTED` in every message that carries them (Parameters, Deploy and
+//! Preview answers, outputs, the Initialize config, values set in azd's
+//! environment), and so are answers to secret questions; every value known
+//! to be secret is masked wherever else it appears. Environment values the
+//! provider read are kept (a replay serves them) but for those named like
+//! secrets: record against an environment that holds nothing you would not
+//! commit. The file is the user's alone (0600); when the conversation ends
+//! ([`Recorder::finish`]) it is written again without everything learned
+//! secret, then scanned: one still holding what looks like a credential is
+//! removed, unless its first line's `safe` list holds it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -194,13 +187,7 @@ impl Recorder {
             ));
         }
         // What the author marked safe: in the previous recording's first line, and `safe`.
-        let mut kept = previous_safe(path);
-        for s in safe {
-            if !s.is_empty() && !kept.contains(s) {
-                kept.push(s.clone());
-            }
-        }
-        let safe = kept;
+        let safe = crate::record_file::previous_safe(path, safe);
         let recorder = Arc::new(Self {
             path: path.to_owned(),
             sink: Mutex::new(Sink::Waiting(Vec::new())),
@@ -231,20 +218,7 @@ impl Recorder {
         {
             self.open();
         }
-        let known = self.known.lock();
-        let message = match &decoded {
-            Some(msg) => {
-                let mut msg = msg.clone();
-                known.redact(&mut msg);
-                msg.encode_to_vec()
-            }
-            None => {
-                let mut raw = bytes.to_vec();
-                known.mask(&mut raw);
-                raw
-            }
-        };
-        drop(known);
+        let message = self.known.lock().redacted_frame(bytes, decoded.as_ref());
         self.write(&Line::Azd {
             id: decoded
                 .as_ref()
@@ -270,35 +244,10 @@ impl Recorder {
     }
 
     fn service(&self, call: &str, mut args: Value, answer: &Result<Value, ServiceError>) {
-        let known = self.known.lock();
         let mut answer = answer.clone().map_err(|e| e.message.clone());
-        // A value set under a secret key is secret whatever it is.
-        let secret_key = args
-            .get("key")
-            .and_then(Value::as_str)
-            .is_some_and(|k| known.is_secret_key(k));
-        if call == "set_environment_value" && secret_key {
-            args["value"] = REDACTED.into();
-        }
-        known.json(&mut args, false);
-        match &mut answer {
-            Ok(value) if call == "environment_value" && secret_key => *value = REDACTED.into(),
-            Ok(value) if call == "environment_values" => {
-                for pair in value.as_array_mut().into_iter().flatten() {
-                    let secret = pair
-                        .get(0)
-                        .and_then(Value::as_str)
-                        .is_some_and(|k| known.is_secret_key(k));
-                    if secret && let Some(v) = pair.get_mut(1) {
-                        *v = REDACTED.into();
-                    }
-                }
-                known.json(value, false);
-            }
-            Ok(value) => known.json(value, false),
-            Err(message) => *message = known.scrub(message),
-        }
-        drop(known);
+        self.known
+            .lock()
+            .redact_service(call, &mut args, &mut answer);
         self.write(&Line::Service {
             call: call.to_owned(),
             args,
@@ -329,25 +278,13 @@ impl Recorder {
                 crate::record_secrets::rewrite(&text, &known, &self.safe)
             })
             .and_then(|text| {
-                self.replace(&text)
+                crate::record_file::replace(&self.path, &text)
                     .map_err(|e| format!("cannot write it: {e}"))
             });
         if let Err(why) = outcome {
             let _ = std::fs::remove_file(&self.path);
             tracing::error!(path = %self.path.display(), "the conversation is not kept: {why}");
         }
-    }
-
-    /// Puts `text` in place of the file, whole, readable by its owner only.
-    fn replace(&self, text: &str) -> std::io::Result<()> {
-        let dir = match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut aside = tempfile::NamedTempFile::new_in(dir)?;
-        aside.write_all(text.as_bytes())?;
-        aside.persist(&self.path).map_err(|e| e.error)?;
-        Ok(())
     }
 
     /// Azd asked this extension something: the file is replaced with what
@@ -361,7 +298,7 @@ impl Recorder {
         // Emptied, then appended to through this handle: writes at the end
         // never overwrite what the traffic's own handle appended. The user's
         // alone: 0600 when made, and made so again when it was there before.
-        let opened = private_file(&self.path)
+        let opened = crate::record_file::private_file(&self.path)
             .and_then(|()| std::fs::OpenOptions::new().append(true).open(&self.path))
             .and_then(|mut f| {
                 f.write_all(waiting)?;
@@ -413,35 +350,6 @@ pub fn kind(msg: &pb::ProvisioningMessage) -> &'static str {
 /// Initialize config keys (what a replay's answers are compared after).
 pub fn redact(msg: &mut pb::ProvisioningMessage) {
     Known::default().redact_fields(msg);
-}
-
-/// Empties the file at `path` (or makes it), readable and writable by its
-/// owner only.
-fn private_file(path: &Path) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-        options.mode(0o600);
-        let file = options.open(path)?;
-        // A file that was there before keeps its mode through `open`.
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        return Ok(());
-    }
-    #[cfg(not(unix))]
-    options.open(path).map(drop)
-}
-
-/// The `safe` list of the conversation already at `path`, if it is one.
-fn previous_safe(path: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
-    match text.lines().next().map(serde_json::from_str::<Line>) {
-        Some(Ok(Line::Recording { safe, .. })) => safe,
-        _ => Vec::new(),
-    }
 }
 
 /// azd's services, with every call and answer written to a recording.
@@ -761,7 +669,6 @@ mod tests {
                         )),
                         ..Default::default()
                     }),
-                    ..Default::default()
                 },
             )),
             ..Default::default()

@@ -104,6 +104,27 @@ impl Known {
         self.values.mask(bytes);
     }
 
+    /// A frame azd sent (`decoded`, when it is a message) as a recording
+    /// holds it: the message redacted, or the bytes with known values masked.
+    pub(crate) fn redacted_frame(
+        &self,
+        bytes: &[u8],
+        decoded: Option<&pb::ProvisioningMessage>,
+    ) -> Vec<u8> {
+        match decoded {
+            Some(msg) => {
+                let mut msg = msg.clone();
+                self.redact(&mut msg);
+                msg.encode_to_vec()
+            }
+            None => {
+                let mut raw = bytes.to_vec();
+                self.mask(&mut raw);
+                raw
+            }
+        }
+    }
+
     /// The fields of `msg` that are secret by name, by type or by mark.
     pub(crate) fn redact_fields(&self, msg: &mut pb::ProvisioningMessage) {
         match &mut msg.message_type {
@@ -191,6 +212,42 @@ impl Known {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A call to azd's services and its answer as a recording holds them: a
+    /// value set or read under a secret key is redacted whatever it is; all
+    /// lose known values and shapes.
+    pub(crate) fn redact_service(
+        &self,
+        call: &str,
+        args: &mut Value,
+        answer: &mut Result<Value, String>,
+    ) {
+        let secret_key = args
+            .get("key")
+            .and_then(Value::as_str)
+            .is_some_and(|k| self.is_secret_key(k));
+        if call == "set_environment_value" && secret_key {
+            args["value"] = REDACTED.into();
+        }
+        self.json(args, false);
+        match answer {
+            Ok(value) if call == "environment_value" && secret_key => *value = REDACTED.into(),
+            Ok(value) if call == "environment_values" => {
+                for pair in value.as_array_mut().into_iter().flatten() {
+                    let secret = pair
+                        .get(0)
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| self.is_secret_key(k));
+                    if secret && let Some(v) = pair.get_mut(1) {
+                        *v = REDACTED.into();
+                    }
+                }
+                self.json(value, false);
+            }
+            Ok(value) => self.json(value, false),
+            Err(message) => *message = self.scrub(message),
         }
     }
 
@@ -395,7 +452,6 @@ mod tests {
                         )),
                         ..Default::default()
                     }),
-                    ..Default::default()
                 },
             )),
             ..Default::default()

@@ -70,7 +70,7 @@ async fn a_guest_writing_past_disk_mb_gets_no_space_and_the_folder_stays_within_
     let out = setup.project().join("out");
     // Without the bound each way would write far more than it (8 MiB, 2,000
     // entries, 1 TiB): none of them may succeed.
-    assert!(DISK_CHUNK * DISK_CHUNKS > 4 * BOUND);
+    const { assert!(DISK_CHUNK * DISK_CHUNKS > 4 * BOUND) };
     for way in [
         "one big file",
         "many small files",

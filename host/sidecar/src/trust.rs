@@ -65,7 +65,7 @@ pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
         Consent::Allowed => None,
         Consent::Asks(p) => {
             tracing::info!(more = ?p.diff.more, first = p.first, "the provider asks for grants not allowed yet");
-            Some(p)
+            Some(*p)
         }
     };
     Ok(Checked { pending, shipped })

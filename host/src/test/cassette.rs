@@ -335,17 +335,14 @@ impl Cassette {
                         .into_iter()
                         .find(|f| !safe.iter().any(|s| !s.is_empty() && s.contains(&f.text)));
                     if let Some(f) = found {
+                        // Without its query, which may be where it is.
+                        let path = request.uri.split('?').next().unwrap_or_default();
                         return Some(format!(
-                            "step {} ({}), exchange {} ({}): the {place} holds what looks like {}",
+                            "step {} ({}), exchange {} ({} {path}): the {place} holds what looks like {}",
                             step.step,
                             step.command,
                             n + 1,
-                            // Without its query, which may be where it is.
-                            format!(
-                                "{} {}",
-                                request.method,
-                                request.uri.split('?').next().unwrap_or_default()
-                            ),
+                            request.method,
                             f.shown()
                         ));
                     }

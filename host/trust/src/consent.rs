@@ -58,7 +58,7 @@ pub enum Consent {
     /// It asks for nothing the user has not allowed.
     Allowed,
     /// It asks for more than the user allowed: not to run until approved.
-    Asks(Pending),
+    Asks(Box<Pending>),
 }
 
 /// Grants a provider asks for that the user has not allowed yet.
@@ -138,7 +138,7 @@ pub fn check(
         text,
     };
     if !pending.diff.asks_for_nothing_more() {
-        return Ok(Consent::Asks(pending));
+        return Ok(Consent::Asks(Box::new(pending)));
     }
     match previous {
         None => {

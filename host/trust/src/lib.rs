@@ -28,6 +28,7 @@
 //! [Sigstore bundle]: https://github.com/sigstore/protobuf-specs
 //! [in-toto statement]: https://github.com/in-toto/attestation/blob/main/spec/v1/statement.md
 
+mod bundle;
 pub mod consent;
 mod envelope;
 mod error;

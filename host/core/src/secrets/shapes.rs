@@ -2,7 +2,7 @@
 //! ([`scrub_shapes`]), and looked for once a recording is redacted
 //! ([`find_credential`]).
 
-use super::REDACTED;
+use super::names::REDACTED;
 
 /// Connection-string keys whose values are credentials (lower case, with `=`).
 const CONNECTION_KEYS: &[&str] = &[

@@ -3,7 +3,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
-use super::REDACTED;
+use super::names::REDACTED;
 
 /// Values shorter than this are found only where they stand alone (not
 /// inside a longer word or number), so that a short value does not take out
@@ -148,7 +148,8 @@ fn hex_at(hay: &[u8], at: usize) -> Option<u8> {
 /// Whether `hay[start..end]` is not part of a longer word or number.
 fn stands_alone(hay: &[u8], start: usize, end: usize) -> bool {
     let word = |b: &u8| b.is_ascii_alphanumeric();
-    !(start > 0 && hay.get(start - 1).is_some_and(word)) && !hay.get(end).is_some_and(word)
+    let before = start.checked_sub(1).and_then(|i| hay.get(i));
+    !before.is_some_and(word) && !hay.get(end).is_some_and(word)
 }
 
 fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {

@@ -10,7 +10,7 @@
 //!   `x-ms-copy-source` or `Azure-AsyncOperation` loses its `sig`);
 //! - the URI: secret query values by name (`sig`, `code`, `*token*`, …),
 //!   known secrets (also URL-encoded), user-info;
-//! - bodies ([`body`](super::redact_body)): JSON fields, form fields and XML
+//! - bodies (`redact_body`): JSON fields, form fields and XML
 //!   elements named like secrets (and Key Vault's or `listKeys`' `value`),
 //!   and everywhere known secrets and shapes;
 //! - known secrets: every token the host handed the guest and every value of
@@ -75,11 +75,6 @@ impl Secrets {
             })
             .collect();
         format!("{base}?{}", query.join("&"))
-    }
-
-    /// A body, redacted as its kind allows (JSON, form, XML, text).
-    pub(crate) fn body(&self, bytes: &[u8], headers: &http::HeaderMap) -> Vec<u8> {
-        super::redact_body::body(self, bytes, headers)
     }
 }
 

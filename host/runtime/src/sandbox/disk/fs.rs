@@ -9,8 +9,8 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
 
+use super::budget::{DiskBudget, ENTRY_BYTES, NoSpace, growth};
 use super::stream::{BoundedOutput, Position};
-use super::{DiskBudget, ENTRY_BYTES, NoSpace, growth};
 
 /// Links `wasi:filesystem/types` to [`BoundedFs`].
 pub(crate) struct BoundedFsData;

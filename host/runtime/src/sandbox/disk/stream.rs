@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use wasmtime_wasi::p2::{DynOutputStream, OutputStream, Pollable, StreamError, StreamResult};
 
-use super::{DiskBudget, growth};
+use super::budget::{DiskBudget, growth};
 
 /// Where a stream writes.
 #[derive(Debug, Clone, Copy)]
