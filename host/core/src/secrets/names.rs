@@ -40,7 +40,7 @@ const SECRET_PARTS: &[&str] = &[
 ];
 
 /// Whole names (lower case, letters and digits only) that are credentials.
-const SECRET_NAMES: &[&str] = &["key", "key1", "key2", "sig", "pwd", "sas", "auth"];
+const SECRET_NAMES: &[&str] = &["key", "key1", "key2", "sig", "pwd", "sas"];
 
 /// Whether a value named `name` (a header, query parameter, JSON or form
 /// field, XML element, parameter or config key) is a credential by its name.
@@ -109,6 +109,8 @@ mod tests {
             "id",
             "TableName",
             "permissions",
+            "auth",
+            "authority",
             "",
         ] {
             assert!(!is_secret_name(plain), "{plain}");
