@@ -26,7 +26,10 @@
 #    dropped host, env refresh, down answered "n" on a terminal, down --force;
 #    then the Rust one's trust: its installed component changed (refused), an update asking for
 #    one more grant (refused under --no-prompt, asked at azd's prompt on a terminal, runs after
-#    yes), an update with fewer grants (runs unasked);
+#    yes), an update with fewer grants (runs unasked); go-devcerts, first seen with grants, is
+#    refused under --no-prompt (naming them and approve), asked at azd's prompt ("n" refuses),
+#    then approved as CI approves (the installed binary's `approve`, also run after every other
+#    install of a provider with grants);
 # 6. packages examples/azure-storage (Rust, the Azure Storage REST API) as its own extension and
 #    installs it, then against Azurite on free loopback ports: azd provision --preview, provision,
 #    provision again (skipped), env refresh and down --force --purge, each checked against
@@ -175,6 +178,12 @@ t="$(now)"
 OFFLINE_SOURCES=1 PREWARM=0 PRECOMPILE=0 AZD="$azd" "$repo_root/scripts/install-azd-extension.sh" "${install_args[@]}" 2>&1 |
   tee -a "$transcript" >&2 || fail "installing the extension (scripts/install-azd-extension.sh)"
 say "== build + install extension in $(elapsed "$t") s"
+# localfiles asks for directories and azd's environment and prompt: a provider azd starts for the
+# first time runs only once the user allowed that (azd's prompt, or `approve`). CI allows it once
+# after installing, as here; the first-run refusal and prompt are shown with go-devcerts below.
+"$AZD_CONFIG_DIR/extensions/azd.wasm-host/azd-wasm-host" approve >>"$transcript" 2>&1 ||
+  fail "azd-wasm-host approve (localfiles, after install)"
+say "== approved the grants of localfiles (azd-wasm-host approve, as CI runs it after install)"
 # componentize-qjs for the JavaScript provider below (installed with examples/js-hello).
 "$repo_root/scripts/build-examples.sh" js-hello >>"$transcript" 2>&1 || fail "scripts/build-examples.sh js-hello"
 
@@ -532,6 +541,18 @@ PY
   pass "azd cached the metadata of $id (its config schema and granted variables) at install"
 }
 
+approve_installed() { # NAME: the installed local.NAME's `approve`, as CI runs it after installing
+  local t rc=0
+  say ""
+  say "\$ ~/.azd/extensions/local.$1/azd-wasm-host approve"
+  t="$(now)"
+  "$AZD_CONFIG_DIR/extensions/local.$1/azd-wasm-host" approve >"$work/step.out" 2>&1 || rc=$?
+  sed 's/^/  | /' "$work/step.out" | tee -a "$transcript"
+  say "  ($(elapsed "$t") s, exit $rc)"
+  ((rc == 0)) || fail "azd-wasm-host approve (local.$1)"
+  passed=$((passed + 1))
+}
+
 author_flow() { # LANGUAGE NAME
   local language=$1 name=$2
   mkdir -p "$work/authors/$language"
@@ -646,6 +667,21 @@ env_name=certs
 env_file="$project/.azure/$env_name/.env"
 san() { openssl x509 -in "$1" -noout -ext subjectAltName | tail -n +2 | tr -d ' '; }
 azd_step env new "$env_name" --no-prompt || fail "azd env new $env_name"
+# A provider azd starts for the first time that asks for grants (devcerts: two read-write folders,
+# azd's environment, questions) runs only once the user allowed them: under --no-prompt azd's
+# command is refused, naming each grant and `approve`; on a terminal azd asks (default no), and
+# "n" keeps it refused; `approve` (what CI runs after installing) allows them.
+if azd_step provision --preview --no-prompt; then fail "a first-seen provider with grants ran unasked"; fi
+grep -q "provider \`devcerts\` .* runs here for the first time" "$work/step.out" &&
+  grep -q "+ directory certs (read-write)" "$work/step.out" && grep -q "approve --manifest" "$work/step.out" ||
+  fail "the first-run refusal does not name the grants and the approve command"
+pass "a first-seen provider with grants is refused under --no-prompt, naming its grants and approve"
+rc=0
+azd_pty_step "Allow?" n provision --preview || rc=$?
+((rc != 124 && rc != 0)) || fail "azd provision --preview answered no at the first-run prompt did not stop (exit $rc)"
+grep -q "runs here for the first time and asks for" "$work/step.out" || fail "azd did not ask about the first run's grants"
+pass "azd asked about the first run's grants at its own prompt; 'no' kept the provider from running"
+approve_installed devcerts
 azd_step provision --preview --no-prompt || fail "azd provision --preview (devcerts)"
 grep -q "devcerts would create 3, modify 0 and delete 0" "$work/step.out" ||
   fail "the devcerts preview does not show 3 resources to create"
@@ -726,6 +762,7 @@ cp "$example/extension.yaml" "$ext/"
 cp "$example/build/azure-storage.wasm" "$ext/build/"
 cd "$ext"
 package_and_install azure-storage
+approve_installed azure-storage
 mkdir -p "$storage/project"
 cp "$ext/azure.yaml" "$storage/project/"
 export AZURE_STORAGE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -788,6 +825,7 @@ cp "$jsstorage/project/azure.yaml" "$jsext/"
 cp "$jsexample/extension.yaml" "$jsext/"
 cd "$jsext"
 package_and_install storage-js
+approve_installed storage-js
 cd "$jsstorage/project"
 project="$jsstorage/project"
 env_file="$project/.azure/$env_name/.env"

@@ -131,6 +131,8 @@ sidecar_lifecycle() {
   [[ $platform == windows-* ]] && exe=azd-wasm-host.exe
   mkdir -p "$dir"
   tar xzf "$WORK/pkg-$example/"*-"$platform".tar.gz -C "$dir" || { note "cannot unpack the $platform archive"; return 1; }
+  # A provider with grants (the Python one's folders) runs only once allowed: as CI allows it.
+  "$NATIVE_HOST" approve --manifest "$dir/provider.toml" >/dev/null 2>&1 || { note "cannot approve $example"; return 1; }
   local ext="$WORK/ext-$platform-$example" log="$WORK/sidecar-$platform-$example.log"
   # As azd starts it: no manifest named, so the sidecar reads the provider.toml beside it.
   {

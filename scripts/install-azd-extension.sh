@@ -157,4 +157,8 @@ if [[ "${PREWARM:-$prewarm_default}" == 1 ]]; then
   log "compiled the component into the cache in $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)") s"
 fi
 log "installed $ext_id $ext_version at $installed_dir"
+# A provider that asks for grants (localfiles: folders, azd's environment, questions) runs only
+# once you allowed them: azd asks at its first command, or allow them now, as CI does.
+log "its grants need your consent: azd asks at the first command (--no-prompt refuses), or run:"
+log "  $installed_dir/$entry_point approve"
 echo "$installed_dir"

@@ -637,6 +637,16 @@ async fn python_cold_install(root: &Path, runs: usize) -> anyhow::Result<(Durati
     for _ in 0..runs {
         let work = tempfile::tempdir()?;
         let (installed, _) = install(root, &manifest, "localfiles", work.path())?;
+        // Its grants (folders, azd's environment and prompt) allowed once, as CI allows them.
+        let approved = Command::new(installed.join("azd-wasm-host"))
+            .arg("approve")
+            .env("AZD_CONFIG_DIR", work.path().join("azd-config"))
+            .output()?;
+        anyhow::ensure!(
+            approved.status.success(),
+            "approve failed: {}",
+            String::from_utf8_lossy(&approved.stderr)
+        );
         let home = work.path().join("home");
         let project = work.path().join("project");
         std::fs::create_dir_all(&home)?;

@@ -20,9 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use azd_wasm_host_runtime::{
-    CheckReport, EnvironmentAccess, FsAccess, Policy, PolicyDiff, RuntimeOptions,
-};
+use azd_wasm_host_runtime::{CheckReport, EnvironmentAccess, Policy, PolicyDiff, RuntimeOptions};
 
 /// `check`: validate and describe a component, on stdout.
 pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
@@ -190,10 +188,12 @@ fn write_policy(out: &mut String, policy: &Policy) {
             "  azd      access tokens for {scope} (from `azd auth token`)"
         );
     }
-    if policy.fs.iter().any(|g| g.access == FsAccess::ReadWrite) {
+    if policy.writes_files() {
         let _ = writeln!(
             out,
-            "  disk     not bounded: read-write grants may take what the disk holds"
+            "  disk     {} MiB per instance across its read-write grants (disk_mb; past it a \
+             write fails: no space)",
+            policy.disk_mb
         );
     }
 }
@@ -328,11 +328,17 @@ mod tests {
     }
 
     #[test]
-    fn grants_outside_the_project_and_unbounded_disk_are_said() {
+    fn grants_outside_the_project_and_the_disk_bound_are_said() {
         let report =
             report_of("fs = [{ path = \"../shared\", access = \"read\", outside_project = true }]");
         assert!(report.contains("OUTSIDE the azd project"), "{report}");
+        assert!(!report.contains("disk "), "{report}");
         let report = report_of("fs = [{ path = \"out\", access = \"read-write\" }]");
-        assert!(report.contains("disk     not bounded"), "{report}");
+        assert!(
+            report.contains("disk     64 MiB per instance across its read-write grants"),
+            "{report}"
+        );
+        let report = report_of("fs = [{ path = \"out\", access = \"read-write\" }]\ndisk_mb = 5");
+        assert!(report.contains("disk     5 MiB per instance"), "{report}");
     }
 }

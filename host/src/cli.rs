@@ -73,7 +73,8 @@ pub(crate) enum Command {
     },
     /// Print azd's metadata for the packaged extension beside this binary (azd runs it at install).
     Metadata,
-    /// Allow what a new version of an installed provider asks for beyond what you allowed before.
+    /// Allow what an installed provider asks for: a new one's grants, or what an update asks for
+    /// beyond what you allowed before (CI runs it once after `azd extension install`).
     Approve {
         /// The provider manifest (default: `provider.toml` beside this binary).
         #[arg(long)]

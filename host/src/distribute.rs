@@ -25,6 +25,7 @@ pub(crate) async fn pull(
             hosts_from: None,
             sign: None,
             unsigned: false,
+            resign: args.resign,
         };
         let packaged =
             tokio::task::spawn_blocking(move || azd_wasm_host_author::package(&package)).await??;

@@ -226,15 +226,42 @@ async fn author_flow(language: &str, name: &str) {
         })
         .collect();
     members.sort();
-    assert_eq!(members.len(), 8, "{members:?}");
+    assert_eq!(members.len(), 9, "{members:?}");
     assert_eq!(members[0], "azd-metadata.json");
     assert_eq!(members[1], "azd-wasm-host");
     assert_eq!(members[2], format!("build/{name}.wasm"));
     assert_eq!(members[3], "config.schema.json", "{members:?}");
-    assert_eq!(members[4], "precompiled/binding.toml", "{members:?}");
-    assert_eq!(members[5], "precompiled/provider.cwasm", "{members:?}");
-    // Signed with the key `package` made in the test's trust folder.
-    assert_eq!(members[6], "provider.sigstore.json", "{members:?}");
+    assert_eq!(members[4], "extension.yaml", "{members:?}");
+    assert_eq!(members[5], "precompiled/binding.toml", "{members:?}");
+    assert_eq!(members[6], "precompiled/provider.cwasm", "{members:?}");
+    // Signed with the key `package` made in the test's trust folder, after
+    // the precompile: the signature names every file the host runs or reads
+    // as policy (azd's metadata is what azd reads at install, from the archive
+    // whose sha256 the registry names; the host does not act on it).
+    assert_eq!(members[7], "provider.sigstore.json", "{members:?}");
+    let signature = std::fs::read_to_string(installed.join("provider.sigstore.json")).unwrap();
+    let bundle: serde_json::Value = serde_json::from_str(&signature).unwrap();
+    use base64::Engine as _;
+    let statement: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(bundle["dsseEnvelope"]["payload"].as_str().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    let signed: Vec<&str> = statement["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for file in &members[2..] {
+        if file != "provider.sigstore.json" {
+            assert!(
+                signed.contains(&file.as_str()),
+                "{file} is not signed: {signed:?}"
+            );
+        }
+    }
     assert!(
         cache
             .with_file_name("azd-config")
@@ -250,7 +277,7 @@ async fn author_flow(language: &str, name: &str) {
         String::from_utf8_lossy(&version.stdout).contains("packaged sidecar"),
         "{version:?}"
     );
-    assert_eq!(members[7], "provider.toml");
+    assert_eq!(members[8], "provider.toml");
     // azd's metadata, as the shipped binary prints it for `azd extension install`.
     let metadata = Command::new(installed.join("azd-wasm-host"))
         .arg("metadata")

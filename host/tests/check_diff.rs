@@ -79,3 +79,29 @@ fn a_new_origin_is_more_a_dropped_grant_is_less_and_the_exit_code_says_which() {
     assert_eq!(code, Some(2), "{stdout}");
     assert!(stderr.contains("broken.toml"), "{stderr}");
 }
+
+#[test]
+fn a_higher_disk_bound_is_more_where_a_directory_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let writes = "[policy]\nfs = [{ path = \"out\", access = \"read-write\" }]\n";
+    let old = manifest(dir.path(), "old.toml", writes);
+    let more = manifest(dir.path(), "more.toml", &format!("{writes}disk_mb = 512\n"));
+    let (code, stdout, stderr) = diff(&old, &more);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("  + disk_mb 64 → 512"), "{stdout}");
+    let (code, stdout, _) = diff(&more, &old);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("  - disk_mb 512 → 64"), "{stdout}");
+    // Without a read-write grant the bound bounds nothing: no line.
+    let reads = "[policy]\nfs = [{ path = \"out\", access = \"read\" }]\n";
+    let a = manifest(dir.path(), "a.toml", reads);
+    let b = manifest(dir.path(), "b.toml", &format!("{reads}disk_mb = 512\n"));
+    let (code, stdout, _) = diff(&a, &b);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(!stdout.contains("disk_mb"), "{stdout}");
+    // Out of range: refused when the manifest is read.
+    let zero = manifest(dir.path(), "zero.toml", &format!("{writes}disk_mb = 0\n"));
+    let (code, _, stderr) = diff(&old, &zero);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("disk_mb = 0 is out of range"), "{stderr}");
+}

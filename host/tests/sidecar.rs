@@ -1,10 +1,12 @@
 //! The shipped sidecar (`azd-wasm-host-sidecar`, which carries no compiler),
 //! from a package `azd-wasm-host package` made, unpacked the way azd unpacks
 //! it, serving under the simulated azd: it runs its package's precompiled code
-//! without compiling, and refuses, naming the fix, code that belongs to
+//! without compiling. Signed, any change to the code, its binding or the
+//! component is refused as untrusted (the signature names them all); unsigned
+//! and allowed, it still refuses, naming the fix, code that belongs to
 //! another platform, another component or another host version, code that is
-//! missing, and code wasmtime cannot load. The development CLI in the same
-//! place compiles instead.
+//! missing, code that is not the code its binding names, and code wasmtime
+//! cannot load. The development CLI in the same place compiles instead.
 //!
 //! Needs the C example built (`scripts/build-examples.sh`) and the sidecar
 //! built beside the CLI (`cargo build -p azd-wasm-host-sidecar`);
@@ -191,7 +193,8 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     unpack(&other, &other_unpacked);
     let (here, there, _) = platforms();
 
-    // Another platform's code (the other archive's, compiled for its CPU and OS).
+    // Another platform's code (the other archive's, compiled for its CPU and OS): signed, its
+    // binding is not the one signed; unsigned and allowed, the binding says why it does not fit.
     let case = root.path().join("other-platform");
     copy_dir(&installed, &case);
     std::fs::remove_dir_all(case.join("precompiled")).unwrap();
@@ -200,6 +203,9 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
         &case.join("precompiled"),
     );
     let (result, log) = initialize(&case).await;
+    untrusted(result, &log, "binding.toml was changed after it was signed");
+    unsigned(&case);
+    let (result, log) = initialize_as(&case, true).await;
     let message = refusal(result, &log);
     assert!(
         message.contains(&format!("it was compiled for {there}, and this is {here}")),
@@ -210,7 +216,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     let dev = root.path().join("other-platform-dev");
     copy_dir(&case, &dev);
     std::fs::copy(BIN, dev.join("azd-wasm-host")).unwrap();
-    let (result, log) = initialize(&dev).await;
+    let (result, log) = initialize_as(&dev, true).await;
     result.unwrap();
     assert!(
         log.contains("the package's precompiled code is not used; compiling"),
@@ -226,19 +232,9 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     std::fs::write(case.join("build/c-hello.wasm"), wasm).unwrap();
     // Signed, the changed component is refused by its signature before anything is loaded.
     let (result, log) = initialize(&case).await;
-    let Err(CallError::Extension(e)) = result else {
-        panic!("a changed component ran: {result:?}\n{log}");
-    };
-    assert!(
-        e.message
-            .contains("c-hello.wasm was changed after it was signed"),
-        "{}",
-        e.message
-    );
-    let e = azd_wasm_host_core::ProviderError::from_wire(&e);
-    assert_eq!(e.code(), Some("untrusted_provider"), "{e:?}");
+    untrusted(result, &log, "c-hello.wasm was changed after it was signed");
     // Unsigned and allowed to run unsigned, its precompiled code still is not this component's.
-    std::fs::remove_file(case.join("provider.sigstore.json")).unwrap();
+    unsigned(&case);
     let (result, log) = initialize_as(&case, true).await;
     let message = refusal(result, &log);
     assert!(
@@ -255,25 +251,77 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     assert!(text.contains(&version), "{text}");
     std::fs::write(&binding, text.replace(&version, "host_version = \"0.0.1\"")).unwrap();
     let (result, log) = initialize(&case).await;
+    untrusted(result, &log, "binding.toml was changed after it was signed");
+    unsigned(&case);
+    let (result, log) = initialize_as(&case, true).await;
     let message = refusal(result, &log);
     assert!(
         message.contains("it was compiled by azd-wasm-host 0.0.1"),
         "{message}"
     );
 
-    // No precompiled code at all.
+    // No precompiled code at all: signed, its signature names files that are gone.
     let case = root.path().join("no-code");
     copy_dir(&installed, &case);
     std::fs::remove_dir_all(case.join("precompiled")).unwrap();
     let (result, log) = initialize(&case).await;
+    untrusted(result, &log, "provider.cwasm is signed by");
+    unsigned(&case);
+    let (result, log) = initialize_as(&case, true).await;
     let message = refusal(result, &log);
     assert!(message.contains("there is no"), "{message}");
 
-    // Code that is not wasmtime's (its binding intact).
+    // Code that is not wasmtime's: signed, not the signed code; unsigned, not the code its
+    // binding names; and with a binding that names it, wasmtime refuses it.
     let case = root.path().join("broken-code");
     copy_dir(&installed, &case);
     std::fs::write(case.join("precompiled/provider.cwasm"), b"not code").unwrap();
     let (result, log) = initialize(&case).await;
+    untrusted(
+        result,
+        &log,
+        "provider.cwasm was changed after it was signed",
+    );
+    unsigned(&case);
+    let (result, log) = initialize_as(&case, true).await;
+    untrusted(result, &log, "is not the code its binding");
+    let binding = case.join("precompiled/binding.toml");
+    let text = std::fs::read_to_string(&binding).unwrap();
+    use sha2::Digest as _;
+    let named: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("code_sha256") {
+                format!(
+                    "code_sha256 = \"{}\"",
+                    hex::encode(sha2::Sha256::digest(b"not code"))
+                )
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    std::fs::write(&binding, named.join("\n") + "\n").unwrap();
+    let (result, log) = initialize_as(&case, true).await;
     let message = refusal(result, &log);
     assert!(message.contains("wasmtime refused"), "{message}");
+}
+
+/// Removes the package's signature (its files then run only where unsigned providers are allowed).
+fn unsigned(case: &Path) {
+    std::fs::remove_file(case.join("provider.sigstore.json")).unwrap();
+}
+
+/// Initialize refused the provider as untrusted, naming `what`, before any code was mapped.
+fn untrusted(result: Result<(), CallError>, log: &str, what: &str) {
+    let Err(CallError::Extension(e)) = result else {
+        panic!("it ran: {result:?}\n{log}");
+    };
+    assert!(e.message.contains(what), "{}", e.message);
+    let e = azd_wasm_host_core::ProviderError::from_wire(&e);
+    assert_eq!(e.code(), Some("untrusted_provider"), "{e:?}");
+    assert!(
+        !log.contains("loaded from its package's precompiled code"),
+        "{log}"
+    );
 }

@@ -37,6 +37,8 @@ mod manager;
 mod pacing;
 mod progress;
 pub mod record;
+mod record_file;
+mod record_secrets;
 mod tokens;
 
 pub use broker::{BrokerError, StreamEnd, Unanswered};

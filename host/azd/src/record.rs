@@ -11,10 +11,17 @@
 //! - each call the provider makes to azd's services (environment values,
 //!   questions) with azd's answer, so a replay can answer the same.
 //!
-//! Secret parameter values and the answers to secret questions are written
-//! as `REDACTED`. Environment values the provider read are kept as azd gave
-//! them (a replay serves them again): record against an environment that
-//! holds nothing you would not commit.
+//! Nothing secret is written (`record_secrets`): secret parameter values are
+//! `REDACTED` in every message that carries them (Parameters, Deploy and
+//! Preview answers, outputs, the Initialize config, values set in azd's
+//! environment), and so are answers to secret questions; every value known
+//! to be secret is masked wherever else it appears. Environment values the
+//! provider read are kept (a replay serves them) but for those named like
+//! secrets: record against an environment that holds nothing you would not
+//! commit. The file is the user's alone (0600); when the conversation ends
+//! ([`Recorder::finish`]) it is written again without everything learned
+//! secret, then scanned: one still holding what looks like a credential is
+//! removed, unless its first line's `safe` list holds it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,6 +39,8 @@ use parking_lot::Mutex;
 use prost::Message as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+use crate::record_secrets::Known;
 
 /// The format of the lines this binary writes.
 pub const CONVERSATION_FORMAT: u32 = 1;
@@ -51,6 +60,10 @@ pub enum Line {
         /// The azd environment azd named (`AZD_ENVIRONMENT`), if it named one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         environment: Option<String>,
+        /// Strings the author marked safe: the recording may keep them
+        /// though they look like credentials.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        safe: Vec<String>,
     },
     /// A message azd sent.
     Azd {
@@ -109,7 +122,7 @@ impl Line {
         }
     }
 
-    /// A `host` line for `msg` (redacted).
+    /// A `host` line for `msg` (redacted by what it says itself, [`redact`]).
     pub fn host(msg: &pb::ProvisioningMessage) -> Self {
         let mut msg = msg.clone();
         redact(&mut msg);
@@ -132,12 +145,18 @@ impl Line {
 pub struct Recorder {
     path: PathBuf,
     sink: Mutex<Sink>,
+    /// What the conversation has shown to be secret.
+    known: Mutex<Known>,
+    /// What the author marked safe (the previous recording's first line).
+    safe: Vec<String>,
 }
 
 /// Where lines go: memory until azd's first request, then the file.
 enum Sink {
     Waiting(Vec<u8>),
     Open(std::fs::File),
+    /// Written for the last time ([`Recorder::finish`]).
+    Finished,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -156,6 +175,7 @@ impl Recorder {
         path: &Path,
         provider: &str,
         environment: Option<&str>,
+        safe: &[String],
     ) -> std::io::Result<Arc<Self>> {
         let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(folder) = folder
@@ -166,14 +186,19 @@ impl Recorder {
                 format!("the folder {} does not exist", folder.display()),
             ));
         }
+        // What the author marked safe: in the previous recording's first line, and `safe`.
+        let safe = crate::record_file::previous_safe(path, safe);
         let recorder = Arc::new(Self {
             path: path.to_owned(),
             sink: Mutex::new(Sink::Waiting(Vec::new())),
+            known: Mutex::new(Known::default()),
+            safe: safe.clone(),
         });
         recorder.write(&Line::Recording {
             format: CONVERSATION_FORMAT,
             provider: provider.to_owned(),
             environment: environment.map(str::to_owned),
+            safe,
         });
         Ok(recorder)
     }
@@ -183,7 +208,8 @@ impl Recorder {
         &self.path
     }
 
-    /// A frame azd sent, as received (one that is not an envelope is kept too).
+    /// A frame azd sent, as received but for its secrets (one that is not an
+    /// envelope is kept too, its known secrets masked).
     pub(crate) fn azd_sent(&self, bytes: &[u8]) {
         let decoded = pb::ProvisioningMessage::decode(bytes).ok();
         if decoded
@@ -192,27 +218,73 @@ impl Recorder {
         {
             self.open();
         }
+        let message = self.known.lock().redacted_frame(bytes, decoded.as_ref());
         self.write(&Line::Azd {
             id: decoded
                 .as_ref()
                 .map(|m| m.request_id.clone())
                 .unwrap_or_default(),
             kind: decoded.as_ref().map_or("unreadable", kind).to_owned(),
-            message: STANDARD.encode(bytes),
+            message: STANDARD.encode(message),
         });
     }
 
-    /// A message the extension sends.
+    /// A message the extension sends, once what it shows secret is learned.
     pub(crate) fn host_sent(&self, msg: &pb::ProvisioningMessage) {
-        self.write(&Line::host(msg));
+        let mut known = self.known.lock();
+        known.learn(msg);
+        let mut msg = msg.clone();
+        known.redact(&mut msg);
+        drop(known);
+        self.write(&Line::Host {
+            id: msg.request_id.clone(),
+            kind: kind(&msg).to_owned(),
+            message: STANDARD.encode(msg.encode_to_vec()),
+        });
     }
 
-    fn service(&self, call: &str, args: Value, answer: &Result<Value, ServiceError>) {
+    fn service(&self, call: &str, mut args: Value, answer: &Result<Value, ServiceError>) {
+        let mut answer = answer.clone().map_err(|e| e.message.clone());
+        self.known
+            .lock()
+            .redact_service(call, &mut args, &mut answer);
         self.write(&Line::Service {
             call: call.to_owned(),
             args,
-            answer: answer.clone().map_err(|e| e.message.clone()),
+            answer,
         });
+    }
+
+    /// A value never to write (an answer to a secret question).
+    fn keep_secret(&self, value: &str) {
+        self.known.lock().add(value);
+    }
+
+    /// Ends the recording: the file is written again with every secret the
+    /// conversation showed taken out of every line (the provider's HTTP
+    /// traffic too), then scanned. A recording that still holds what looks
+    /// like a credential (and is not marked safe) is removed, the log naming
+    /// the line. A recording azd never asked anything is left alone.
+    pub fn finish(&self) {
+        let mut sink = self.sink.lock();
+        if !matches!(*sink, Sink::Open(_)) {
+            return;
+        }
+        *sink = Sink::Finished;
+        let outcome = std::fs::read_to_string(&self.path)
+            .map_err(|e| format!("cannot read it again: {e}"))
+            .and_then(|text| {
+                let known = self.known.lock();
+                crate::record_secrets::rewrite(&text, &known, &self.safe)
+            })
+            .and_then(|text| {
+                crate::record_file::replace(&self.path, &text)
+                    .map_err(|e| format!("cannot write it: {e}"))
+            });
+        if let Err(why) = outcome {
+            let _ = std::fs::remove_file(&self.path);
+            tracing::error!(path = %self.path.display(), "the conversation is not kept: {why}");
+        }
     }
 
     /// Azd asked this extension something: the file is replaced with what
@@ -224,9 +296,10 @@ impl Recorder {
             return;
         };
         // Emptied, then appended to through this handle: writes at the end
-        // never overwrite what the traffic's own handle appended.
-        let opened = std::fs::File::create(&self.path)
-            .and_then(|_| std::fs::OpenOptions::new().append(true).open(&self.path))
+        // never overwrite what the traffic's own handle appended. The user's
+        // alone: 0600 when made, and made so again when it was there before.
+        let opened = crate::record_file::private_file(&self.path)
+            .and_then(|()| std::fs::OpenOptions::new().append(true).open(&self.path))
             .and_then(|mut f| {
                 f.write_all(waiting)?;
                 Ok(f)
@@ -248,6 +321,7 @@ impl Recorder {
         text.push(b'\n');
         match &mut *self.sink.lock() {
             Sink::Waiting(waiting) => waiting.extend_from_slice(&text),
+            Sink::Finished => {}
             Sink::Open(file) => {
                 if let Err(e) = file.write_all(&text) {
                     tracing::warn!(path = %self.path.display(), "cannot write the conversation: {e}");
@@ -271,17 +345,11 @@ pub fn kind(msg: &pb::ProvisioningMessage) -> &'static str {
     }
 }
 
-/// Takes secrets out of `msg`: the values of secret parameters.
+/// Takes secrets out of `msg` by what the message itself says: parameters
+/// marked secret, of a secure type or named like secrets, such outputs and
+/// Initialize config keys (what a replay's answers are compared after).
 pub fn redact(msg: &mut pb::ProvisioningMessage) {
-    if let Some(MessageType::ParametersResponse(r)) = &mut msg.message_type {
-        for p in r
-            .parameters
-            .iter_mut()
-            .filter(|p| p.secret && !p.value.is_empty())
-        {
-            REDACTED.clone_into(&mut p.value);
-        }
-    }
+    Known::default().redact_fields(msg);
 }
 
 /// azd's services, with every call and answer written to a recording.
@@ -353,6 +421,9 @@ impl<S: AzdServices> AzdServices for Recorded<S> {
         let args = json!({ "message": q.message, "secret": q.secret });
         let secret = q.secret;
         let answer = self.inner.prompt(q).await;
+        if secret && let Ok(a) = &answer {
+            self.recorder.keep_secret(a);
+        }
         let shown = answer
             .clone()
             .map(|a| Value::from(if secret { REDACTED.to_owned() } else { a }));
@@ -405,7 +476,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
         std::fs::write(&path, "another extension's conversation\n").unwrap();
-        let recorder = Recorder::create(&path, "p", None).unwrap();
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
         recorder.host_sent(&parameters(false)); // e.g. the registration
         recorder.azd_sent(b"");
         let kept = std::fs::read_to_string(&path).unwrap();
@@ -436,7 +507,7 @@ mod tests {
         assert_eq!(lines[4]["event"], "token");
         assert_eq!(lines[5]["from"], "host");
         let missing = dir.path().join("nowhere/c.jsonl");
-        let e = Recorder::create(&missing, "p", None).unwrap_err();
+        let e = Recorder::create(&missing, "p", None, &[]).unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
     }
 
@@ -444,11 +515,16 @@ mod tests {
     fn secret_parameter_values_never_reach_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
-        let recorder = Recorder::create(&path, "p", Some("dev")).unwrap();
+        let recorder = Recorder::create(&path, "p", Some("dev"), &[]).unwrap();
         recorder.azd_sent(&request());
         recorder.host_sent(&parameters(true));
-        recorder.host_sent(&parameters(false));
-        recorder.azd_sent(b"\xff\xff not protobuf");
+        let mut plain = parameters(false);
+        if let Some(MessageType::ParametersResponse(r)) = &mut plain.message_type {
+            "region".clone_into(&mut r.parameters[0].name);
+            "westus".clone_into(&mut r.parameters[0].value);
+        }
+        recorder.host_sent(&plain);
+        recorder.azd_sent(b"\xff\xff not protobuf hunter22");
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<Line> = text
             .lines()
@@ -466,13 +542,36 @@ mod tests {
         let Some(MessageType::ParametersResponse(r)) = plain.message_type else {
             panic!()
         };
-        assert_eq!(r.parameters[0].value, "hunter22");
+        assert_eq!(r.parameters[0].value, "westus");
         assert!(matches!(&lines[4], Line::Azd { kind, .. } if kind == "unreadable"));
         assert!(lines[4].envelope().unwrap().is_err());
+        // The secret is masked even in bytes that are not a message.
+        let Line::Azd { message, .. } = &lines[4] else {
+            panic!()
+        };
+        let raw = STANDARD.decode(message).unwrap();
+        assert!(raw.ends_with(b"not protobuf ********"), "{raw:?}");
         assert_eq!(
             text.matches("hunter22").count(),
             0,
             "a value is written only inside its base64 message"
+        );
+        // A parameter named like a secret is redacted though not marked secret.
+        let mut named = parameters(false);
+        if let Some(MessageType::ParametersResponse(r)) = &mut named.message_type {
+            "other".clone_into(&mut r.parameters[0].value);
+        }
+        recorder.host_sent(&named);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last: Line = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let Some(MessageType::ParametersResponse(r)) =
+            last.envelope().unwrap().unwrap().message_type
+        else {
+            panic!()
+        };
+        assert_eq!(
+            r.parameters[0].value, REDACTED,
+            "`password` is a secret by its name"
         );
     }
 
@@ -512,7 +611,7 @@ mod tests {
     async fn each_service_call_is_written_with_azds_answer() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
-        let recorder = Recorder::create(&path, "p", None).unwrap();
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
         recorder.azd_sent(&request());
         let services = Recorded::new(Fixed, recorder);
         assert_eq!(services.current_environment().await.unwrap(), "dev");
@@ -554,5 +653,137 @@ mod tests {
         );
         assert_eq!(calls[3], ("confirm".into(), Ok(json!(false))));
         assert_eq!(calls[4], ("prompt".into(), Ok(json!(REDACTED))));
+    }
+
+    /// azd's Initialize, with `config`, as bytes on the wire.
+    fn initialize(config: serde_json::Value) -> Vec<u8> {
+        pb::ProvisioningMessage {
+            request_id: "r1".into(),
+            message_type: Some(MessageType::InitializeRequest(
+                pb::ProvisioningInitializeRequest {
+                    project_path: "/p".into(),
+                    options: Some(pb::ProvisioningOptions {
+                        provider: "p".into(),
+                        config: Some(azd_wasm_host_core::json::object_to_struct(
+                            config.as_object().unwrap(),
+                        )),
+                        ..Default::default()
+                    }),
+                },
+            )),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    /// Everything the file says, its messages decoded.
+    fn everything(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut all = text.clone();
+        for l in text.lines() {
+            let line: Line = serde_json::from_str(l).unwrap();
+            if let Some(Ok(msg)) = line.envelope() {
+                all.push_str(&format!("{msg:?}"));
+            }
+        }
+        all
+    }
+
+    #[tokio::test]
+    async fn a_secret_shown_late_is_taken_out_of_every_line_when_the_recording_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
+        // The config holds the value before anything says it is secret.
+        recorder.azd_sent(&initialize(
+            json!({ "dbPass": "hunter2-db", "apiKey": "k-123", "name": "n" }),
+        ));
+        let services = Recorded::new(Fixed, Arc::clone(&recorder));
+        services
+            .set_environment_value("dev", "DB", "hunter2-db")
+            .await
+            .unwrap();
+        services
+            .set_environment_value("dev", "DB_PASSWORD", "other-secret")
+            .await
+            .unwrap();
+        let mut parameters = parameters(true);
+        if let Some(MessageType::ParametersResponse(r)) = &mut parameters.message_type {
+            "dbPass".clone_into(&mut r.parameters[0].name);
+            "hunter2-db".clone_into(&mut r.parameters[0].value);
+        }
+        recorder.host_sent(&parameters);
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r2",
+            "connecting with hunter2-db".into(),
+            0,
+        ));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "the conversation is readable by others");
+        }
+        // Named like secrets: out at once. The parameter's value: out of the lines after it.
+        let now = everything(&path);
+        assert!(
+            !now.contains("k-123") && !now.contains("other-secret"),
+            "{now}"
+        );
+        recorder.finish();
+        let after = everything(&path);
+        assert!(!after.contains("hunter2-db"), "{after}");
+        assert!(
+            after.contains("\"n\""),
+            "the rest of the config is kept: {after}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        // Still a conversation a replay reads.
+        for l in std::fs::read_to_string(&path).unwrap().lines() {
+            let line: Line = serde_json::from_str(l).unwrap();
+            assert!(line.envelope().is_none_or(|m| m.is_ok()), "{l}");
+        }
+    }
+
+    #[test]
+    fn a_recording_that_still_holds_a_credential_is_removed_unless_marked_safe() {
+        let jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0LXVzZXItMTIzIn0.c2ln";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
+        recorder.azd_sent(&request());
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r0",
+            format!("got {jwt}"),
+            0,
+        ));
+        recorder.finish();
+        assert!(!path.exists(), "a recording with a JWT was kept");
+        // Marked safe (AZD_WASM_HOST_RECORD_SAFE): kept, and the mark with it.
+        let recorder = Recorder::create(&path, "p", None, &[jwt.to_owned()]).unwrap();
+        recorder.azd_sent(&request());
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r0",
+            format!("got {jwt}"),
+            0,
+        ));
+        recorder.finish();
+        let first = std::fs::read_to_string(&path).unwrap();
+        assert!(first.contains(jwt));
+        // Recorded again: the mark in its first line still holds.
+        let recorder = Recorder::create(&path, "p", None, &[]).unwrap();
+        recorder.azd_sent(&request());
+        recorder.host_sent(&azd_wasm_host_proto::progress_message(
+            "r0",
+            format!("got {jwt}"),
+            0,
+        ));
+        recorder.finish();
+        assert!(path.exists(), "the safe mark of the first line was lost");
     }
 }

@@ -17,7 +17,8 @@
 //! - Rules every side applies the same way: [`EnvironmentName`] (azd's rule
 //!   for environment names), [`text`] (guest text made safe for a terminal),
 //!   [`authority`] (`host:port` and HTTP origins, and what counts as loopback),
-//!   [`json`] (azd's `Struct` configs as JSON).
+//!   [`json`] (azd's `Struct` configs as JSON), [`secrets`] (what a
+//!   recording must never hold: credentials by name, value and shape).
 //!
 //! Data crosses as the protobuf types of `azdext` (plain prost structs from
 //! `azd-wasm-host-proto`, without tonic): they are exactly azd's data model.
@@ -32,6 +33,7 @@ mod env_name;
 mod error;
 pub mod json;
 mod provider;
+pub mod secrets;
 pub mod text;
 
 pub use azd::{

@@ -150,6 +150,28 @@ fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the file or folder at `path` (which must exist) is one only the
+/// user can change: theirs, and not writable by group or others (files
+/// included, not only folders). `Err` says why not, with the fix. What the
+/// trust folder is held to, as the compile cache is. On Windows, where
+/// owners and ACLs are read only through the Win32 security API (which this
+/// crate does not call), nothing is checked.
+pub fn only_user_may_write(path: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+    owned_by_user_alone(&meta)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "others may write to it (mode {:o}); `chmod go-w` it",
+                meta.mode() & 0o777
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Feeds `Hash` output into sha256 (stable across runs, unlike `DefaultHasher`).
 #[cfg(feature = "compiler")]
 struct ShaHasher<'a>(&'a mut Sha256);
@@ -190,7 +212,9 @@ fn key(engine: &Engine, component_sha: &[u8]) -> String {
 /// signature covers.
 pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
     let mut hasher = Sha256::new();
-    std::io::copy(&mut File::open(path)?, &mut hasher)?;
+    // Read in 1 MiB pieces: a 36 MB precompiled component is hashed at every start.
+    let mut file = std::io::BufReader::with_capacity(1 << 20, File::open(path)?);
+    std::io::copy(&mut file, &mut hasher)?;
     Ok(hasher.finalize().into())
 }
 

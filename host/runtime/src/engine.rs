@@ -106,11 +106,16 @@ pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
     use wasmtime_wasi::p2::bindings::{filesystem, sockets};
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    // The sandbox's own versions of two interfaces replace wasmtime-wasi's.
+    // The sandbox's own versions of three interfaces replace wasmtime-wasi's.
     linker.allow_shadowing(true);
     filesystem::preopens::add_to_linker::<HostState, PreopensFromGrants>(
         &mut linker,
         HostState::preopens,
+    )?;
+    // Files behind the instance's disk budget (`[policy] disk_mb`).
+    filesystem::types::add_to_linker::<HostState, crate::sandbox::BoundedFsData>(
+        &mut linker,
+        HostState::filesystem,
     )?;
     sockets::ip_name_lookup::add_to_linker::<HostState, FilteredLookup>(
         &mut linker,

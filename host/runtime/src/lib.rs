@@ -19,8 +19,9 @@
 //! - Every azd `Initialize` gets a fresh `Store` and instance (`instance`),
 //!   made from the provider's `template`: its own sandbox built from the
 //!   manifest policy (`sandbox`: deny by default; grants opened beneath the
-//!   project), its own budget for all its memories and tables (`limits`), and
-//!   a bound on what it can hand the host in one piece. The store's data is
+//!   project), its own budget for all its memories and tables (`limits`) and
+//!   for what it writes into its read-write grants (`sandbox::disk`), and a
+//!   bound on what it can hand the host in one piece. The store's data is
 //!   `store`; the host side of each import is in `imports`.
 //! - A guest call is a future raced against its deadline and the request's
 //!   cancellation; the loser is dropped, which stops the guest even inside a
@@ -70,7 +71,9 @@ mod template;
 mod ticker;
 pub mod traffic;
 
-pub use cache::{CacheOutcome, create_private_dir, sha256_file, user_cache_dir};
+pub use cache::{
+    CacheOutcome, create_private_dir, only_user_may_write, sha256_file, user_cache_dir,
+};
 pub use check::{CheckReport, Import, check};
 pub use config_schema::{ConfigSchema, MAX_SCHEMA_BYTES};
 pub use engine::WORLD;
@@ -85,5 +88,8 @@ pub use options::RuntimeOptions;
 pub use sandbox::remove_unused_dirs;
 #[cfg(feature = "compiler")]
 pub use shipped::precompile_into;
-pub use shipped::{AZD_METADATA_FILE, PRECOMPILED_DIR, is_compiled};
+pub use shipped::{
+    AZD_METADATA_FILE, PRECOMPILED_BINDING, PRECOMPILED_CODE, PRECOMPILED_DIR, ShippedDigests,
+    is_compiled,
+};
 pub use targets::this_platform;

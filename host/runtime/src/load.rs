@@ -83,11 +83,12 @@ fn compile_file(
     opts: &RuntimeOptions,
 ) -> anyhow::Result<engine::Loaded> {
     if opts.shipped_code_only {
-        return match shipped::shipped_code(manifest, file)? {
+        return match shipped::shipped_code(manifest, file, opts.shipped_digests.as_ref())? {
             Shipped::Loaded(loaded) => Ok(loaded),
             Shipped::Absent(why) | Shipped::Refused(why) => {
                 Err(shipped::repackage_error(manifest, &why))
             }
+            Shipped::Untrusted(why) => Err(anyhow::Error::new(why)),
         };
     }
     let engine = engine::shared_engine()?;
@@ -167,7 +168,10 @@ impl PreparedProvider {
                     })
                     .map_err(|e| {
                         tracing::error!(provider = %manifest.name, error = %format!("{e:#}"), "the provider component cannot run");
-                        format!("{e:#}")
+                        template::CompileError {
+                            untrusted: e.downcast_ref::<shipped::UntrustedCode>().is_some(),
+                            message: format!("{e:#}"),
+                        }
                     }),
             );
             if optimise && stopped.is_cancelled() {
@@ -240,8 +244,9 @@ fn first_start(
     if opts.shipped_code_only {
         return optimised();
     }
-    match shipped::shipped_code(manifest, &file)? {
+    match shipped::shipped_code(manifest, &file, opts.shipped_digests.as_ref())? {
         Shipped::Loaded(loaded) => return Ok((loaded, Code::Optimised)),
+        Shipped::Untrusted(why) => return Err(anyhow::Error::new(why)),
         Shipped::Refused(why) => {
             tracing::debug!(provider = %manifest.name, %why, "the package's precompiled code is not used; compiling");
         }

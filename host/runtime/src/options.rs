@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use azd_wasm_host_core::{AzdServices, TokenSource};
 
+use crate::shipped::ShippedDigests;
 use crate::traffic::Traffic;
 
 /// Options of [`load_provider`](crate::load_provider) and
@@ -35,6 +36,11 @@ pub struct RuntimeOptions {
     /// compile (the shipped sidecar, which has no compiler): a component
     /// without fitting code fails with the fix, repackaging.
     pub shipped_code_only: bool,
+    /// What the provider's signature gives its precompiled code and binding
+    /// (`listen` passes them once the signature verified): shipped code is
+    /// mapped only when its bytes are these. `None`: checked against its
+    /// binding alone (an unsigned provider the user allows, or development).
+    pub shipped_digests: Option<ShippedDigests>,
     /// Recorded traffic and faults (`azd-wasm-host test`); `None`: the
     /// outside world as it is.
     pub traffic: Option<Arc<Traffic>>,
@@ -49,6 +55,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("tokens", &self.tokens.is_some())
             .field("interactive", &self.interactive)
             .field("shipped_code_only", &self.shipped_code_only)
+            .field("shipped_digests", &self.shipped_digests)
             .field("traffic", &self.traffic)
             .finish()
     }

@@ -12,6 +12,15 @@
 //! checks its own header (its version, the engine's settings, the CPU's
 //! features). The development CLI compiles instead of what it refuses; the
 //! sidecar, which has no compiler, fails with the fix (repackage).
+//!
+//! Before the code is mapped its sha256 is checked against the binding's
+//! `code_sha256` and, for a signed provider, against the value the signature
+//! gives it ([`ShippedDigests`]); the binding's own bytes against the signed
+//! value too. A mismatch is [`UntrustedCode`]: the provider is refused as
+//! untrusted, naming the file. (What is hashed is the file as it is just
+//! before wasmtime maps it by path: someone who can write into the installed
+//! extension's folder between the two could as well replace the host binary
+//! beside it, which nothing signs.)
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +41,33 @@ pub const AZD_METADATA_FILE: &str = "azd-metadata.json";
 const CODE_FILE: &str = "provider.cwasm";
 /// What the code belongs to, in [`PRECOMPILED_DIR`].
 const BINDING_FILE: &str = "binding.toml";
+/// The precompiled code's path in a provider's folder, as a signature names it.
+pub const PRECOMPILED_CODE: &str = "precompiled/provider.cwasm";
+/// Its binding's path in a provider's folder, as a signature names it.
+pub const PRECOMPILED_BINDING: &str = "precompiled/binding.toml";
+
+/// The sha256 (hex) a provider's signature gives its precompiled code and its
+/// binding: what `listen` checks the files against right before it maps them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShippedDigests {
+    /// sha256 of `precompiled/provider.cwasm`.
+    pub code: String,
+    /// sha256 of `precompiled/binding.toml`.
+    pub binding: String,
+}
+
+/// Precompiled code (or its binding) that is not what was signed or bound:
+/// the provider is refused as untrusted.
+#[derive(Debug)]
+pub(crate) struct UntrustedCode(pub(crate) String);
+
+impl std::fmt::Display for UntrustedCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UntrustedCode {}
 /// The layout of [`Binding`].
 const BINDING_FORMAT: u32 = 1;
 /// The version of this host: precompiled code is bound to it.
@@ -117,24 +153,30 @@ pub(crate) enum Shipped {
     /// There is some, and it does not belong to this component, host or
     /// platform, or wasmtime refused it (why).
     Refused(String),
+    /// There is some, and it is not the code that was signed or bound (why,
+    /// naming the file): never run, never compiled around.
+    Untrusted(UntrustedCode),
 }
 
 /// The code `package` shipped beside the manifest (`precompiled/`), when it
 /// is there, beside the running binary, and made for this component, this
-/// host and this platform. A component that does not fit the world is an
+/// host and this platform, and its bytes are those its binding and its
+/// signature (`signed`) name. A component that does not fit the world is an
 /// error, as when it is compiled.
 pub(crate) fn shipped_code(
     manifest: &Manifest,
     file: &ComponentFile<'_>,
+    signed: Option<&ShippedDigests>,
 ) -> anyhow::Result<Shipped> {
     let dir = match shipped_dir(manifest) {
         Ok(dir) => dir,
         Err(why) => return Ok(Shipped::Absent(why)),
     };
     let code = dir.join(CODE_FILE);
-    let binding = match read_binding(&dir) {
+    let binding = match read_binding(&dir, signed.map(|s| s.binding.as_str())) {
         Ok(binding) => binding,
-        Err(why) => return Ok(Shipped::Refused(why)),
+        Err(Checked::Refused(why)) => return Ok(Shipped::Refused(why)),
+        Err(Checked::Untrusted(why)) => return Ok(Shipped::Untrusted(why)),
     };
     let expected = Binding::for_this_host(&file.sha, &targets::this_platform());
     if let Some(why) = binding.mismatch(&expected) {
@@ -143,8 +185,15 @@ pub(crate) fn shipped_code(
             dir.display()
         )));
     }
-    let engine = engine::shared_engine()?;
     let start = std::time::Instant::now();
+    if let Err(refusal) = check_code(&code, &dir.join(BINDING_FILE), &binding, signed) {
+        return Ok(match refusal {
+            Checked::Refused(why) => Shipped::Refused(why),
+            Checked::Untrusted(why) => Shipped::Untrusted(why),
+        });
+    }
+    let hashed = start.elapsed();
+    let engine = engine::shared_engine()?;
     let component = match cache::deserialize_file(&engine, &code, &binding.code_sha256) {
         Ok(component) => component,
         Err(e) => {
@@ -156,8 +205,55 @@ pub(crate) fn shipped_code(
     };
     let linker = engine::linker(&engine)?;
     let loaded = engine::ready(&engine, &linker, file, component, CacheOutcome::Hit, start)?;
-    tracing::debug!(provider = %manifest.name, code = %code.display(), ms = loaded.load_time.as_secs_f64() * 1e3, "provider component loaded from its package's precompiled code (no compile)");
+    tracing::debug!(provider = %manifest.name, code = %code.display(), hash_ms = hashed.as_secs_f64() * 1e3, ms = loaded.load_time.as_secs_f64() * 1e3, signed = signed.is_some(), "provider component loaded from its package's precompiled code (no compile)");
     Ok(Shipped::Loaded(loaded))
+}
+
+/// Why shipped code is not used.
+enum Checked {
+    Refused(String),
+    Untrusted(UntrustedCode),
+}
+
+/// The code's sha256, checked against its binding's `code_sha256` and the
+/// signed value, before anything maps it.
+fn check_code(
+    code: &Path,
+    binding_path: &Path,
+    binding: &Binding,
+    signed: Option<&ShippedDigests>,
+) -> Result<(), Checked> {
+    let actual = cache::sha256_file(code)
+        .map(hex::encode)
+        .map_err(|e| Checked::Refused(format!("cannot read {}: {e}", code.display())))?;
+    if let Some(signed) = signed
+        && !actual.eq_ignore_ascii_case(&signed.code)
+    {
+        return Err(Checked::Untrusted(UntrustedCode(changed(
+            code,
+            &actual,
+            &signed.code,
+        ))));
+    }
+    if !actual.eq_ignore_ascii_case(&binding.code_sha256) {
+        return Err(Checked::Untrusted(UntrustedCode(format!(
+            "{} is not the code its binding {} names: its sha256 is {actual}, the binding says \
+             {:?}; reinstall the provider from its publisher",
+            code.display(),
+            binding_path.display(),
+            binding.code_sha256
+        ))));
+    }
+    Ok(())
+}
+
+/// The refusal of a file whose bytes are not the signed ones.
+fn changed(path: &Path, actual: &str, signed: &str) -> String {
+    format!(
+        "{} was changed after it was signed: its sha256 is {actual}, the signature covers \
+         {signed}; reinstall the provider from its publisher",
+        path.display()
+    )
 }
 
 /// The error of a build that cannot compile, for a component whose shipped
@@ -173,12 +269,29 @@ pub(crate) fn repackage_error(manifest: &Manifest, why: &str) -> anyhow::Error {
     )
 }
 
-fn read_binding(dir: &Path) -> Result<Binding, String> {
+/// `binding.toml` in `dir`; its bytes, when `signed` gives their sha256,
+/// must be those.
+fn read_binding(dir: &Path, signed: Option<&str>) -> Result<Binding, Checked> {
     let path = dir.join(BINDING_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    toml::from_str(&text)
-        .map_err(|e| format!("{} is not a binding this host reads: {e}", path.display()))
+    let bytes = std::fs::read(&path)
+        .map_err(|e| Checked::Refused(format!("cannot read {}: {e}", path.display())))?;
+    if let Some(signed) = signed {
+        let actual = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+        if !actual.eq_ignore_ascii_case(signed) {
+            return Err(Checked::Untrusted(UntrustedCode(changed(
+                &path, &actual, signed,
+            ))));
+        }
+    }
+    std::str::from_utf8(&bytes)
+        .map_err(|e| e.to_string())
+        .and_then(|text| toml::from_str(text).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            Checked::Refused(format!(
+                "{} is not a binding this host reads: {e}",
+                path.display()
+            ))
+        })
 }
 
 /// `precompiled/` beside the manifest, when there is one and the manifest
@@ -280,7 +393,7 @@ pub fn is_compiled(path: &Path, cache_dir: Option<&Path>) -> bool {
         return false;
     };
     let shipped = shipped_dir(&manifest).is_ok_and(|dir| {
-        read_binding(&dir).is_ok_and(|b| {
+        read_binding(&dir, None).is_ok_and(|b| {
             b.mismatch(&Binding::for_this_host(&sha, &targets::this_platform()))
                 .is_none()
         })

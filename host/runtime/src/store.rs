@@ -23,7 +23,8 @@ use crate::imports::credentials::Credentials;
 use crate::imports::provisioning::CallBinding;
 use crate::limits::InstanceLimits;
 use crate::sandbox::{
-    GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy, OutputTail, Sandbox,
+    BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy,
+    OutputTail, Sandbox,
 };
 use crate::seal::Seal;
 
@@ -39,6 +40,8 @@ pub(crate) struct HostState {
     /// The HTTP grants; what it refused names the grant in errors.
     pub(crate) http: HttpGate,
     pub(crate) limits: InstanceLimits,
+    /// What the guest may still write into its read-write grants.
+    disk: DiskBudget,
     /// The call being served (`progress`, `log`).
     pub(crate) call: CallBinding,
     /// azd's services and what the manifest grants of them.
@@ -55,6 +58,7 @@ impl HostState {
         sandbox: Sandbox,
         dirs: Vec<GrantedDir>,
         memory_bytes: usize,
+        disk_bytes: u64,
         azd: AzdAccess,
         credentials: Credentials,
     ) -> Self {
@@ -67,6 +71,7 @@ impl HostState {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http: sandbox.http,
             limits: InstanceLimits::new(memory_bytes),
+            disk: DiskBudget::new(disk_bytes),
             stderr_tail: sandbox.stderr_tail,
             call: CallBinding::new(provider),
             azd,
@@ -103,6 +108,17 @@ impl HostState {
             table: &mut self.table,
             dirs: &self.dirs,
             seal: &self.seal,
+        }
+    }
+
+    /// Files, behind the disk budget, for `wasi:filesystem/types`.
+    pub(crate) fn filesystem(&mut self) -> BoundedFs<'_> {
+        BoundedFs {
+            inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            budget: &self.disk,
         }
     }
 

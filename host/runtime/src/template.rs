@@ -36,7 +36,16 @@ pub(crate) struct Compiled {
 }
 
 /// The state of the compile: not finished, done, or failed (why).
-type CompileState = Option<Result<Arc<Compiled>, Arc<str>>>;
+type CompileState = Option<Result<Arc<Compiled>, Arc<CompileError>>>;
+
+/// Why the compile (or the load of shipped code) failed.
+#[derive(Debug)]
+pub(crate) struct CompileError {
+    /// The package's precompiled code is not the code that was signed or
+    /// bound: the provider is refused as untrusted, not as invalid.
+    pub(crate) untrusted: bool,
+    pub(crate) message: String,
+}
 
 /// The receiving end of a compile that may still be running.
 #[derive(Clone)]
@@ -71,9 +80,16 @@ impl Compiling {
         };
         match state {
             Ok(Some(Ok(compiled))) => Ok(compiled),
+            Ok(Some(Err(why))) if why.untrusted => Err(ProviderError::host(
+                ErrorCode::UntrustedProvider,
+                format!("provider `{name}` is not run: {}", why.message),
+            )
+            .with_suggestion(
+                "its package was changed after it was made; reinstall it from its publisher",
+            )),
             Ok(Some(Err(why))) => Err(ProviderError::host(
                 ErrorCode::InvalidComponent,
-                format!("provider `{name}` cannot run: {why}"),
+                format!("provider `{name}` cannot run: {}", why.message),
             )
             .with_suggestion("run `azd-wasm-host check` on the provider's manifest for details")),
             // The sender went away without a result: the compile thread died.
@@ -87,7 +103,7 @@ impl Compiling {
 
 impl CompileDone {
     /// Reports the compile's result to every waiting instance.
-    pub(crate) fn finish(self, result: Result<Compiled, String>) {
+    pub(crate) fn finish(self, result: Result<Compiled, CompileError>) {
         self.0
             .send_replace(Some(result.map(Arc::new).map_err(Arc::from)));
     }
@@ -210,6 +226,7 @@ impl Template {
             sandbox,
             dirs,
             self.policy.memory_bytes(),
+            self.policy.disk_bytes(),
             azd,
             credentials,
         );

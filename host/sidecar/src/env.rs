@@ -9,6 +9,7 @@
 //! | `AZD_ENVIRONMENT` | the azd environment of the command (set by azd) |
 //! | `AZD_NO_PROMPT` | `true` under `azd --no-prompt`: questions get their defaults |
 //! | `AZD_WASM_HOST_TRAFFIC` | a step's traffic plan from `azd-wasm-host test` (record, replay, faults); read by the development `listen` only |
+//! | `AZD_WASM_HOST_RECORD_SAFE` | strings a `--record`ed conversation may keep though they look like credentials (one per line) |
 //!
 //! (`AZD_WASM_HOST_MANIFEST`, `AZD_WASM_HOST_PROVIDER_NAME`, `AZD_SERVER` and
 //! `AZD_ACCESS_TOKEN` are read by `listen`'s arguments and azd's client.)
@@ -22,6 +23,8 @@ pub const CACHE_DIR: &str = "AZD_WASM_HOST_CACHE_DIR";
 pub const AZD: &str = "AZD_WASM_HOST_AZD";
 /// Names the traffic plan `azd-wasm-host test` gives a step.
 pub const TRAFFIC: &str = "AZD_WASM_HOST_TRAFFIC";
+/// Strings a recorded conversation may keep though they look like credentials.
+pub const RECORD_SAFE: &str = "AZD_WASM_HOST_RECORD_SAFE";
 /// The azd environment name azd passes an extension.
 pub const AZD_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 
@@ -55,4 +58,15 @@ pub fn traffic_plan() -> Option<PathBuf> {
     std::env::var_os(TRAFFIC)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
+}
+
+/// What `AZD_WASM_HOST_RECORD_SAFE` marks safe in a recording: one string a line.
+pub fn record_safe() -> Vec<String> {
+    std::env::var(RECORD_SAFE)
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
 }

@@ -91,6 +91,10 @@ pub(crate) async fn listen(
     if let Some(compile) = compile {
         compile.finish(COMPILE_GRACE).await;
     }
+    // The conversation, written again without any secret it showed (and scanned).
+    if let Some(recorder) = &recorder {
+        recorder.finish();
+    }
     match served? {
         StreamEnd::Failed(status) => {
             let e = anyhow::anyhow!(
@@ -160,6 +164,7 @@ fn provider(
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
         interactive,
         shipped_code_only: serving == Serving::Sidecar,
+        shipped_digests: checked.shipped,
         traffic,
     };
     match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {
@@ -224,14 +229,43 @@ async fn connect(args: &ListenArgs) -> anyhow::Result<(AzdClient, Option<Arc<Rec
 fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorder>> {
     let manifest = crate::locate::locate_manifest(args.manifest.as_deref())?;
     let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
-    // `{provider}` in the path: one file per provider when several record at once.
-    let path = PathBuf::from(path.to_string_lossy().replace("{provider}", &name));
+    // `{provider}` in the path: one file per provider when several record at once (the name as
+    // a file name: only `[A-Za-z0-9._-]` kept, so that no name leads the file elsewhere).
+    let path = PathBuf::from(
+        path.to_string_lossy()
+            .replace("{provider}", &file_name_of(&name)),
+    );
     let path = path.as_path();
     let environment = crate::env::azd_environment().filter(|e| !e.is_empty());
-    let recorder = Recorder::create(path, &name, environment.as_deref())
-        .with_context(|| format!("starting the recording {}", path.display()))?;
+    let recorder = Recorder::create(
+        path,
+        &name,
+        environment.as_deref(),
+        &crate::env::record_safe(),
+    )
+    .with_context(|| format!("starting the recording {}", path.display()))?;
     tracing::info!(path = %path.display(), "recording the conversation with azd");
     Ok(recorder)
+}
+
+/// `name` as one file name: characters other than `[A-Za-z0-9._-]` become
+/// `_`, and a name of dots only (`.`, `..`) is `_`.
+fn file_name_of(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() || safe.chars().all(|c| c == '.') {
+        "_".to_owned()
+    } else {
+        safe
+    }
 }
 
 /// The factory of a provider that cannot run (its component cannot, or it is
@@ -349,5 +383,20 @@ async fn signal() -> &'static str {
     match tokio::signal::ctrl_c().await {
         Ok(()) => "Ctrl-C",
         Err(_) => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_name_of;
+
+    #[test]
+    fn a_provider_name_becomes_one_file_name() {
+        assert_eq!(file_name_of("storage"), "storage");
+        assert_eq!(file_name_of("../../etc/x"), ".._.._etc_x");
+        assert_eq!(file_name_of(".."), "_");
+        assert_eq!(file_name_of("a/b\\c:d e"), "a_b_c_d_e");
+        assert_eq!(file_name_of(""), "_");
+        assert!(!file_name_of("../x").contains('/'));
     }
 }

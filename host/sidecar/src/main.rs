@@ -34,8 +34,10 @@ enum Command {
     Listen(ListenArgs),
     /// Print azd's metadata for this extension (azd runs it at `azd extension install`).
     Metadata,
-    /// Allow what a new version of the provider asks for beyond what you
-    /// allowed before (azd's `--no-prompt` refusal names this command).
+    /// Allow what the provider asks for: its grants the first time, or what
+    /// a new version asks for beyond what you allowed before (azd's
+    /// `--no-prompt` refusal names this command; CI runs it once after
+    /// `azd extension install`).
     Approve {
         /// The provider manifest (default: `provider.toml` beside this binary).
         #[arg(long)]

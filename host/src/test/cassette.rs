@@ -225,26 +225,48 @@ impl StepTraffic {
     }
 }
 
-/// What became of a test's traffic, in words: a recording is written only
-/// when every step passed.
-pub(super) fn settle(mode: &Mode, test: &str, passed: bool, recorded: Vec<CassetteStep>) -> String {
+/// What became of a test's traffic, in words, and a failure when a recording
+/// was refused: a recording is written only when every step passed and
+/// nothing in it still looks like a credential (unless `safe` holds it).
+pub(super) fn settle(
+    mode: &Mode,
+    test: &str,
+    passed: bool,
+    recorded: Vec<CassetteStep>,
+    safe: &[String],
+) -> (String, Option<String>) {
     match mode {
-        Mode::Live => "live".into(),
-        Mode::Replay(path, _) => format!("replayed from {}", path.display()),
+        Mode::Live => ("live".into(), None),
+        Mode::Replay(path, _) => (format!("replayed from {}", path.display()), None),
         Mode::Record(path) if passed => {
             let cassette = Cassette::new(test, recorded);
-            match cassette.write(path) {
-                Ok(()) => format!(
-                    "recorded {} exchange(s) into {}",
-                    cassette.exchanges(),
+            if let Some(why) = cassette.credential(safe) {
+                let refused = format!(
+                    "recording refused: {why}; nothing was written to {}. Redact it in the \
+                     provider's requests, or, if it is no secret, add it to the test file: \
+                     safe = [\"…\"]",
                     path.display()
+                );
+                return (format!("not recorded: {why}"), Some(refused));
+            }
+            match cassette.write(path) {
+                Ok(()) => (
+                    format!(
+                        "recorded {} exchange(s) into {}",
+                        cassette.exchanges(),
+                        path.display()
+                    ),
+                    None,
                 ),
-                Err(e) => format!("not recorded: {e:#}"),
+                Err(e) => (format!("not recorded: {e:#}"), None),
             }
         }
-        Mode::Record(path) => format!(
-            "not recorded: a step failed, so {} is left as it was",
-            path.display()
+        Mode::Record(path) => (
+            format!(
+                "not recorded: a step failed, so {} is left as it was",
+                path.display()
+            ),
+            None,
         ),
     }
 }
@@ -259,14 +281,75 @@ impl Cassette {
         }
     }
 
-    /// Writes the cassette (pretty, so a review reads what changed).
+    /// Writes the cassette (pretty, so a review reads what changed), readable
+    /// by its owner only, whole or not at all.
     pub(super) fn write(&self, path: &Path) -> anyhow::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir)?;
         let mut text = serde_json::to_string_pretty(self)?;
         text.push('\n');
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        // tempfile makes its files 0600; renamed into place, it keeps that mode.
+        let mut aside = tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("writing {}", path.display()))?;
+        std::io::Write::write_all(&mut aside, text.as_bytes())?;
+        aside
+            .persist(path)
+            .map_err(|e| e.error)
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+
+    /// The first thing in the cassette that still looks like a credential
+    /// and is not one of `safe`, named by its place.
+    fn credential(&self, safe: &[String]) -> Option<String> {
+        for step in &self.steps {
+            for (n, exchange) in step.exchanges.iter().enumerate() {
+                let request = &exchange.request;
+                let response = &exchange.response;
+                let mut places: Vec<(String, &str)> = vec![("request URI".into(), &request.uri)];
+                for (name, value) in &request.headers {
+                    places.push((format!("request header {name}"), value));
+                }
+                places.extend(
+                    request
+                        .body
+                        .body
+                        .as_deref()
+                        .map(|b| ("request body".into(), b)),
+                );
+                for (name, value) in &response.headers {
+                    places.push((format!("response header {name}"), value));
+                }
+                places.extend(
+                    response
+                        .body
+                        .body
+                        .as_deref()
+                        .map(|b| ("response body".into(), b)),
+                );
+                for (place, text) in places {
+                    let found = azd_wasm_host_core::secrets::find_credential(text)
+                        .into_iter()
+                        .find(|f| !safe.iter().any(|s| !s.is_empty() && s.contains(&f.text)));
+                    if let Some(f) = found {
+                        // Without its query, which may be where it is.
+                        let path = request.uri.split('?').next().unwrap_or_default();
+                        return Some(format!(
+                            "step {} ({}), exchange {} ({} {path}): the {place} holds what looks like {}",
+                            step.step,
+                            step.command,
+                            n + 1,
+                            request.method,
+                            f.shown()
+                        ));
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// How many exchanges it holds.
@@ -383,6 +466,61 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn the_examples_cassettes_hold_nothing_that_looks_like_a_credential() {
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut read = 0;
+        for example in std::fs::read_dir(&examples).unwrap() {
+            let dir = example.unwrap().path().join("tests/cassettes");
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap();
+                let cassette: Cassette = serde_json::from_str(&text).unwrap();
+                assert_eq!(cassette.credential(&[]), None, "{}", path.display());
+                read += 1;
+            }
+        }
+        assert!(read > 0, "no cassette under {}", examples.display());
+    }
+
+    #[test]
+    fn a_recording_that_still_holds_a_credential_is_refused_unless_marked_safe() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        let mut leaky = exchange("http://h/a?x=1");
+        let key = "9fK2pQ7zR4mW8vL1sT6yB3nH5cJ0dG2aE8uX";
+        leaky.response.body = RecordedBody::of(format!("{{\"blob\":\"{key}\"}}").as_bytes());
+        let step = CassetteStep {
+            step: 2,
+            command: "provision".into(),
+            tokens: vec![],
+            exchanges: vec![exchange("http://h/ok"), leaky],
+        };
+        let mode = Mode::Record(path.clone());
+        let (said, refused) = settle(&mode, "t", true, vec![step.clone()], &[]);
+        let refused = refused.unwrap();
+        assert!(
+            refused.contains(
+                "step 2 (provision), exchange 2 (GET http://h/a): the response body holds what \
+                 looks like a high-entropy string (9fK2…, 36 characters)"
+            ),
+            "{refused}"
+        );
+        assert!(!refused.contains(key) && !said.contains(key), "{refused}");
+        assert!(!path.exists(), "a refused recording was written");
+        let (said, refused) = settle(&mode, "t", true, vec![step], &[key.to_owned()]);
+        assert_eq!(refused, None, "{said}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "the cassette is readable by others");
+        }
     }
 
     #[test]

@@ -64,6 +64,7 @@ impl Conversation {
                 format,
                 provider,
                 environment,
+                ..
             } = &line
             {
                 conversation.environment.clone_from(environment);
@@ -195,6 +196,7 @@ mod tests {
                 format: 1,
                 provider: "p".into(),
                 environment: Some("dev".into()),
+                safe: Vec::new(),
             })
             .unwrap(),
             serde_json::to_string(&Line::azd(&request)).unwrap(),

@@ -65,7 +65,17 @@ pub(super) async fn run(case: &Case, debug: bool) -> TestResult {
         result.steps.push(step);
         recorded.extend(traffic);
     }
-    result.traffic = cassette::settle(&case.traffic, &case.name, result.passed(), recorded);
+    let (traffic, refused) = cassette::settle(
+        &case.traffic,
+        &case.name,
+        result.passed(),
+        recorded,
+        &case.spec.safe,
+    );
+    result.traffic = traffic;
+    if let (Some(refused), Some(last)) = (refused, result.steps.last_mut()) {
+        last.failures.push(refused);
+    }
     if std::env::var_os(KEEP_VAR).is_some() {
         eprintln!(
             "kept {}'s project: {}",

@@ -37,6 +37,10 @@ pub(super) struct Spec {
     /// The recorded traffic, relative to the test file (default:
     /// `cassettes/<file name without .test.toml>.json` beside it).
     pub(super) cassette: Option<PathBuf>,
+    /// Strings a recording may keep though they look like credentials
+    /// (`test --record` refuses a cassette that holds one otherwise).
+    #[serde(default)]
+    pub(super) safe: Vec<String>,
     #[serde(default)]
     pub(super) project: ProjectSpec,
     #[serde(rename = "step", default)]

@@ -1,27 +1,48 @@
-//! Consent: no new capability without the user's yes.
+//! Consent: no capability without the user's yes.
 //!
 //! For each provider the trust folder keeps the manifest the user last let
-//! run (`consent/<name>.toml`). [`check`] compares the manifest about to run
-//! with it ([`PolicyDiff`]):
-//! - no record yet: the install was the user's choice; the manifest is
-//!   recorded and runs;
-//! - nothing more than before (the same, or fewer grants): it runs, and the
-//!   record follows it, so a grant dropped and later asked for again is asked;
+//! run, under who it is: the key that signed it, the azd extension that
+//! ships it and its name ([`Identity`]; `consent/<name>-<digest>.toml`, the
+//! digest of all three, each compared again when the record is read). A
+//! provider renamed, shipped by another extension or signed by another key
+//! is another provider and inherits nothing. [`check`] compares the manifest
+//! about to run with the record ([`PolicyDiff`]):
+//! - no record yet: compared with the deny-all default. A provider that asks
+//!   for nothing beyond it is recorded and runs; one that asks for anything
+//!   (a directory, a variable, an origin, a higher limit, …) is asked about
+//!   like an update, with the full list of its grants;
+//! - nothing more than the record (the same, or fewer grants): it runs, and
+//!   the record follows it, so a grant dropped and later asked for again is
+//!   asked;
 //! - more: [`Consent::Asks`], which the caller puts to the user (or refuses
 //!   with, under `--no-prompt`) and [`Pending::approve`]s on a yes.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use azd_wasm_host_runtime::{Manifest, PolicyDiff};
+use azd_wasm_host_runtime::{Manifest, Policy, PolicyDiff};
 use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
 
 use crate::store::TrustDir;
+
+/// Who a provider is, for consent: all three must match a record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The id of the key that signed it (`unsigned` when it runs unverified).
+    pub key: String,
+    /// The id of the azd extension that ships it.
+    pub extension: String,
+    /// The provider's name.
+    pub provider: String,
+}
 
 /// What the record says the user allowed.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Record {
+    key: String,
+    extension: String,
     provider: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     version: Option<String>,
@@ -32,100 +53,126 @@ struct Record {
 /// Whether a provider may run with what its manifest grants.
 #[derive(Debug)]
 pub enum Consent {
-    /// First seen: recorded as allowed.
+    /// First seen, asking for nothing beyond the deny-all default: recorded.
     FirstSeen,
     /// It asks for nothing the user has not allowed.
     Allowed,
     /// It asks for more than the user allowed: not to run until approved.
-    Asks(Pending),
+    Asks(Box<Pending>),
 }
 
 /// Grants a provider asks for that the user has not allowed yet.
 #[derive(Debug, Clone)]
 pub struct Pending {
-    /// The provider.
-    pub provider: String,
+    /// Who asks.
+    pub identity: Identity,
     /// Its version, when signed.
     pub version: Option<String>,
     /// The version the user last allowed, when known.
     pub allowed_version: Option<String>,
+    /// Whether the user never allowed this provider anything yet.
+    pub first: bool,
     /// What it asks for beyond what was allowed (and what it no longer asks for).
     pub diff: PolicyDiff,
     record: PathBuf,
     text: String,
 }
 
-/// Compares the manifest at `manifest_path` (the provider at `version`)
-/// with what the user last allowed for it.
+/// Compares the manifest at `manifest_path` (the provider `identity` at
+/// `version`) with what the user last allowed it.
 pub fn check(
     trust: &TrustDir,
     manifest_path: &Path,
+    identity: &Identity,
     version: Option<&str>,
 ) -> anyhow::Result<Consent> {
+    trust.check_private()?;
     let text = std::fs::read_to_string(manifest_path)
         .with_context(|| format!("cannot read {}", manifest_path.display()))?;
     let manifest = Manifest::parse(&text, manifest_path)?;
-    let record = record_path(trust, &manifest.name);
+    anyhow::ensure!(
+        manifest.name == identity.provider,
+        "{} is provider `{}`, not `{}`",
+        manifest_path.display(),
+        manifest.name,
+        identity.provider
+    );
+    let record = record_path(trust, identity);
+    let previous = match std::fs::read_to_string(&record) {
+        Ok(previous) => Some(previous),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", record.display())),
+    };
+    let previous: Option<Record> = match previous {
+        None => None,
+        Some(text) => {
+            let parsed: Record = toml::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not a consent record (delete it to be asked afresh)",
+                    record.display()
+                )
+            })?;
+            // Another provider's record under this one's name is no record of it.
+            let same = parsed.key == identity.key
+                && parsed.extension == identity.extension
+                && parsed.provider == identity.provider;
+            same.then_some(parsed)
+        }
+    };
+    let (allowed, allowed_version) = match &previous {
+        Some(p) => (
+            Manifest::parse(&p.manifest, manifest_path)
+                .with_context(|| format!("the manifest recorded in {}", record.display()))?
+                .policy,
+            p.version.clone(),
+        ),
+        None => (Policy::default(), None),
+    };
     let pending = Pending {
-        provider: manifest.name.clone(),
+        identity: identity.clone(),
         version: version.map(str::to_owned),
-        allowed_version: None,
-        diff: PolicyDiff::default(),
+        allowed_version,
+        first: previous.is_none(),
+        diff: PolicyDiff::between(&allowed, &manifest.policy),
         record,
         text,
     };
-    let previous = match std::fs::read_to_string(&pending.record) {
-        Ok(previous) => previous,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            pending.approve()?;
-            return Ok(Consent::FirstSeen);
-        }
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot read {}", pending.record.display()));
-        }
-    };
-    let previous: Record = toml::from_str(&previous).with_context(|| {
-        format!(
-            "{} is not a consent record (delete it to be asked afresh)",
-            pending.record.display()
-        )
-    })?;
-    let allowed = Manifest::parse(&previous.manifest, manifest_path)
-        .with_context(|| format!("the manifest recorded in {}", pending.record.display()))?;
-    let diff = PolicyDiff::between(&allowed.policy, &manifest.policy);
-    let pending = Pending {
-        allowed_version: previous.version.clone(),
-        diff,
-        ..pending
-    };
-    if pending.diff.asks_for_nothing_more() {
-        if previous.manifest != pending.text || previous.version != pending.version {
-            pending.approve()?;
-        }
-        return Ok(Consent::Allowed);
+    if !pending.diff.asks_for_nothing_more() {
+        return Ok(Consent::Asks(Box::new(pending)));
     }
-    Ok(Consent::Asks(pending))
+    match previous {
+        None => {
+            pending.approve()?;
+            Ok(Consent::FirstSeen)
+        }
+        Some(p) => {
+            if p.manifest != pending.text || p.version != pending.version {
+                pending.approve()?;
+            }
+            Ok(Consent::Allowed)
+        }
+    }
 }
 
 impl Pending {
     /// Records what the provider asks for as allowed.
     pub fn approve(&self) -> anyhow::Result<()> {
         let record = Record {
-            provider: self.provider.clone(),
+            key: self.identity.key.clone(),
+            extension: self.identity.extension.clone(),
+            provider: self.identity.provider.clone(),
             version: self.version.clone(),
             manifest: self.text.clone(),
         };
-        if let Some(dir) = self.record.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
+        let dir = self.record.parent().unwrap_or(Path::new("."));
+        azd_wasm_host_runtime::create_private_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         let body = format!(
             "# The grants of provider `{}` the user allowed (azd-wasm-host); delete to be asked afresh.\n{}",
-            self.provider,
+            self.identity.provider,
             toml::to_string(&record)?
         );
         // Written aside and renamed: a reader (another azd command) sees the old record or the new.
-        let dir = self.record.parent().unwrap_or(Path::new("."));
         let mut aside = tempfile::NamedTempFile::new_in(dir)?;
         std::io::Write::write_all(&mut aside, body.as_bytes())?;
         aside
@@ -138,12 +185,26 @@ impl Pending {
     /// `provider `x` 1.3.0`.
     pub fn who(&self) -> String {
         match &self.version {
-            Some(v) => format!("provider `{}` {v}", self.provider),
-            None => format!("provider `{}`", self.provider),
+            Some(v) => format!("provider `{}` {v}", self.identity.provider),
+            None => format!("provider `{}`", self.identity.provider),
         }
     }
 
-    /// The new grants, one per line, each `  + …`.
+    /// Who it is in full: `provider `x` 1.3.0 (extension local.x, signed by key 3f2a…)`.
+    pub fn who_in_full(&self) -> String {
+        let extension = if self.identity.extension.is_empty() {
+            "extension unknown".to_owned()
+        } else {
+            format!("extension {}", self.identity.extension)
+        };
+        let key = match self.identity.key.as_str() {
+            UNSIGNED => "not signed".to_owned(),
+            key => format!("signed by key {}", key.get(..16).unwrap_or(key)),
+        };
+        format!("{} ({extension}, {key})", self.who())
+    }
+
+    /// The grants asked for, one per line, each `  + …`.
     pub fn lines(&self) -> String {
         self.diff
             .more
@@ -155,32 +216,102 @@ impl Pending {
 
     /// The question put to the user.
     pub fn question(&self) -> String {
-        format!(
-            "{} also asks for: {}. Allow?",
-            self.who(),
-            self.diff.more.join("; ")
-        )
+        if self.first {
+            format!(
+                "{} runs here for the first time and asks for: {}. Allow?",
+                self.who_in_full(),
+                self.diff.more.join("; ")
+            )
+        } else {
+            format!(
+                "{} also asks for: {}. Allow?",
+                self.who(),
+                self.diff.more.join("; ")
+            )
+        }
     }
 
-    /// Since when the user allowed less: `(you allowed 1.2.0)`.
-    pub fn since(&self) -> String {
-        match &self.allowed_version {
-            Some(v) => format!("than you allowed for {v}"),
-            None => "than you allowed before".to_owned(),
+    /// Why it does not run until allowed: `asks for more than you allowed
+    /// for 1.2.0`, or, the first time, what it is and that it asks at all.
+    pub fn why(&self) -> String {
+        match (&self.allowed_version, self.first) {
+            (_, true) => format!(
+                "{} runs here for the first time and asks for more than the deny-all default",
+                self.who_in_full()
+            ),
+            (Some(v), false) => format!("{} asks for more than you allowed for {v}", self.who()),
+            (None, false) => format!("{} asks for more than you allowed before", self.who()),
         }
     }
 }
 
-fn record_path(trust: &TrustDir, provider: &str) -> PathBuf {
-    let stem: String = provider
+/// The key id of a provider that runs unverified (unsigned providers allowed).
+pub const UNSIGNED: &str = "unsigned";
+
+/// `consent/<name>-<digest>.toml`: the name for a reader (only
+/// `[A-Za-z0-9._-]` kept), the digest of the whole identity (exact bytes, so
+/// names that differ in case or in other characters never share a file,
+/// even on a disk that ignores case).
+fn record_path(trust: &TrustDir, identity: &Identity) -> PathBuf {
+    let readable: String = identity
+        .provider
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    trust.consent_dir().join(format!("{stem}.toml"))
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .take(40)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let mut h = sha2::Sha256::new();
+    for part in [&identity.key, &identity.extension, &identity.provider] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let digest = hex::encode(&h.finalize()[..16]);
+    trust
+        .consent_dir()
+        .join(format!("{}-{digest}.toml", readable.trim_matches('.')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(key: &str, extension: &str, provider: &str) -> Identity {
+        Identity {
+            key: key.into(),
+            extension: extension.into(),
+            provider: provider.into(),
+        }
+    }
+
+    #[test]
+    fn every_part_of_the_identity_gets_its_own_record() {
+        let trust = TrustDir::at("/t");
+        let base = record_path(&trust, &id("k1", "local.a", "todo"));
+        let others = [
+            id("k2", "local.a", "todo"),
+            id("k1", "local.b", "todo"),
+            id("k1", "local.a", "Todo"),
+            id("k1", "local.a", "TODO"),
+            id("k1", "local.a", "todo "),
+            id("k1", "local.a", "to/do"),
+            id("k1", "local.a", "to:do"),
+            id("k1", "local.atodo", ""),
+            id("k1local.a", "", "todo"),
+        ];
+        let mut seen = vec![base.clone()];
+        for other in others {
+            let path = record_path(&trust, &other);
+            assert!(!seen.contains(&path), "{other:?} shares {}", path.display());
+            seen.push(path);
+        }
+        let name = base.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("todo-") && name.ends_with(".toml"),
+            "{name}"
+        );
+        // Lower case even for `TODO`, so a case-insensitive disk sees what a case-sensitive one does.
+        let upper = record_path(&trust, &id("k1", "local.a", "TODO"));
+        let upper = upper.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(upper, upper.to_ascii_lowercase());
+    }
 }

@@ -26,6 +26,10 @@ pub(crate) const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 /// What the statement says of its subjects: they are this provider.
 pub(crate) const PREDICATE_TYPE: &str = "https://example.invalid/azd-wasm-host/provider/v1";
+/// What a code statement says: its subjects are the code precompiled, by the
+/// one who packaged it, for the provider whose signature it names.
+pub(crate) const CODE_PREDICATE_TYPE: &str =
+    "https://example.invalid/azd-wasm-host/provider-code/v1";
 
 /// What a signature says: these files, with these digests, are this
 /// provider at this version.
@@ -33,7 +37,9 @@ pub(crate) const PREDICATE_TYPE: &str = "https://example.invalid/azd-wasm-host/p
 pub struct Statement {
     #[serde(rename = "_type")]
     pub(crate) statement_type: String,
-    /// The component and `provider.toml`, by their paths in the provider's folder.
+    /// Every file of the provider's folder the host runs or reads as policy
+    /// (the component, `provider.toml`, `extension.yaml`, the precompiled
+    /// code and its binding), by its path in the folder.
     pub subject: Vec<Subject>,
     #[serde(rename = "predicateType")]
     pub(crate) predicate_type: String,
@@ -57,11 +63,21 @@ pub struct Predicate {
     pub provider: String,
     /// Its version (the extension's).
     pub version: String,
+    /// The id of the azd extension that ships it (`extension.yaml`'s `id`),
+    /// when the signer knew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension: Option<String>,
 }
 
 impl Statement {
-    /// A statement that `subjects` are `provider` at `version`.
-    pub fn new(subjects: Vec<Subject>, provider: &str, version: &str) -> Self {
+    /// A statement that `subjects` are `provider` at `version`, shipped as
+    /// the extension `extension`.
+    pub fn new(
+        subjects: Vec<Subject>,
+        provider: &str,
+        version: &str,
+        extension: Option<&str>,
+    ) -> Self {
         Self {
             statement_type: STATEMENT_TYPE.to_owned(),
             subject: subjects,
@@ -69,7 +85,17 @@ impl Statement {
             predicate: Predicate {
                 provider: provider.to_owned(),
                 version: version.to_owned(),
+                extension: extension.map(str::to_owned),
             },
+        }
+    }
+
+    /// A code statement: `subjects` are the code precompiled for `provider`
+    /// at `version`.
+    pub(crate) fn code(subjects: Vec<Subject>, provider: &str, version: &str) -> Self {
+        Self {
+            predicate_type: CODE_PREDICATE_TYPE.to_owned(),
+            ..Self::new(subjects, provider, version, None)
         }
     }
 

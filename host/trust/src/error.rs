@@ -44,6 +44,13 @@ pub enum TrustError {
     /// The signature is for something else (another provider, or a file it does not list).
     #[error("{0}")]
     Mismatch(String),
+    /// The trust folder (or a file in it) could be changed by someone else.
+    #[error(
+        "the trust folder cannot be trusted: {path}: {why}. Keys, consent and settings there decide \
+         what runs, so only you may be able to change them: `chmod go-w {path}` (and `chown` it \
+         to yourself if it is not yours), then run the command again"
+    )]
+    UnsafeFolder { path: String, why: String },
     /// The signature file cannot be read as a bundle.
     #[error("{file} is not a signature this host can read: {reason}")]
     Malformed { file: String, reason: String },

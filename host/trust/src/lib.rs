@@ -5,8 +5,11 @@
 //! - **Signatures** ([`sign`], [`verify`]). A provider is signed as a
 //!   [Sigstore bundle] (`provider.sigstore.json` beside `provider.toml`)
 //!   holding a DSSE envelope over an [in-toto statement]: the statement's
-//!   subjects are the component and `provider.toml` with their sha256, its
-//!   predicate names the provider and its version. The key is ECDSA P-256
+//!   subjects are every file the host runs or reads as policy (the
+//!   component, `provider.toml`, `extension.yaml`, the precompiled code and
+//!   its binding) with their sha256, its predicate names the provider, its
+//!   version and its extension. Precompiled code added to a publisher's
+//!   signed provider (`pull --package`) is signed apart ([`sign_code`]). The key is ECDSA P-256
 //!   with SHA-256, in the PEM files cosign reads and writes (`PRIVATE KEY` as
 //!   PKCS#8, `PUBLIC KEY` as SubjectPublicKeyInfo), so `cosign
 //!   import-key-pair` takes our key and our trust folder takes a `cosign.pub`.
@@ -15,23 +18,28 @@
 //! - **The trust folder** ([`TrustDir`]): `wasm-host/` in azd's config folder
 //!   (`$AZD_CONFIG_DIR`, else `~/.azd`): `trusted-keys/*.pub`, `config.toml`
 //!   (`allow_unsigned`), the default signing key in `keys/`, and in
-//!   `consent/` the manifest of each provider as the user last allowed it.
+//!   `consent/` the manifest of each provider as the user last allowed it;
+//!   used only while nobody else can change it.
 //! - **Consent** ([`consent`]): what a provider's manifest grants beyond what
-//!   the user allowed for it last ([`azd_wasm_host_runtime::PolicyDiff`]);
-//!   the caller asks, or refuses naming the command that approves.
+//!   the user allowed for it last, or beyond the deny-all default the first
+//!   time ([`azd_wasm_host_runtime::PolicyDiff`]), keyed by signer, extension
+//!   and name; the caller asks, or refuses naming the command that approves.
 //!
 //! [Sigstore bundle]: https://github.com/sigstore/protobuf-specs
 //! [in-toto statement]: https://github.com/in-toto/attestation/blob/main/spec/v1/statement.md
 
+mod bundle;
 pub mod consent;
 mod envelope;
 mod error;
 mod keys;
 mod signing;
 mod store;
+mod verify;
 
 pub use envelope::{BUNDLE_FILE, Statement, Subject};
 pub use error::TrustError;
 pub use keys::{KeyPair, PublicKey};
-pub use signing::{SignInputs, Verdict, Verified, sign, verify};
+pub use signing::{CODE_BUNDLE_FILE, SignInputs, sign, sign_code};
 pub use store::{ALLOW_UNSIGNED_ENV, CONFIG_DIR_ENV, TrustDir, read_key, write_key};
+pub use verify::{Verdict, Verified, check_signed_files, verify, verify_to_run};

@@ -5,14 +5,19 @@
 //!   config.toml          allow_unsigned = false
 //!   trusted-keys/*.pub   the public keys whose providers run
 //!   keys/signing.key     the default signing key of `keygen` and `package` (owner-only)
-//!   consent/<name>.toml  each provider's manifest as the user last allowed it
+//!   consent/<name>-<id>.toml  what the user allowed each provider (by signer, extension and name)
 //! ```
+//!
+//! What is there decides what runs, so it is used only while nobody but the
+//! user can change it ([`TrustDir::check_private`]), as the compile cache is;
+//! the folders are made private (0700).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde::Deserialize;
 
+use crate::error::TrustError;
 use crate::keys::{KeyPair, PublicKey};
 
 /// azd's config folder, when not `~/.azd` (azd reads it too).
@@ -91,6 +96,42 @@ impl TrustDir {
         self.root.join("keys").join("signing.key")
     }
 
+    /// Refuses a trust folder someone else could change: azd's config
+    /// folder, `wasm-host/`, its folders and every file in them must belong
+    /// to the user and be writable by nobody else (on Windows: lie beneath
+    /// the user's profile). What is not there yet is not checked.
+    pub fn check_private(&self) -> Result<(), TrustError> {
+        let mut paths: Vec<PathBuf> = self
+            .root
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect();
+        paths.push(self.root.clone());
+        paths.push(self.config_file());
+        for dir in [self.keys_dir(), self.consent_dir(), self.root.join("keys")] {
+            paths.push(dir.clone());
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                let mut files: Vec<PathBuf> =
+                    entries.filter_map(Result::ok).map(|e| e.path()).collect();
+                files.sort();
+                paths.extend(files);
+            }
+        }
+        for path in paths {
+            if !path.exists() {
+                continue;
+            }
+            if let Err(why) = azd_wasm_host_runtime::only_user_may_write(&path) {
+                return Err(TrustError::UnsafeFolder {
+                    path: path.display().to_string(),
+                    why,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Whether unsigned providers may run: [`ALLOW_UNSIGNED_ENV`], else
     /// `allow_unsigned` in `config.toml` (a file that cannot be read allows nothing).
     pub fn allows_unsigned(&self) -> bool {
@@ -143,7 +184,7 @@ impl TrustDir {
             return Ok(file);
         }
         let dir = self.keys_dir();
-        std::fs::create_dir_all(&dir)
+        azd_wasm_host_runtime::create_private_dir(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let stem = name.map_or_else(|| key.short_id(), sanitize);
         let file = dir.join(format!("{stem}.pub"));
@@ -159,8 +200,7 @@ impl TrustDir {
             );
             return Ok(file);
         }
-        std::fs::write(&file, key.to_pem())
-            .with_context(|| format!("cannot write {}", file.display()))?;
+        write_readable(&file, &key.to_pem())?;
         Ok(file)
     }
 
@@ -205,7 +245,8 @@ pub fn write_key(path: &Path, key: &KeyPair) -> anyhow::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    azd_wasm_host_runtime::create_private_dir(&dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     let mut aside = tempfile::NamedTempFile::new_in(&dir)?;
     #[cfg(unix)]
     {
@@ -226,8 +267,25 @@ pub fn write_key(path: &Path, key: &KeyPair) -> anyhow::Result<()> {
                 path.display()
             )
         })?;
-    std::fs::write(path.with_extension("pub"), key.public().to_pem())?;
+    write_readable(&path.with_extension("pub"), &key.public().to_pem())?;
     Ok(())
+}
+
+/// Writes `text` to `path`, readable by all and writable by its owner only
+/// whatever the umask (the trust folder refuses files others may write).
+fn write_readable(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o644);
+    }
+    use std::io::Write as _;
+    options
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn sanitize(name: &str) -> String {

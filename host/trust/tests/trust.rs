@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use azd_wasm_host_trust::consent::{self, Consent};
+use azd_wasm_host_trust::consent::{self, Consent, Identity};
 use azd_wasm_host_trust::{
-    BUNDLE_FILE, KeyPair, SignInputs, TrustDir, TrustError, Verdict, sign, verify,
+    BUNDLE_FILE, CODE_BUNDLE_FILE, KeyPair, SignInputs, TrustDir, TrustError, Verdict, sign,
+    sign_code, verify, verify_to_run,
 };
 
 const MANIFEST: &str = r#"name = "demo"
@@ -38,6 +39,7 @@ fn signed(dir: &Path, key: &KeyPair) -> PathBuf {
         &SignInputs {
             manifest: &manifest,
             version: "1.2.0",
+            extension: Some("local.demo"),
         },
         key,
     )
@@ -311,17 +313,49 @@ fn openssl_verifies_the_signature_with_the_public_key_file() {
     assert!(theirs.public().verifies(b"x", &sig));
 }
 
+fn who(key: &str, extension: &str, provider: &str) -> Identity {
+    Identity {
+        key: key.into(),
+        extension: extension.into(),
+        provider: provider.into(),
+    }
+}
+
 #[test]
-fn consent_is_recorded_first_then_asked_only_for_more() {
+fn consent_is_asked_first_for_every_grant_then_only_for_more() {
     let tmp = tempfile::tempdir().unwrap();
     let trust = TrustDir::at(tmp.path().join("trust"));
     let manifest = provider(&tmp.path().join("p"), MANIFEST);
+    let id = who("k1", "local.demo", "demo");
+    // First seen, asking for grants: asked for all of them, until approved.
+    for _ in 0..2 {
+        let Consent::Asks(p) = consent::check(&trust, &manifest, &id, Some("1.0.0")).unwrap()
+        else {
+            panic!("a first-seen provider with grants was not asked about")
+        };
+        assert!(p.first);
+        assert_eq!(
+            p.diff.more,
+            [
+                "environment variable HOME",
+                "HTTP origin https://management.azure.com"
+            ]
+        );
+        assert!(
+            p.why().starts_with(
+                "provider `demo` 1.0.0 (extension local.demo, signed by key k1) runs here for the \
+                 first time"
+            ),
+            "{}",
+            p.why()
+        );
+    }
+    let Consent::Asks(p) = consent::check(&trust, &manifest, &id, Some("1.0.0")).unwrap() else {
+        panic!()
+    };
+    p.approve().unwrap();
     assert!(matches!(
-        consent::check(&trust, &manifest, Some("1.0.0")).unwrap(),
-        Consent::FirstSeen
-    ));
-    assert!(matches!(
-        consent::check(&trust, &manifest, Some("1.0.0")).unwrap(),
+        consent::check(&trust, &manifest, &id, Some("1.0.0")).unwrap(),
         Consent::Allowed
     ));
 
@@ -332,9 +366,11 @@ fn consent_is_recorded_first_then_asked_only_for_more() {
     );
     std::fs::write(&manifest, &more).unwrap();
     for _ in 0..2 {
-        let Consent::Asks(p) = consent::check(&trust, &manifest, Some("1.1.0")).unwrap() else {
+        let Consent::Asks(p) = consent::check(&trust, &manifest, &id, Some("1.1.0")).unwrap()
+        else {
             panic!("not asked")
         };
+        assert!(!p.first);
         assert_eq!(
             p.diff.more,
             vec!["HTTP origin https://example.com".to_owned()],
@@ -350,26 +386,350 @@ fn consent_is_recorded_first_then_asked_only_for_more() {
         );
         assert_eq!(p.allowed_version.as_deref(), Some("1.0.0"));
     }
-    let Consent::Asks(p) = consent::check(&trust, &manifest, Some("1.1.0")).unwrap() else {
+    let Consent::Asks(p) = consent::check(&trust, &manifest, &id, Some("1.1.0")).unwrap() else {
         panic!()
     };
     p.approve().unwrap();
     assert!(matches!(
-        consent::check(&trust, &manifest, Some("1.1.0")).unwrap(),
+        consent::check(&trust, &manifest, &id, Some("1.1.0")).unwrap(),
         Consent::Allowed
     ));
 
     // 1.2.0 drops a grant: runs unasked; 1.3.0 asks for it back: asked again.
     std::fs::write(&manifest, more.replace("env = [\"HOME\"]", "env = []")).unwrap();
     assert!(matches!(
-        consent::check(&trust, &manifest, Some("1.2.0")).unwrap(),
+        consent::check(&trust, &manifest, &id, Some("1.2.0")).unwrap(),
         Consent::Allowed
     ));
     std::fs::write(&manifest, &more).unwrap();
-    let Consent::Asks(p) = consent::check(&trust, &manifest, Some("1.3.0")).unwrap() else {
+    let Consent::Asks(p) = consent::check(&trust, &manifest, &id, Some("1.3.0")).unwrap() else {
         panic!()
     };
     assert_eq!(p.diff.more, vec!["environment variable HOME".to_owned()]);
+
+    // A provider that asks for nothing beyond the deny-all default is recorded unasked.
+    let plain = provider(
+        &tmp.path().join("plain"),
+        "name = \"plain\"\ncomponent = \"build/demo.wasm\"\n[policy]\nmemory_mb = 16\n",
+    );
+    let plain_id = who("k1", "local.demo", "plain");
+    assert!(matches!(
+        consent::check(&trust, &plain, &plain_id, None).unwrap(),
+        Consent::FirstSeen
+    ));
+    assert!(matches!(
+        consent::check(&trust, &plain, &plain_id, None).unwrap(),
+        Consent::Allowed
+    ));
+}
+
+#[test]
+fn consent_belongs_to_the_signer_the_extension_and_the_exact_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trust = TrustDir::at(tmp.path().join("trust"));
+    let manifest = provider(&tmp.path().join("p"), MANIFEST);
+    let allowed = who("k1", "local.demo", "demo");
+    let Consent::Asks(p) = consent::check(&trust, &manifest, &allowed, None).unwrap() else {
+        panic!()
+    };
+    p.approve().unwrap();
+    // The same manifest under every other identity: first seen, asked for everything.
+    for other in [
+        who("k2", "local.demo", "demo"),
+        who("k1", "local.other", "demo"),
+        who("unsigned", "local.demo", "demo"),
+        who("k1", "", "demo"),
+    ] {
+        let Consent::Asks(p) = consent::check(&trust, &manifest, &other, None).unwrap() else {
+            panic!("{other:?} inherited the consent of {allowed:?}")
+        };
+        assert!(p.first && p.diff.more.len() == 2, "{other:?}: {:?}", p.diff);
+    }
+    // Names that differ only in case, or in characters a file name cannot
+    // hold, never share a record (each manifest names itself).
+    let names = [
+        "demo", "Demo", "DEMO", "de/mo", "de:mo", "de mo", "de_mo", "démo",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let dir = tmp.path().join(format!("n{i}"));
+        let m = provider(&dir, &MANIFEST.replace("\"demo\"", &format!("{name:?}")));
+        let id = who("k9", "local.demo", name);
+        let Consent::Asks(p) = consent::check(&trust, &m, &id, None).unwrap() else {
+            panic!("`{name}` inherited another name's consent")
+        };
+        p.approve().unwrap();
+    }
+    let records = std::fs::read_dir(trust.consent_dir()).unwrap().count();
+    assert_eq!(records, 1 + names.len());
+    // A record edited to name another provider is no record of this one.
+    let Consent::Asks(_) =
+        consent::check(&trust, &manifest, &who("k3", "x.y", "demo"), None).unwrap()
+    else {
+        panic!()
+    };
+    for entry in std::fs::read_dir(trust.consent_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.contains("key = \"k1\"") && text.contains("provider = \"demo\"") {
+            std::fs::write(&path, text.replace("key = \"k1\"", "key = \"k3\"")).unwrap();
+        }
+    }
+    assert!(matches!(
+        consent::check(&trust, &manifest, &allowed, None).unwrap(),
+        Consent::Asks(_)
+    ));
+    // The manifest must be the provider the identity names.
+    assert!(consent::check(&trust, &manifest, &who("k1", "local.demo", "other"), None).is_err());
+}
+
+/// A provider folder as `package` stages it: manifest, component,
+/// extension.yaml and precompiled code with its binding.
+fn packaged(dir: &Path) -> PathBuf {
+    let manifest = provider(dir, MANIFEST);
+    std::fs::write(
+        dir.join("extension.yaml"),
+        "id: local.demo\nversion: 1.2.0\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("precompiled")).unwrap();
+    std::fs::write(dir.join("precompiled/provider.cwasm"), b"native code").unwrap();
+    std::fs::write(dir.join("precompiled/binding.toml"), "format = 1\n").unwrap();
+    manifest
+}
+
+fn sign_into(manifest: &Path, key: &KeyPair) {
+    let bundle = sign(
+        &SignInputs {
+            manifest,
+            version: "1.2.0",
+            extension: Some("local.demo"),
+        },
+        key,
+    )
+    .unwrap();
+    std::fs::write(manifest.parent().unwrap().join(BUNDLE_FILE), bundle).unwrap();
+}
+
+#[test]
+fn the_code_the_binding_and_extension_yaml_are_signed_and_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trust = TrustDir::at(tmp.path().join("trust"));
+    let key = KeyPair::generate().unwrap();
+    trust.trust(&key.public(), None).unwrap();
+    let dir = tmp.path().join("p");
+    let manifest = packaged(&dir);
+    sign_into(&manifest, &key);
+    let Ok(Verdict::Verified(v)) = verify(&manifest, &trust) else {
+        panic!("not verified")
+    };
+    for name in [
+        "provider.toml",
+        "build/demo.wasm",
+        "extension.yaml",
+        "precompiled/provider.cwasm",
+        "precompiled/binding.toml",
+    ] {
+        assert!(
+            v.statement.sha256_of(name).is_some(),
+            "{name} is not signed"
+        );
+    }
+    assert_eq!(
+        v.statement.predicate.extension.as_deref(),
+        Some("local.demo")
+    );
+    let shipped = v.shipped.unwrap();
+    assert_eq!(
+        shipped.code,
+        v.statement.sha256_of("precompiled/provider.cwasm").unwrap()
+    );
+
+    // Each file changed: refused naming it.
+    for file in [
+        "precompiled/provider.cwasm",
+        "precompiled/binding.toml",
+        "extension.yaml",
+    ] {
+        let copy = tmp.path().join(file.replace('/', "-"));
+        copy_tree(&dir, &copy);
+        std::fs::write(copy.join(file), b"changed").unwrap();
+        let e = refusal(&copy.join("provider.toml"), &trust);
+        assert!(
+            e.to_string()
+                .contains(&format!("{file} was changed after it was signed")),
+            "{e}"
+        );
+    }
+    // Before a start the code is left to the runtime, which gets its signed sha256.
+    let copy = tmp.path().join("to-run");
+    copy_tree(&dir, &copy);
+    std::fs::write(copy.join("precompiled/provider.cwasm"), b"other code").unwrap();
+    let Ok(Verdict::Verified(v)) = verify_to_run(&copy.join("provider.toml"), &trust) else {
+        panic!("not verified")
+    };
+    assert_eq!(v.shipped.unwrap(), shipped);
+
+    // A file the host reads that the signature does not name.
+    let unsigned_yaml = tmp.path().join("late-yaml");
+    let m = provider(&unsigned_yaml, MANIFEST);
+    sign_into(&m, &key);
+    std::fs::write(unsigned_yaml.join("extension.yaml"), "id: x.y\n").unwrap();
+    let e = refusal(&m, &trust);
+    assert!(
+        e.to_string().contains("does not sign extension.yaml"),
+        "{e}"
+    );
+    // A signed file removed.
+    let removed = tmp.path().join("removed");
+    copy_tree(&dir, &removed);
+    std::fs::remove_file(removed.join("extension.yaml")).unwrap();
+    let e = refusal(&removed.join("provider.toml"), &trust);
+    assert!(e.to_string().contains("extension.yaml is signed by"), "{e}");
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::create_dir_all(to).unwrap();
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_statement_that_names_a_file_outside_the_folder_is_refused() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let tmp = tempfile::tempdir().unwrap();
+    let trust = TrustDir::at(tmp.path().join("trust"));
+    let key = KeyPair::generate().unwrap();
+    trust.trust(&key.public(), None).unwrap();
+    std::fs::write(tmp.path().join("outside.txt"), b"x").unwrap();
+    for name in ["../outside.txt", "/etc/hostname", "build/../../outside.txt"] {
+        let dir = tmp.path().join("p");
+        let _ = std::fs::remove_dir_all(&dir);
+        let manifest = signed(&dir, &key);
+        let path = dir.join(BUNDLE_FILE);
+        let mut bundle: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let payload = b64
+            .decode(bundle["dsseEnvelope"]["payload"].as_str().unwrap())
+            .unwrap();
+        let mut statement: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+        statement["subject"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({
+                "name": name, "digest": { "sha256": "00" }
+            }));
+        // Signed again by the trusted key: a publisher's own crafted statement.
+        let payload = serde_json::to_vec(&statement).unwrap();
+        let kind = "application/vnd.in-toto+json";
+        let mut pae = format!("DSSEv1 {} {kind} {} ", kind.len(), payload.len()).into_bytes();
+        pae.extend_from_slice(&payload);
+        bundle["dsseEnvelope"]["payload"] = b64.encode(&payload).into();
+        bundle["dsseEnvelope"]["signatures"][0]["sig"] = b64.encode(key.sign(&pae).unwrap()).into();
+        std::fs::write(&path, bundle.to_string()).unwrap();
+        let e = refusal(&manifest, &trust);
+        assert!(
+            e.to_string()
+                .contains("not a plain path inside the provider's folder"),
+            "{name}: {e}"
+        );
+    }
+}
+
+#[test]
+fn code_compiled_for_a_kept_signature_is_signed_apart_and_tied_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trust = TrustDir::at(tmp.path().join("trust"));
+    let publisher = KeyPair::generate().unwrap();
+    let packager = KeyPair::generate().unwrap();
+    trust.trust(&publisher.public(), Some("publisher")).unwrap();
+    let dir = tmp.path().join("p");
+    // The publisher signed the provider without code; the packager compiled it.
+    let manifest = provider(&dir, MANIFEST);
+    std::fs::write(dir.join("extension.yaml"), "id: local.demo\n").unwrap();
+    sign_into(&manifest, &publisher);
+    std::fs::create_dir_all(dir.join("precompiled")).unwrap();
+    std::fs::write(dir.join("precompiled/provider.cwasm"), b"native code").unwrap();
+    std::fs::write(dir.join("precompiled/binding.toml"), "format = 1\n").unwrap();
+    // No code signature: the code is not signed.
+    let e = refusal(&manifest, &trust);
+    assert!(
+        e.to_string().contains("does not sign the precompiled code"),
+        "{e}"
+    );
+    std::fs::write(
+        dir.join(CODE_BUNDLE_FILE),
+        sign_code(&manifest, "1.2.0", &packager).unwrap(),
+    )
+    .unwrap();
+    // The packager's key is not trusted: refused (run only where unsigned is allowed).
+    let e = refusal(&manifest, &trust);
+    assert!(matches!(e, TrustError::UntrustedKey { .. }), "{e}");
+    trust.trust(&packager.public(), Some("packager")).unwrap();
+    let Ok(Verdict::Verified(v)) = verify(&manifest, &trust) else {
+        panic!("not verified")
+    };
+    // Consent belongs to the publisher, whose statement holds the policy.
+    assert_eq!(v.key_id, publisher.public().id());
+    assert!(v.shipped.is_some());
+    // Changed code: refused.
+    std::fs::write(dir.join("precompiled/provider.cwasm"), b"other code").unwrap();
+    let e = refusal(&manifest, &trust);
+    assert!(
+        e.to_string()
+            .contains("provider.cwasm was changed after it was signed"),
+        "{e}"
+    );
+    std::fs::write(dir.join("precompiled/provider.cwasm"), b"native code").unwrap();
+    // The code statement of another signature of the same provider: refused.
+    std::fs::write(dir.join("build/demo.wasm"), b"\0asm other").unwrap();
+    let aside = tmp.path().join("aside");
+    std::fs::rename(dir.join("precompiled"), &aside).unwrap();
+    sign_into(&manifest, &publisher);
+    std::fs::rename(&aside, dir.join("precompiled")).unwrap();
+    let e = refusal(&manifest, &trust);
+    assert!(
+        e.to_string()
+            .contains("code compiled for another signature"),
+        "{e}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_trust_folder_others_may_write_to_is_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let trust = TrustDir::at(tmp.path().join("azd/wasm-host"));
+    let key = KeyPair::generate().unwrap();
+    let file = trust.trust(&key.public(), None).unwrap();
+    let manifest = signed(&tmp.path().join("p"), &key);
+    assert!(matches!(
+        verify(&manifest, &trust),
+        Ok(Verdict::Verified(_))
+    ));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&trust.keys_dir()), 0o700, "made private");
+    for path in [trust.keys_dir(), file.clone(), trust.root().to_path_buf()] {
+        let before = mode(&path);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(before | 0o022)).unwrap();
+        let e = refusal(&manifest, &trust);
+        assert!(matches!(e, TrustError::UnsafeFolder { .. }), "{e}");
+        assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+        assert!(e.to_string().contains("chmod go-w"), "{e}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(before)).unwrap();
+    }
+    assert!(matches!(
+        verify(&manifest, &trust),
+        Ok(Verdict::Verified(_))
+    ));
 }
 
 #[test]

@@ -28,6 +28,9 @@ pub struct PublishArgs {
     /// Publish unsigned.
     #[arg(long)]
     pub unsigned: bool,
+    /// Sign with your key even a provider whose own signature did not verify.
+    #[arg(long, conflicts_with = "unsigned")]
+    pub resign: bool,
     /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
     #[arg(long)]
     pub user: Option<String>,
@@ -109,8 +112,23 @@ fn layers(
     }
     std::fs::copy(&manifest.component, &staged)?;
     let schema_layer = stage_schema(&manifest, &dir, scratch.path())?;
-    let signer = Signer::choose(args.sign.as_deref(), args.unsigned, manifest_path)?;
-    let signature = signer.sign(&scratch.path().join("provider.toml"), &ext.version)?;
+    // Signed with the component and the manifest: the extension's id and version.
+    std::fs::copy(&ext_path, scratch.path().join("extension.yaml"))
+        .with_context(|| format!("cannot copy {}", ext_path.display()))?;
+    let signer = Signer::choose(
+        args.sign.as_deref(),
+        args.unsigned,
+        args.resign,
+        manifest_path,
+    )?;
+    let signature = signer
+        .sign(
+            &scratch.path().join("provider.toml"),
+            &ext.version,
+            Some(&ext.id),
+        )?
+        .into_iter()
+        .next();
 
     let title = |name: &str| Some(BTreeMap::from([(TITLE.to_owned(), name.to_owned())]));
     let read = |p: &Path| std::fs::read(p).with_context(|| format!("cannot read {}", p.display()));

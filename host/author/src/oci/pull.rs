@@ -3,8 +3,9 @@
 //! title names (a plain relative path, or the pull is refused); the folder
 //! is written beside the destination and moved into place only once its
 //! signature verifies with a key the user trusts (or the user allows
-//! unsigned providers). `--package` then makes it an azd extension source,
-//! as `package` does, keeping the publisher's signature.
+//! unsigned providers, and then says so in the folder, so that `package`
+//! will not sign over it). `--package` then makes it an azd extension
+//! source, as `package` does, keeping the publisher's signature.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -30,6 +31,10 @@ pub struct PullArgs {
     /// Then package it (an azd extension source in OUT/dist, with its signature).
     #[arg(long)]
     pub package: bool,
+    /// With --package: sign it with your key even if its own signature did
+    /// not verify (it was kept because unsigned providers are allowed).
+    #[arg(long, requires = "package")]
+    pub resign: bool,
     /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
     #[arg(long)]
     pub user: Option<String>,
@@ -89,6 +94,13 @@ pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
             v.key_file.display()
         ),
         Verdict::Allowed(why) => {
+            // `package` reads this and will not sign over it (unless --resign).
+            let marker = scratch.path().join(crate::package::UNVERIFIED_MARKER);
+            std::fs::write(
+                &marker,
+                format!("{} did not verify: {why}\n", args.reference),
+            )
+            .with_context(|| format!("cannot write {}", marker.display()))?;
             format!("NOT VERIFIED, kept because unsigned providers are allowed: {why}")
         }
     };

@@ -26,7 +26,7 @@ const PROVISIONING: &str = "provisioning-provider";
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ExtensionYaml {
-    pub(super) id: String,
+    pub(crate) id: String,
     #[serde(default)]
     pub(super) namespace: Option<String>,
     pub(super) display_name: String,

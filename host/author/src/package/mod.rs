@@ -4,12 +4,13 @@
 //! - `<id>-<os>-<arch>.tar.gz` for each platform ([`platforms`]): the host
 //!   binary as the entry point (`azd-wasm-host.exe` on Windows), by default
 //!   the sidecar build of that platform ([`sidecars`]), which carries no
-//!   compiler; `provider.toml`; the component and the config schema
-//!   (`[config] schema`) at their manifest paths; azd's metadata for the
-//!   extension ([`metadata`], `azd-metadata.json`, which the binary's
-//!   `metadata` command prints for azd); and the component's code,
+//!   compiler; `provider.toml`; `extension.yaml`; the component and the
+//!   config schema (`[config] schema`) at their manifest paths; azd's
+//!   metadata for the extension ([`metadata`], `azd-metadata.json`, which the
+//!   binary's `metadata` command prints for azd); the component's code,
 //!   precompiled by this host for that platform into `precompiled/` (so no
-//!   `azd provision` compiles anything);
+//!   `azd provision` compiles anything); and the signature over all of them,
+//!   made after the precompile ([`signer`]);
 //! - `registry.json` ([`registry`]): the extension in azd's registry format,
 //!   an artifact per platform with its sha256, ready for `azd extension
 //!   source add -t file`.
@@ -33,7 +34,7 @@ use azd_wasm_host_runtime::{self as runtime, Manifest};
 use checks::ExtensionYaml;
 use platforms::HostBinary;
 use registry::Artifact;
-pub(crate) use signer::Signer;
+pub(crate) use signer::{Signer, UNVERIFIED_MARKER};
 
 /// Arguments of `package`.
 #[derive(Debug, clap::Args)]
@@ -71,6 +72,10 @@ pub struct PackageArgs {
     /// Do not sign: where it is installed it runs only if unsigned providers are allowed.
     #[arg(long)]
     pub unsigned: bool,
+    /// Sign with your key even a provider whose own signature did not verify
+    /// (or that `pull` kept unverified): whoever trusts your key will run it.
+    #[arg(long, conflicts_with = "unsigned")]
+    pub resign: bool,
 }
 
 /// What `package` made.
@@ -94,6 +99,8 @@ struct Inputs {
     component_rel: PathBuf,
     /// The config schema's, when the manifest names one.
     schema_rel: Option<PathBuf>,
+    /// `extension.yaml`, shipped (and signed) beside `provider.toml`.
+    ext_path: PathBuf,
 }
 
 /// Reads the manifests and checks everything azd and the archive depend on.
@@ -129,6 +136,7 @@ fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
         ext,
         component_rel,
         schema_rel,
+        ext_path,
     })
 }
 
@@ -172,6 +180,7 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
         "azd-wasm-host",
         "azd-wasm-host.exe",
         "provider.toml",
+        "extension.yaml",
         azd_wasm_host_trust::BUNDLE_FILE,
         runtime::PRECOMPILED_DIR,
         runtime::AZD_METADATA_FILE,
@@ -189,6 +198,13 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
 /// `package`: checks, stages and writes the extension source.
 pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     let inputs = read_inputs(args)?;
+    // Before anything is written: a provider that failed verification is refused here.
+    let signer = Signer::choose(
+        args.sign.as_deref(),
+        args.unsigned,
+        args.resign,
+        &inputs.manifest_path,
+    )?;
     let hosts = platforms::host_binaries(&args.hosts, args.hosts_from.as_deref(), || {
         if args.no_precompile {
             let exe = std::env::current_exe().context("cannot find this host's own binary")?;
@@ -200,7 +216,6 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
     let out = args.out.clone().unwrap_or_else(|| inputs.dir.join("dist"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let out = std::fs::canonicalize(&out)?;
-    let signer = Signer::choose(args.sign.as_deref(), args.unsigned, &inputs.manifest_path)?;
     let (azd_metadata, left_out) = metadata::document(&inputs.ext.id, &inputs.manifest);
     if let Some(why) = left_out {
         eprintln!("warning: {why}");
@@ -250,9 +265,6 @@ fn package_one(
     std::fs::write(stage.path().join(runtime::AZD_METADATA_FILE), azd_metadata)?;
     members.push(PathBuf::from(runtime::AZD_METADATA_FILE));
     let ext = &inputs.ext;
-    if let Some(signature) = signer.sign(&stage.path().join("provider.toml"), &ext.version)? {
-        members.push(PathBuf::from(signature));
-    }
     if !args.no_precompile {
         eprintln!("==> precompile the component for {platform}");
         runtime::precompile_into(
@@ -262,6 +274,14 @@ fn package_one(
         )?;
         members.push(PathBuf::from(runtime::PRECOMPILED_DIR));
     }
+    // Signed last: the signature names every file the host runs, the
+    // precompiled code and its binding included.
+    let signed = signer.sign(
+        &stage.path().join("provider.toml"),
+        &ext.version,
+        Some(&ext.id),
+    )?;
+    members.extend(signed.into_iter().map(PathBuf::from));
     let archive = out.join(format!(
         "{}-{}.tar.gz",
         ext.id.replace('.', "-"),
@@ -290,8 +310,8 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Copies the host binary (a native one stripped and started once), the
-/// manifest, the component and the config schema into `stage`; returns the
-/// archive's top-level members.
+/// manifest, `extension.yaml`, the component and the config schema into
+/// `stage`; returns the archive's top-level members.
 fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Result<Vec<PathBuf>> {
     let entry_point = host.platform.exe_name();
     let bin = stage.join(entry_point);
@@ -301,7 +321,13 @@ fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Resu
         strip(&bin)?;
     }
     std::fs::copy(&inputs.manifest_path, stage.join("provider.toml"))?;
-    let mut members = vec![PathBuf::from(entry_point), PathBuf::from("provider.toml")];
+    std::fs::copy(&inputs.ext_path, stage.join("extension.yaml"))
+        .with_context(|| format!("cannot copy {}", inputs.ext_path.display()))?;
+    let mut members = vec![
+        PathBuf::from(entry_point),
+        PathBuf::from("provider.toml"),
+        PathBuf::from("extension.yaml"),
+    ];
     let schema = (inputs.manifest.config_schema.as_ref()).zip(inputs.schema_rel.as_ref());
     let files = std::iter::once((&inputs.manifest.component, &inputs.component_rel))
         .chain(schema.map(|(schema, rel)| (&schema.path, rel)));

@@ -7,8 +7,9 @@
 //! or leave to be outside the project), an environment variable, a network
 //! destination, an HTTP origin, a credential scope, more of azd's environment
 //! (none < read < read-write), leave to ask the user, and any higher limit
-//! (memory, call time; HTTP time and response size where an origin is
-//! granted). The same, the other way, is counted as less.
+//! (memory, call time; the disk bound where a directory is granted
+//! read-write; HTTP time and response size where an origin is granted). The
+//! same, the other way, is counted as less.
 
 use super::policy::{EnvironmentAccess, FsAccess, FsGrant, Policy};
 
@@ -55,6 +56,10 @@ impl PolicyDiff {
             old.call_timeout_secs,
             new.call_timeout_secs,
         );
+        // The disk bound matters only where some directory is granted read-write.
+        if new.writes_files() {
+            d.limit("disk_mb", old.disk_mb as f64, new.disk_mb as f64);
+        }
         // The HTTP limits matter only where some origin is granted.
         if !new.http.allow.is_empty() {
             d.limit(
@@ -205,5 +210,18 @@ mod tests {
         let narrower = PolicyDiff::between(&new, &old);
         assert!(narrower.asks_for_nothing_more(), "{narrower:?}");
         assert_eq!(narrower.less.len(), 5);
+    }
+
+    #[test]
+    fn a_higher_disk_bound_is_more_only_where_a_directory_is_written() {
+        let writes = policy("fs = [{ path = \"out\", access = \"read-write\" }]\n");
+        let more = policy("fs = [{ path = \"out\", access = \"read-write\" }]\ndisk_mb = 128\n");
+        let d = PolicyDiff::between(&writes, &more);
+        assert_eq!(d.more, ["disk_mb 64 → 128"]);
+        // First seen: the deny-all default against a provider that writes with more disk.
+        let d = PolicyDiff::between(&Policy::default(), &more);
+        assert_eq!(d.more, ["directory out (read-write)", "disk_mb 64 → 128"]);
+        let reads = policy("disk_mb = 128\n");
+        assert!(PolicyDiff::between(&Policy::default(), &reads).asks_for_nothing_more());
     }
 }

@@ -13,6 +13,10 @@ use super::paths::{inside_path, portable_path};
 pub(super) const DEFAULT_MEMORY_MB: u64 = 256;
 /// Default deadline per call, in seconds.
 pub(super) const DEFAULT_CALL_TIMEOUT_SECS: f64 = 300.0;
+/// Default bound on what one instance may write into its read-write grants, in MiB.
+pub(super) const DEFAULT_DISK_MB: u64 = 64;
+/// Largest disk bound (1 TiB).
+const MAX_DISK_MB: u64 = 1 << 20;
 /// Largest memory limit a 32-bit guest can use (4 GiB).
 const MAX_MEMORY_MB: u64 = 4096;
 /// Shortest deadline per call (one epoch tick would be meaningless below it).
@@ -63,6 +67,11 @@ pub struct Policy {
     /// Deadline per call, in seconds (fractions allowed).
     #[serde(default = "default_call_timeout_secs")]
     pub call_timeout_secs: f64,
+    /// What one instance may write into its read-write grants, in MiB: new
+    /// files and folders, and growth of files (a write past this fails with
+    /// WASI's no-space error).
+    #[serde(default = "default_disk_mb")]
+    pub disk_mb: u64,
     /// Outbound HTTP the guest may make (`[policy.http]`).
     #[serde(default)]
     pub http: HttpGrants,
@@ -161,6 +170,7 @@ impl Default for Policy {
             network: Vec::new(),
             memory_mb: DEFAULT_MEMORY_MB,
             call_timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
+            disk_mb: DEFAULT_DISK_MB,
             http: HttpGrants::default(),
             azd: AzdGrants::default(),
         }
@@ -186,6 +196,16 @@ impl Policy {
     /// The deadline of one call.
     pub fn call_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs_f64(self.call_timeout_secs)
+    }
+
+    /// What one instance may write into its read-write grants, in bytes.
+    pub fn disk_bytes(&self) -> u64 {
+        self.disk_mb.saturating_mul(1024 * 1024)
+    }
+
+    /// Whether some directory is granted read-write (so that `disk_mb` matters).
+    pub fn writes_files(&self) -> bool {
+        self.fs.iter().any(|g| g.access == FsAccess::ReadWrite)
     }
 
     /// The budget of one instance's memories and tables, in bytes.
@@ -285,6 +305,10 @@ fn default_call_timeout_secs() -> f64 {
     DEFAULT_CALL_TIMEOUT_SECS
 }
 
+fn default_disk_mb() -> u64 {
+    DEFAULT_DISK_MB
+}
+
 impl Policy {
     /// Checks values serde cannot: ranges and formats. Returns the message.
     pub(super) fn check(&self) -> Result<(), String> {
@@ -292,6 +316,12 @@ impl Policy {
             return Err(format!(
                 "memory_mb = {} is out of range (1..={MAX_MEMORY_MB})",
                 self.memory_mb
+            ));
+        }
+        if self.disk_mb == 0 || self.disk_mb > MAX_DISK_MB {
+            return Err(format!(
+                "disk_mb = {} is out of range (1..={MAX_DISK_MB})",
+                self.disk_mb
             ));
         }
         if !(MIN_CALL_TIMEOUT_SECS..=MAX_CALL_TIMEOUT_SECS).contains(&self.call_timeout_secs) {

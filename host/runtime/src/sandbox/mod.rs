@@ -15,10 +15,10 @@
 //!   in the bytes it reads ([`http`]);
 //! - guest stdout/stderr go to the host's log ([`output`]).
 //!
-//! Not bounded here: how much a guest writes into a read-write grant. The
-//! README's sandbox section says so; grant read-write only where a provider
-//! must write.
+//! - what a guest may write into its read-write grants is bounded by
+//!   `[policy] disk_mb` ([`disk`]: `wasi:filesystem/types` behind a budget).
 
+mod disk;
 mod fs;
 mod http;
 mod net;
@@ -32,6 +32,7 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
+pub(crate) use disk::{BoundedFs, BoundedFsData, DiskBudget};
 pub use fs::remove_unused_dirs;
 pub(crate) use fs::{GrantedDir, guest_form, open_grants};
 pub(crate) use http::HttpGate;

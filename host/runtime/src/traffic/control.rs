@@ -138,7 +138,7 @@ impl Traffic {
     }
 
     /// A value never to write into a recording (e.g. a granted environment
-    /// value, a token); values shorter than 8 characters are not taken.
+    /// value, a token), of any length.
     pub fn keep_secret(&self, value: &str) {
         self.secrets.lock().add(value);
     }

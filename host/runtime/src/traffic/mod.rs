@@ -25,6 +25,7 @@ mod exchange;
 mod fault;
 mod matching;
 mod redact;
+mod redact_body;
 mod serve;
 mod tokens;
 

@@ -2,95 +2,46 @@
 //! with [`REDACTED`] before anything is written, and replay applies the same
 //! to each live request before comparing, so both sides read alike.
 //!
-//! Redacted:
-//! - headers that carry credentials ([`SECRET_HEADERS`]: `Authorization`,
-//!   and so Shared Key signatures and bearer tokens, cookies, API keys);
-//! - query parameters that carry them ([`SECRET_QUERY`]: SAS `sig`, `code`, …);
-//! - in a JSON body, the values of fields named like secrets ([`SECRET_FIELDS`]);
-//! - anywhere (URI, headers, bodies): every token the host handed the guest
-//!   and every value of an `env` grant of 8 characters or more (an account
-//!   key comes that way).
+//! The rules are `azd_wasm_host_core::secrets`' (by name, by value, by
+//! shape), applied to each part of an exchange:
+//! - headers: a credential-bearing name (`Authorization*`, `*key*`,
+//!   `*secret*`, `*token*`, `*signature*`, cookies, …) is redacted whole; any
+//!   other value loses known secrets and shapes (a SAS URL in `Location`,
+//!   `x-ms-copy-source` or `Azure-AsyncOperation` loses its `sig`);
+//! - the URI: secret query values by name (`sig`, `code`, `*token*`, …),
+//!   known secrets (also URL-encoded), user-info;
+//! - bodies (`redact_body`): JSON fields, form fields and XML
+//!   elements named like secrets (and Key Vault's or `listKeys`' `value`),
+//!   and everywhere known secrets and shapes;
+//! - known secrets: every token the host handed the guest and every value of
+//!   an `env` grant, of any length.
 
-/// What a secret reads as in a cassette.
-pub const REDACTED: &str = "REDACTED";
+use azd_wasm_host_core::secrets::{SecretValues, is_secret_header, is_secret_name, scrub_shapes};
 
-/// Header names (lowercase) whose values are always redacted.
-const SECRET_HEADERS: [&str; 11] = [
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-    "x-ms-copy-source-authorization",
-    "x-ms-encryption-key",
-    "x-api-key",
-    "api-key",
-    "ocp-apim-subscription-key",
-    "x-functions-key",
-    "x-ms-authorization-auxiliary",
-];
+pub use azd_wasm_host_core::secrets::REDACTED;
 
-/// Query parameter names (lowercase) whose values are always redacted.
-const SECRET_QUERY: [&str; 10] = [
-    "sig",
-    "signature",
-    "code",
-    "key",
-    "api-key",
-    "apikey",
-    "access_token",
-    "token",
-    "client_secret",
-    "password",
-];
-
-/// JSON field names (lowercase) whose string values are redacted.
-const SECRET_FIELDS: [&str; 14] = [
-    "password",
-    "secret",
-    "clientsecret",
-    "client_secret",
-    "accesstoken",
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "primarykey",
-    "secondarykey",
-    "connectionstring",
-    "primaryconnectionstring",
-    "secondaryconnectionstring",
-    "sharedaccesssignature",
-];
-
-/// The shortest `env` grant value treated as a secret (shorter ones, such
-/// as a region, would redact ordinary words).
-pub(crate) const MIN_SECRET_LEN: usize = 8;
+/// Query parameter names (lowercase) whose values are always redacted,
+/// beside those [`is_secret_name`] knows.
+const SECRET_QUERY: [&str; 6] = ["sig", "signature", "code", "key", "apikey", "skoid"];
 
 /// The values known to be secret in this process (tokens given, granted
 /// environment values), each replaced wherever it appears.
 #[derive(Debug, Default)]
-pub(crate) struct Secrets(Vec<String>);
+pub(crate) struct Secrets(pub(super) SecretValues);
 
 impl Secrets {
     pub(crate) fn add(&mut self, value: &str) {
-        if value.len() >= MIN_SECRET_LEN && !self.0.iter().any(|v| v == value) {
-            self.0.push(value.to_owned());
-        }
+        self.0.add(value);
     }
 
-    /// `text` with every known secret replaced.
+    /// `text` with every known secret and every credential shape replaced.
     pub(crate) fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for secret in &self.0 {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), REDACTED);
-            }
-        }
-        out
+        scrub_shapes(&self.0.scrub(text))
     }
 
     /// A header's value, redacted by its name or by what it holds.
     pub(crate) fn header(&self, name: &str, value: &str) -> String {
-        if SECRET_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        if is_secret_header(name) {
             REDACTED.to_owned()
         } else {
             self.scrub(value)
@@ -109,7 +60,8 @@ impl Secrets {
             .collect()
     }
 
-    /// A URI with its secret query values (by name or by value) redacted.
+    /// A URI with its secret query values (by name or by value) and
+    /// user-info redacted.
     pub(crate) fn uri(&self, uri: &str) -> String {
         let uri = self.scrub(uri);
         let Some((base, query)) = uri.split_once('?') else {
@@ -118,51 +70,19 @@ impl Secrets {
         let query: Vec<String> = query
             .split('&')
             .map(|pair| match pair.split_once('=') {
-                Some((k, _)) if SECRET_QUERY.contains(&k.to_ascii_lowercase().as_str()) => {
-                    format!("{k}={REDACTED}")
-                }
+                Some((k, _)) if secret_query(k) => format!("{k}={REDACTED}"),
                 _ => pair.to_owned(),
             })
             .collect();
         format!("{base}?{}", query.join("&"))
     }
-
-    /// A body: known secrets replaced; in JSON, secret fields redacted too
-    /// (the JSON is written again only when a field was).
-    pub(crate) fn body(&self, bytes: &[u8]) -> Vec<u8> {
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            return bytes.to_vec();
-        };
-        let text = self.scrub(text);
-        if let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(&text)
-            && redact_fields(&mut doc)
-        {
-            return doc.to_string().into_bytes();
-        }
-        text.into_bytes()
-    }
 }
 
-/// Redacts the string values of secret-named fields in `doc`; whether any was.
-fn redact_fields(doc: &mut serde_json::Value) -> bool {
-    match doc {
-        serde_json::Value::Object(map) => {
-            let mut any = false;
-            for (k, v) in map.iter_mut() {
-                if v.is_string() && SECRET_FIELDS.contains(&k.to_ascii_lowercase().as_str()) {
-                    *v = REDACTED.into();
-                    any = true;
-                } else {
-                    any |= redact_fields(v);
-                }
-            }
-            any
-        }
-        serde_json::Value::Array(items) => {
-            items.iter_mut().fold(false, |a, v| redact_fields(v) | a)
-        }
-        _ => false,
-    }
+/// Whether a query parameter (or form field) named `name` is a credential.
+pub(super) fn secret_query(name: &str) -> bool {
+    let decoded = name.replace("%24", "$");
+    let lower = decoded.trim_start_matches('$').to_ascii_lowercase();
+    SECRET_QUERY.contains(&lower.as_str()) || is_secret_name(&lower)
 }
 
 #[cfg(test)]
@@ -172,38 +92,45 @@ mod tests {
     fn secrets() -> Secrets {
         let mut s = Secrets::default();
         s.add("Eby8vdM02xNOcqFl/key==");
-        s.add("short"); // too short to be taken for a secret
+        s.add("pw1"); // a short value: removed where it stands alone
         s
     }
 
     #[test]
     fn credentials_in_headers_queries_and_values_are_redacted() {
         let s = secrets();
-        assert_eq!(s.header("Authorization", "SharedKey a:sig"), REDACTED);
+        for name in [
+            "Authorization",
+            "x-ms-copy-source-authorization",
+            "X-Custom-Token",
+            "x-api-key",
+            "x-my-signature",
+            "Set-Cookie",
+            "x-functions-key",
+        ] {
+            assert_eq!(s.header(name, "v"), REDACTED, "{name}");
+        }
         assert_eq!(s.header("x-ms-date", "Mon"), "Mon");
         assert_eq!(
             s.header("x-custom", "k=Eby8vdM02xNOcqFl/key=="),
             "k=REDACTED"
         );
         assert_eq!(
-            s.uri("https://a.blob.core.windows.net/c?sv=1&sig=abc%2F&comp=list"),
-            "https://a.blob.core.windows.net/c?sv=1&sig=REDACTED&comp=list"
+            s.header("Location", "https://a.blob.core.windows.net/c?sv=1&sig=abc"),
+            "https://a.blob.core.windows.net/c?sv=1&sig=REDACTED"
         );
+        assert_eq!(
+            s.header("x-ms-copy-source", "https://u:p@a/c?sig=abc&se=1"),
+            "https://REDACTED@a/c?sig=REDACTED&se=1"
+        );
+        assert_eq!(
+            s.uri(
+                "https://a.blob.core.windows.net/c?sv=1&sig=abc%2F&comp=list&$skiptoken=t&code=c"
+            ),
+            "https://a.blob.core.windows.net/c?sv=1&sig=REDACTED&comp=list&$skiptoken=REDACTED&code=REDACTED"
+        );
+        assert_eq!(s.uri("http://h/p?u=pw1"), "http://h/p?u=REDACTED");
         assert_eq!(s.uri("http://h/p"), "http://h/p");
-        assert_eq!(s.scrub("a short word"), "a short word");
-    }
-
-    #[test]
-    fn json_bodies_lose_secret_fields_and_keep_the_rest() {
-        let s = secrets();
-        let body = br#"{"keys":[{"keyName":"key1","value":"x","primaryKey":"pk"}],"name":"n"}"#;
-        let out: serde_json::Value = serde_json::from_slice(&s.body(body)).unwrap();
-        assert_eq!(out["keys"][0]["primaryKey"], REDACTED);
-        assert_eq!(out["keys"][0]["keyName"], "key1");
-        assert_eq!(out["name"], "n");
-        // Untouched JSON keeps its exact bytes.
-        let plain = br#"{ "TableName": "audit" }"#;
-        assert_eq!(s.body(plain), plain.to_vec());
-        assert_eq!(s.body(&[0xff, 0x01]), vec![0xff, 0x01]);
+        assert_eq!(s.scrub("apw1b stays"), "apw1b stays");
     }
 }

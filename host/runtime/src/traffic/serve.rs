@@ -11,6 +11,7 @@ use super::control::{LogEvent, Traffic, TrafficMode};
 use super::exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};
 use super::fault::Effect;
 use super::matching;
+use super::redact_body;
 
 /// The connection's own future, as `wasi:http`'s hook returns it.
 pub(crate) type Io = Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send>;
@@ -113,7 +114,7 @@ impl Traffic {
             response: RecordedResponse {
                 status: head.status.as_u16(),
                 headers: secrets.headers(&head.headers),
-                body: RecordedBody::of(&secrets.body(&body)),
+                body: RecordedBody::of(&redact_body::body(&secrets, &body, &head.headers)),
             },
         };
         drop(secrets);
@@ -133,7 +134,7 @@ impl Traffic {
             method: parts.method.as_str().to_owned(),
             uri: secrets.uri(&parts.uri.to_string()),
             headers: secrets.headers(&parts.headers),
-            body: RecordedBody::of(&secrets.body(body)),
+            body: RecordedBody::of(&redact_body::body(&secrets, body, &parts.headers)),
         }
     }
 }

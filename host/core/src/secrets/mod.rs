@@ -1,0 +1,30 @@
+//! What a recording must never hold, found by name, by value and by shape:
+//! the rules cassettes (`test --record`) and golden conversations
+//! (`listen --record`) share.
+//!
+//! - **By name** ([`is_secret_name`]): a header, query parameter, JSON
+//!   field, form field, XML element, parameter or config key whose name says
+//!   it holds a credential (`password`, `*secret*`, `*token*`, `*signature*`,
+//!   `connectionString`, `primaryMasterKey`, `key1`, `*SasToken`, `sasUri`,
+//!   …).
+//! - **By value** ([`SecretValues`]): every value the host knows to be
+//!   secret (tokens it handed out, granted environment values, secret
+//!   parameters and answers), wherever it appears, plain, URL-encoded (any
+//!   mix of `%XX` and literal bytes, `+` for a space) or in base64 (standard
+//!   or URL-safe, padded or not, alone or inside a larger base64 text).
+//! - **By shape** ([`scrub_shapes`]): SAS signatures (`sig=…` in any URL,
+//!   encoded or not), user-info in URLs (`https://user:pass@host`), JWTs,
+//!   PEM private keys, and the key parts of connection strings
+//!   (`AccountKey=`, `SharedAccessKey=`, `Password=`, …).
+//!
+//! After redaction [`find_credential`] looks for what still looks like one
+//! (a JWT, a private key, a connection string's key, an Azure storage key, a
+//! long high-entropy string), so that a recording holding one is refused.
+
+mod names;
+mod shapes;
+mod values;
+
+pub use names::{REDACTED, is_secret_header, is_secret_name};
+pub use shapes::{Finding, find_credential, scrub_shapes};
+pub use values::SecretValues;

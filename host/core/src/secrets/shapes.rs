@@ -1,0 +1,442 @@
+//! Credentials known by their shape: redacted wherever they stand
+//! ([`scrub_shapes`]), and looked for once a recording is redacted
+//! ([`find_credential`]).
+
+use super::names::REDACTED;
+
+/// Connection-string keys whose values are credentials (lower case, with `=`).
+const CONNECTION_KEYS: &[&str] = &[
+    "accountkey=",
+    "sharedaccesskey=",
+    "sharedaccesssignature=",
+    "password=",
+    "pwd=",
+    "accesskey=",
+    "clientsecret=",
+    "secret=",
+];
+
+/// `text` with what has the shape of a credential replaced by [`REDACTED`]:
+/// the value of every `sig` in a URL's query (also URL-encoded, `%26sig%3D`),
+/// user-info in URLs, JWTs, PEM private keys and the key parts of connection
+/// strings.
+pub fn scrub_shapes(text: &str) -> String {
+    let mut ranges = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    sas_signatures(&lower, &mut ranges);
+    user_info(bytes, &mut ranges);
+    connection_keys(&lower, &mut ranges);
+    for (start, end, _) in jwts(bytes).into_iter().chain(private_keys(text)) {
+        ranges.push((start, end));
+    }
+    replace(text, ranges)
+}
+
+/// What still looks like a credential, once a recording is redacted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What it looks like (`a JWT`, `an Azure storage key`, …).
+    pub kind: &'static str,
+    /// Where it starts in the text (bytes).
+    pub at: usize,
+    /// The text found (to compare with what an author marked safe; never
+    /// to be printed whole).
+    pub text: String,
+}
+
+impl Finding {
+    /// How a message names it without showing it: its first four characters and length.
+    pub fn shown(&self) -> String {
+        let head: String = self.text.chars().take(4).collect();
+        format!(
+            "{} ({head}…, {} characters)",
+            self.kind,
+            self.text.chars().count()
+        )
+    }
+}
+
+/// The credentials-looking strings in `text`: a JWT, a PEM private key, a
+/// connection string's key, an Azure storage key (88 characters of base64),
+/// a long string of high entropy (32 or more base64 characters mixing upper
+/// and lower case and digits, about as random as a key). [`REDACTED`] and
+/// masks (`***`) are not.
+pub fn find_credential(text: &str) -> Vec<Finding> {
+    let bytes = text.as_bytes();
+    let mut found: Vec<Finding> = Vec::new();
+    let mut push = |kind, start: usize, end: usize| {
+        found.push(Finding {
+            kind,
+            at: start,
+            text: text.get(start..end).unwrap_or_default().to_owned(),
+        });
+    };
+    let whole: Vec<(usize, usize, &'static str)> =
+        jwts(bytes).into_iter().chain(private_keys(text)).collect();
+    for &(start, end, kind) in &whole {
+        push(kind, start, end);
+    }
+    let inside_whole =
+        |start: usize, end: usize| whole.iter().any(|&(s, e, _)| start < e && end > s);
+    let lower = text.to_ascii_lowercase();
+    let mut keys = Vec::new();
+    connection_keys(&lower, &mut keys);
+    for (start, end) in keys {
+        let value = text.get(start..end).unwrap_or_default();
+        if !value.is_empty() && value != REDACTED && !value.bytes().all(|b| b == b'*') {
+            push("a connection string's key", start, end);
+        }
+    }
+    for (start, end) in runs(bytes) {
+        if inside_whole(start, end) {
+            continue;
+        }
+        let run = &bytes[start..end];
+        if run.len() == 88 && run.ends_with(b"==") {
+            push("an Azure storage key", start, end);
+        } else if high_entropy(run) {
+            push("a high-entropy string", start, end);
+        }
+    }
+    found.sort_by_key(|f| f.at);
+    found.dedup_by_key(|f| f.at);
+    found
+}
+
+/// `sig` values in URLs: after `?sig=`, `&sig=`, `;sig=` (`&amp;`), or
+/// their URL-encoded forms, up to the next separator.
+fn sas_signatures(lower: &str, ranges: &mut Vec<(usize, usize)>) {
+    let bytes = lower.as_bytes();
+    for (marker, encoded) in [("sig=", false), ("sig%3d", true)] {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(marker) {
+            let start = from + at;
+            from = start + marker.len();
+            let before = &lower[..start];
+            let in_query = before.ends_with('?')
+                || before.ends_with('&')
+                || before.ends_with(';')
+                || before.ends_with("%26")
+                || before.ends_with("%3f")
+                || start == 0;
+            if !in_query {
+                continue;
+            }
+            let value_start = start + marker.len();
+            let mut end = value_start;
+            while end < bytes.len() {
+                let b = bytes[end];
+                if matches!(
+                    b,
+                    b'&' | b'"' | b'\'' | b'<' | b'>' | b'#' | b';' | b',' | b'\\'
+                ) || b.is_ascii_whitespace()
+                    || (encoded && lower[end..].starts_with("%26"))
+                {
+                    break;
+                }
+                end += 1;
+            }
+            if end > value_start {
+                ranges.push((value_start, end));
+            }
+        }
+    }
+}
+
+/// The user-info of URLs (`scheme://user:pass@host`).
+fn user_info(bytes: &[u8], ranges: &mut Vec<(usize, usize)>) {
+    let mut i = 0;
+    while i + 3 <= bytes.len() {
+        if &bytes[i..i + 3] != b"://" {
+            i += 1;
+            continue;
+        }
+        let start = i + 3;
+        let mut end = start;
+        while end < bytes.len()
+            && !matches!(
+                bytes[end],
+                b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'\\'
+            )
+            && !bytes[end].is_ascii_whitespace()
+        {
+            end += 1;
+        }
+        if let Some(at) = bytes[start..end].iter().rposition(|&b| b == b'@')
+            && at > 0
+        {
+            ranges.push((start, start + at));
+        }
+        i = end.max(i + 3);
+    }
+}
+
+/// The values of connection-string keys (up to `;`, a quote or a line's end).
+fn connection_keys(lower: &str, ranges: &mut Vec<(usize, usize)>) {
+    let bytes = lower.as_bytes();
+    for key in CONNECTION_KEYS {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(key) {
+            let start = from + at;
+            from = start + key.len();
+            // A key of its own, not the end of a longer word (`mypassword=`).
+            if start > 0 && bytes[start - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let value_start = start + key.len();
+            let mut end = value_start;
+            while end < bytes.len()
+                && !matches!(
+                    bytes[end],
+                    b';' | b'"' | b'\'' | b'\n' | b'\r' | b'<' | b'&' | b'\\'
+                )
+            {
+                end += 1;
+            }
+            if end > value_start {
+                ranges.push((value_start, end));
+            }
+        }
+    }
+}
+
+fn is_b64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+/// JWTs: `eyJ…` `.` `…` `.` `…` in base64url.
+fn jwts(bytes: &[u8]) -> Vec<(usize, usize, &'static str)> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i + 3 <= bytes.len() {
+        if &bytes[i..i + 3] != b"eyJ" || (i > 0 && is_b64url(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let segment = |from: usize| {
+            let mut end = from;
+            while end < bytes.len() && is_b64url(bytes[end]) {
+                end += 1;
+            }
+            end
+        };
+        let first = segment(i);
+        let second = if bytes.get(first) == Some(&b'.') {
+            segment(first + 1)
+        } else {
+            first
+        };
+        if second > first + 10 && bytes.get(second) == Some(&b'.') {
+            let third = segment(second + 1);
+            found.push((i, third, "a JWT"));
+            i = third;
+        } else {
+            i = first.max(i + 1);
+        }
+    }
+    found
+}
+
+/// PEM private keys, `-----BEGIN … PRIVATE KEY-----` to its end line (or the text's end).
+fn private_keys(text: &str) -> Vec<(usize, usize, &'static str)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("-----BEGIN ") {
+        let start = from + at;
+        let header_end = text[start + 11..].find("-----").map(|e| start + 11 + e + 5);
+        let Some(header_end) = header_end else { break };
+        if !text[start..header_end].contains("PRIVATE KEY") {
+            from = header_end;
+            continue;
+        }
+        let end = text[header_end..]
+            .find("-----END ")
+            .and_then(|e| {
+                let end_line = header_end + e;
+                text[end_line + 9..]
+                    .find("-----")
+                    .map(|f| end_line + 9 + f + 5)
+            })
+            .unwrap_or(text.len());
+        found.push((start, end, "a PEM private key"));
+        from = end;
+    }
+    found
+}
+
+/// Runs of base64 characters (`A-Za-z0-9+/_-`, with up to two `=` of padding at the end).
+fn runs(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let in_run = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-');
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !in_run(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && in_run(bytes[i]) {
+            i += 1;
+        }
+        let mut padding = 0;
+        while padding < 2 && bytes.get(i) == Some(&b'=') {
+            i += 1;
+            padding += 1;
+        }
+        out.push((start, i));
+    }
+    out
+}
+
+/// 32 or more characters with upper and lower case letters and digits (two
+/// of each at least), as random as a key (Shannon entropy of 4.3 bits per
+/// character or more). Paths (with several `/`) and words joined by `-` or
+/// `_` are not.
+fn high_entropy(run: &[u8]) -> bool {
+    if run.len() < 32 {
+        return false;
+    }
+    let count = |f: fn(&u8) -> bool| run.iter().filter(|b| f(b)).count();
+    if count(u8::is_ascii_uppercase) < 2
+        || count(u8::is_ascii_lowercase) < 2
+        || count(u8::is_ascii_digit) < 2
+    {
+        return false;
+    }
+    if run.iter().filter(|&&b| b == b'/').count() > 2
+        || run.iter().filter(|&&b| b == b'-' || b == b'_').count() > 3
+    {
+        return false;
+    }
+    let mut freq = [0u32; 256];
+    for &b in run {
+        freq[b as usize] += 1;
+    }
+    let n = run.len() as f64;
+    let entropy: f64 = freq
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum();
+    entropy >= 4.3
+}
+
+/// `text` with each of `ranges` (byte ranges on character boundaries) replaced.
+fn replace(text: &str, mut ranges: Vec<(usize, usize)>) -> String {
+    if ranges.is_empty() {
+        return text.to_owned();
+    }
+    ranges.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (start, end) in ranges {
+        if start < last {
+            last = last.max(end);
+            continue;
+        }
+        let piece = text.get(start..end).unwrap_or_default();
+        out.push_str(text.get(last..start).unwrap_or_default());
+        out.push_str(if piece == REDACTED { piece } else { REDACTED });
+        last = end;
+    }
+    out.push_str(text.get(last..).unwrap_or_default());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JWT: &str = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL3N0b3JhZ2UuYXp1cmUuY29tIn0.c2lnbmF0dXJl";
+    const KEY: &str =
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+    #[test]
+    fn shapes_are_redacted_wherever_they_stand() {
+        let cases = [
+            (
+                "https://a.blob.core.windows.net/c/b?sv=2021&sig=abc%2Fdef&se=1",
+                "https://a.blob.core.windows.net/c/b?sv=2021&sig=REDACTED&se=1",
+            ),
+            (
+                "{\"sasUri\":\"https://a/c?sp=r&sig=xyz\"}",
+                "{\"sasUri\":\"https://a/c?sp=r&sig=REDACTED\"}",
+            ),
+            (
+                "src=https%3A%2F%2Fa%2Fc%3Fsv%3D1%26sig%3Dabc%252F%26se%3D2",
+                "src=https%3A%2F%2Fa%2Fc%3Fsv%3D1%26sig%3DREDACTED%26se%3D2",
+            ),
+            (
+                "redis://user:p%40ss@host:6379/0",
+                "redis://REDACTED@host:6379/0",
+            ),
+            (
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==;EndpointSuffix=x",
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=REDACTED;EndpointSuffix=x",
+            ),
+            (
+                "Server=s;Password=p@ss w;Database=d",
+                "Server=s;Password=REDACTED;Database=d",
+            ),
+            ("<a>&amp;sig=qq</a>", "<a>&amp;sig=REDACTED</a>"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(scrub_shapes(text), want, "{text}");
+        }
+        let out = scrub_shapes(&format!("Bearer {JWT} and more"));
+        assert_eq!(out, format!("Bearer {REDACTED} and more"));
+        let pem = "x\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\ny";
+        assert_eq!(scrub_shapes(pem), format!("x\n{REDACTED}\ny"));
+        // Not credentials: kept as they are.
+        for plain in [
+            "https://a.blob.core.windows.net/c?restype=container&comp=list",
+            "design=1&signal=2",
+            "mypassword=x",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "eyJhbGciOiJIUzI1NiJ9 alone",
+        ] {
+            assert_eq!(scrub_shapes(plain), plain);
+        }
+    }
+
+    #[test]
+    fn the_scan_finds_what_still_looks_like_a_credential() {
+        let kinds = |text: &str| -> Vec<&'static str> {
+            find_credential(text).into_iter().map(|f| f.kind).collect()
+        };
+        assert_eq!(kinds(&format!("token {JWT}")), ["a JWT"]);
+        assert_eq!(kinds(&format!("k={KEY}")), ["an Azure storage key"]);
+        assert_eq!(kinds("AccountKey=abc;x"), ["a connection string's key"]);
+        assert_eq!(
+            kinds("-----BEGIN PRIVATE KEY-----\nMII"),
+            ["a PEM private key"]
+        );
+        assert_eq!(
+            kinds("x 9fK2pQ7zR4mW8vL1sT6yB3nH5cJ0dG2aE8uX"),
+            ["a high-entropy string"]
+        );
+        for clean in [
+            "AccountKey=REDACTED;",
+            "AccountKey=*****;",
+            "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+            "id 3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            "x-ms-request-id: 0a1b2c3d-0000-1111-2222-333344445555",
+            "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/MyGroup1/providers",
+            "ThisIsAVeryLongCamelCaseIdentifierWithoutDigits",
+            "Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==",
+        ] {
+            assert!(
+                kinds(clean).is_empty(),
+                "{clean}: {:?}",
+                find_credential(clean)
+            );
+        }
+        let f = &find_credential(&format!("k={KEY}"))[0];
+        assert_eq!(f.shown(), "an Azure storage key (Eby8…, 88 characters)");
+        assert_eq!(f.at, 2);
+    }
+}

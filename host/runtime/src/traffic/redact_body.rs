@@ -1,0 +1,331 @@
+//! Bodies as a cassette holds them: JSON, form-encoded and XML bodies lose
+//! what their field and element names say is a credential; every body loses
+//! known secrets and credential shapes. A body that needed nothing keeps its
+//! exact bytes; one that is not UTF-8 is kept as it is (the recording's scan
+//! does not read it either).
+
+use azd_wasm_host_core::secrets::is_secret_name;
+use serde_json::Value;
+
+use super::redact::{REDACTED, Secrets, secret_query};
+
+/// Sibling field names that make a JSON object's `value` a secret: a Key
+/// Vault secret (`id` …`/secrets/`…, `attributes`, `contentType`, `kid`) or
+/// a `listKeys` entry (`keyName`, `permissions`).
+const SECRET_VALUE_SIBLINGS: [&str; 5] =
+    ["keyname", "permissions", "attributes", "contenttype", "kid"];
+
+/// `bytes`, redacted as their kind allows.
+pub(super) fn body(secrets: &Secrets, bytes: &[u8], headers: &http::HeaderMap) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return bytes.to_vec();
+    };
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if let Ok(mut doc) = serde_json::from_str::<Value>(text)
+        && (doc.is_object() || doc.is_array())
+    {
+        return if json(secrets, &mut doc, false) {
+            doc.to_string().into_bytes()
+        } else {
+            bytes.to_vec()
+        };
+    }
+    let redacted = if content_type.contains("x-www-form-urlencoded") || looks_like_form(text) {
+        form(secrets, text)
+    } else if text.trim_start().starts_with('<') {
+        xml(&secrets.scrub(text))
+    } else {
+        secrets.scrub(text)
+    };
+    if redacted == text {
+        bytes.to_vec()
+    } else {
+        redacted.into_bytes()
+    }
+}
+
+/// Redacts `doc` in place; whether anything changed. Under a secret-named
+/// key (`whole`) every string is a secret.
+fn json(secrets: &Secrets, doc: &mut Value, whole: bool) -> bool {
+    match doc {
+        Value::String(s) => {
+            let redacted = if whole {
+                REDACTED.to_owned()
+            } else {
+                secrets.scrub(s)
+            };
+            let changed = redacted != *s;
+            *s = redacted;
+            changed
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |any, item| json(secrets, item, whole) | any),
+        Value::Object(map) => {
+            let secret_value = whole || object_holds_a_secret_value(map);
+            let mut any = false;
+            for (key, value) in map.iter_mut() {
+                let by_name = is_secret_name(key) || (secret_value && normalized(key) == "value");
+                if by_name && value.is_number() {
+                    // A number under a secret name (a PIN, a numeric password) is hidden too.
+                    *value = REDACTED.into();
+                    any = true;
+                    continue;
+                }
+                any |= json(secrets, value, whole || by_name);
+            }
+            any
+        }
+        _ => false,
+    }
+}
+
+/// Whether an object's `value` is a secret: Key Vault's secret bundle, a
+/// `listKeys` entry, or a parameter of a secure type.
+fn object_holds_a_secret_value(map: &serde_json::Map<String, Value>) -> bool {
+    if !map.contains_key("value") {
+        return false;
+    }
+    let secure_type = map
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("secure"));
+    let names_a_secret = ["id", "name"].iter().any(|k| {
+        map.get(*k)
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.contains("/secrets/") || v.contains("/keys/") || is_secret_name(v))
+    });
+    secure_type
+        || names_a_secret
+        || map
+            .keys()
+            .any(|k| SECRET_VALUE_SIBLINGS.contains(&normalized(k).as_str()))
+}
+
+fn normalized(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// `a=1&b=2` with nothing a form could not hold (no space, quote or angle bracket).
+fn looks_like_form(text: &str) -> bool {
+    !text.is_empty()
+        && text.contains('=')
+        && !text
+            .bytes()
+            .any(|b| b.is_ascii_whitespace() || b"\"'<>{}".contains(&b))
+        && text
+            .split('&')
+            .all(|pair| pair.is_empty() || pair.contains('='))
+}
+
+/// A form body: fields named like secrets redacted, the rest scrubbed.
+fn form(secrets: &Secrets, text: &str) -> String {
+    text.split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if secret_query(&name.replace('+', " ")) => {
+                format!("{name}={REDACTED}")
+            }
+            _ => secrets.scrub(pair),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// An XML body: the text of elements named like secrets (and of a `Value`
+/// or `Key` inside one, as a user delegation key's) and attributes named
+/// like secrets redacted. A small scanner over tags: text is only ever
+/// replaced, so what it cannot read stays as it was.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        let content = &rest[..open];
+        let secret_text = match stack.as_slice() {
+            [.., parent, own] => {
+                is_secret_name(own)
+                    || (matches!(own.as_str(), "value" | "key")
+                        && (parent.ends_with("key") || is_secret_name(parent)))
+            }
+            [own] => is_secret_name(own),
+            [] => false,
+        };
+        if secret_text && !content.trim().is_empty() {
+            out.push_str(REDACTED);
+        } else {
+            out.push_str(content);
+        }
+        let Some(close) = rest[open..].find('>') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let tag = &rest[open..open + close + 1];
+        out.push_str(&xml_tag(tag, &mut stack));
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One tag: the element stack follows it, secret attributes are redacted.
+fn xml_tag(tag: &str, stack: &mut Vec<String>) -> String {
+    let inner = tag.trim_start_matches('<').trim_end_matches('>');
+    if inner.starts_with('?') || inner.starts_with('!') {
+        return tag.to_owned();
+    }
+    if let Some(name) = inner.strip_prefix('/') {
+        let name = local(name.trim());
+        if let Some(at) = stack.iter().rposition(|n| *n == name) {
+            stack.truncate(at);
+        }
+        return tag.to_owned();
+    }
+    let name_end = inner
+        .find(|c: char| c.is_whitespace() || c == '/')
+        .unwrap_or(inner.len());
+    if !inner.ends_with('/') {
+        stack.push(local(&inner[..name_end]));
+    }
+    // Attributes: name="value" pairs, the secret ones' values replaced.
+    let mut out = String::from(&tag[..1 + name_end]);
+    let mut attrs = &inner[name_end..];
+    while let Some(eq) = attrs.find('=') {
+        let (before, after) = attrs.split_at(eq);
+        let quote = after[1..].chars().next();
+        let Some(q @ ('"' | '\'')) = quote else { break };
+        let Some(end) = after[2..].find(q) else { break };
+        let name = before.trim();
+        out.push_str(before);
+        out.push('=');
+        out.push(q);
+        if is_secret_name(name) {
+            out.push_str(REDACTED);
+        } else {
+            out.push_str(&after[2..2 + end]);
+        }
+        out.push(q);
+        attrs = &after[2 + end + 1..];
+    }
+    out.push_str(attrs);
+    out.push('>');
+    out
+}
+
+/// An element's name without its namespace prefix, in lower case.
+fn local(name: &str) -> String {
+    name.rsplit(':').next().unwrap_or(name).to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redacted(text: &str, content_type: &str) -> String {
+        let mut s = Secrets::default();
+        s.add("granted-env-value");
+        let mut headers = http::HeaderMap::new();
+        if !content_type.is_empty() {
+            headers.insert(http::header::CONTENT_TYPE, content_type.parse().unwrap());
+        }
+        String::from_utf8(super::body(&s, text.as_bytes(), &headers)).unwrap()
+    }
+
+    #[test]
+    fn json_bodies_lose_secret_fields_key_vault_and_list_keys_values() {
+        let keys = redacted(
+            r#"{"keys":[{"keyName":"key1","value":"AAA111","permissions":"FULL"},{"keyName":"key2","value":"BBB222","permissions":"FULL"}]}"#,
+            "application/json",
+        );
+        assert!(
+            !keys.contains("AAA111") && !keys.contains("BBB222"),
+            "{keys}"
+        );
+        assert!(keys.contains("\"keyName\":\"key1\""), "{keys}");
+        let vault = redacted(
+            r#"{"value":"s3cr3t","id":"https://v.vault.azure.net/secrets/db/1","attributes":{"enabled":true}}"#,
+            "",
+        );
+        assert!(
+            !vault.contains("s3cr3t") && vault.contains("\"enabled\":true"),
+            "{vault}"
+        );
+        let cosmos = redacted(
+            r#"{"primaryMasterKey":"pmk","secondaryMasterKey":"smk","key1":"k1","key2":"k2","adminPassword":"ap","blobSasToken":"st","sasUri":"https://a/b?sig=q","properties":{"port":5432}}"#,
+            "",
+        );
+        for secret in [
+            "pmk", "smk", "\"k1\"", "\"k2\"", "\"ap\"", "\"st\"", "sig=q",
+        ] {
+            assert!(!cosmos.contains(secret), "{secret} in {cosmos}");
+        }
+        assert!(cosmos.contains("5432"), "{cosmos}");
+        let nested = redacted(
+            r#"{"a":{"link":"https://x/y?sv=1&sig=zz","u":"granted-env-value"}}"#,
+            "",
+        );
+        assert!(
+            !nested.contains("sig=zz") && !nested.contains("granted-env-value"),
+            "{nested}"
+        );
+        let secure = redacted(
+            r#"{"p":{"type":"securestring","value":"hid"},"q":{"type":"string","value":"shown"}}"#,
+            "",
+        );
+        assert!(
+            !secure.contains("hid") && secure.contains("shown"),
+            "{secure}"
+        );
+        // An ARM list (`value` an array of plain objects) is not a secret.
+        let list = redacted(r#"{"value":[{"name":"a"}]}"#, "");
+        assert_eq!(list, r#"{"value":[{"name":"a"}]}"#);
+        // Untouched JSON keeps its exact bytes.
+        assert_eq!(
+            redacted("{ \"TableName\": \"audit\" }", ""),
+            "{ \"TableName\": \"audit\" }"
+        );
+    }
+
+    #[test]
+    fn form_and_xml_bodies_lose_secret_fields_and_elements() {
+        let form = redacted(
+            "grant_type=client_credentials&client_id=app&client_secret=p%40ss&scope=x",
+            "application/x-www-form-urlencoded",
+        );
+        assert_eq!(
+            form,
+            "grant_type=client_credentials&client_id=app&client_secret=REDACTED&scope=x"
+        );
+        // Recognised without the header too.
+        assert!(redacted("password=hunter2&user=me", "").contains("password=REDACTED"));
+        let key = redacted(
+            "<?xml version=\"1.0\"?><UserDelegationKey><SignedOid>o</SignedOid><Value>dmFsdWU=</Value></UserDelegationKey>",
+            "application/xml",
+        );
+        assert!(
+            !key.contains("dmFsdWU=") && key.contains("<SignedOid>o</SignedOid>"),
+            "{key}"
+        );
+        let attrs = redacted(
+            "<Cred Name=\"a\" Password=\"p\"/><Url>https://a/b?sig=s</Url>",
+            "",
+        );
+        assert!(
+            !attrs.contains("\"p\"") && !attrs.contains("sig=s"),
+            "{attrs}"
+        );
+        assert!(attrs.contains("Name=\"a\""), "{attrs}");
+        let list = "<EnumerationResults><Containers><Container><Name>web</Name></Container></Containers></EnumerationResults>";
+        assert_eq!(redacted(list, "application/xml"), list);
+        assert_eq!(
+            redacted("plain granted-env-value text", ""),
+            "plain REDACTED text"
+        );
+    }
+}
