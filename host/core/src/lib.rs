@@ -29,6 +29,7 @@
 pub mod authority;
 mod azd;
 mod call;
+mod code;
 mod env_name;
 mod error;
 pub mod json;
@@ -41,6 +42,7 @@ pub use azd::{
     TokenError, TokenSource,
 };
 pub use call::{CallContext, Progress, ProgressSink};
+pub use code::{ErrorCategory, ErrorCode};
 pub use env_name::{EnvironmentName, InvalidEnvironmentName};
-pub use error::{ErrorCategory, ErrorCode, ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
+pub use error::{ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
 pub use provider::{Provider, ProviderFactory};

@@ -129,6 +129,7 @@ fn the_config_schema_is_signed_with_the_manifest() {
         &SignInputs {
             manifest: &manifest,
             version: "1.2.0",
+            extension: Some("local.demo"),
         },
         &key,
     )
