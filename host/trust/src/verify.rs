@@ -182,13 +182,16 @@ fn check_files(
         (true, true) => Coverage::Named,
         (true, false) => Coverage::Apart,
     };
+    // What was signed is checked first: a file changed since signing (say a
+    // manifest that now names a schema) is the cause, a file it names but the
+    // statement does not is the consequence.
+    check_subjects(statement, folder(manifest_path), bundle_path, hashing)?;
     for (name, _) in &files {
         if coverage == Coverage::Apart && CODE_FILES.contains(&name.as_str()) {
             continue;
         }
         require_named(statement, name, bundle_path)?;
     }
-    check_subjects(statement, folder(manifest_path), bundle_path, hashing)?;
     Ok(coverage)
 }
 
