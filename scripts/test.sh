@@ -69,7 +69,8 @@ step "the sidecar alone (without wasmtime's compilers, as it ships), beside the 
 cargo build -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar
 
 step "cargo test"
-cargo test --workspace -- --skip fuzz_
+# Every failing test binary is reported, not only the first.
+cargo test --workspace --no-fail-fast -- --skip fuzz_
 
 step "fuzz campaigns (figures printed by each)"
 # Only the fuzz_ tests, with their output shown; binaries without one print nothing.
