@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use azd_wasm_host_azd::AzdClient;
 use azd_wasm_host_core::{
-    AzdServices, CallContext, ConfirmQuestion, Provider, ProviderError, ProviderFactory,
-    TextQuestion,
+    AzdServices, CallContext, ConfirmQuestion, Provider, ProviderError, TextQuestion,
 };
 use azd_wasm_host_proto::{Contract, azdext as pb};
 use azd_wasm_host_sim::{
@@ -165,21 +164,18 @@ fn service(e: azd_wasm_host_core::ServiceError) -> ProviderError {
     )
 }
 
-/// Makes [`Services`] over the client it is given once connected.
-struct Factory(Arc<OnceLock<Arc<dyn AzdServices>>>);
-
-#[async_trait]
-impl ProviderFactory for Factory {
-    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
-        let services = self.0.get().expect("the client is set before Initialize");
-        Ok(Arc::new(Services(services.clone())))
-    }
-}
-
 /// The whole lifecycle against a simulated azd serving `mode`; the paths the extension
 /// called, the contract it settled on, and the time from connecting to Ready.
 async fn lifecycle(mode: ContractMode) -> (Vec<String>, Option<Contract>, Duration) {
-    let services = Arc::new(OnceLock::new());
+    // The factory makes [`Services`] over the client, set once connected.
+    let services: Arc<OnceLock<Arc<dyn AzdServices>>> = Arc::new(OnceLock::new());
+    let factory = {
+        let services = services.clone();
+        move || -> Result<Arc<dyn Provider>, ProviderError> {
+            let services = services.get().expect("the client is set before Initialize");
+            Ok(Arc::new(Services(services.clone())))
+        }
+    };
     let started = Instant::now();
     let served = common::serve(
         SimOptions {
@@ -191,7 +187,7 @@ async fn lifecycle(mode: ContractMode) -> (Vec<String>, Option<Contract>, Durati
             contract: mode,
             ..SimOptions::default()
         },
-        Arc::new(Factory(services.clone())),
+        Arc::new(factory),
         NAME,
     )
     .await;

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use azd_wasm_host_core::{CallContext, ErrorCategory, Provider, ProviderError, ProviderFactory};
+use azd_wasm_host_core::{CallContext, ErrorCategory, Provider, ProviderError};
 use azd_wasm_host_fuzz::Campaign;
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_sim::SimOptions;
+use azd_wasm_host_sim::{ProviderHandle, SimOptions};
 
 mod common;
 
@@ -103,22 +103,14 @@ impl Provider for Quoting {
     }
 }
 
-struct QuotingFactory;
-
-#[async_trait]
-impl ProviderFactory for QuotingFactory {
-    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
-        Ok(Arc::new(Quoting))
-    }
+/// A manager serving [`Quoting`] (a fresh one each Initialize) on a simulated azd.
+async fn serve() -> common::Served {
+    let factory = || -> Result<Arc<dyn Provider>, ProviderError> { Ok(Arc::new(Quoting)) };
+    common::serve(SimOptions::default(), Arc::new(factory), NAME).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fuzz_oversized_fields_every_answer_fits_and_the_stream_serves_on() {
-    let campaign = Campaign::new("oversized", 10);
-    let served = common::serve(SimOptions::default(), Arc::new(QuotingFactory), NAME).await;
-    let (sim, serving) = (served.sim, served.serving);
-    let h = served.handle.with_call_timeout(Duration::from_secs(20));
-    // Initialized, so that requests reach the provider.
+/// Initializes the provider, so that requests reach it.
+async fn initialize(h: &ProviderHandle) {
     h.initialize(
         "/project",
         pb::ProvisioningOptions {
@@ -128,6 +120,15 @@ async fn fuzz_oversized_fields_every_answer_fits_and_the_stream_serves_on() {
     )
     .await
     .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fuzz_oversized_fields_every_answer_fits_and_the_stream_serves_on() {
+    let campaign = Campaign::new("oversized", 10);
+    let served = serve().await;
+    let (sim, serving) = (served.sim, served.serving);
+    let h = served.handle.with_call_timeout(Duration::from_secs(20));
+    initialize(&h).await;
     let (campaign, tallies) = azd_wasm_host_fuzz::oversized::drive(campaign, &h, WORKERS).await;
     assert!(!serving.is_finished(), "the dispatcher is still running");
     campaign.finish(tallies);
@@ -139,7 +140,7 @@ async fn fuzz_oversized_fields_every_answer_fits_and_the_stream_serves_on() {
 #[tokio::test]
 async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_serves_on() {
     use prost::Message as _;
-    let served = common::serve(SimOptions::default(), Arc::new(QuotingFactory), NAME).await;
+    let served = serve().await;
     let (sim, h, serving) = (served.sim, served.handle, served.serving);
     let name = "n".repeat(3_000_000);
     let request = pb::ProvisioningMessage {
@@ -167,15 +168,7 @@ async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_se
         error.message
     );
     // The stream serves on.
-    h.initialize(
-        "/project",
-        pb::ProvisioningOptions {
-            provider: NAME.into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    initialize(&h).await;
     h.state(pb::ProvisioningStateOptions::default())
         .await
         .unwrap();
@@ -190,18 +183,10 @@ async fn a_3_mb_provider_name_is_answered_with_a_bounded_error_and_the_stream_se
 async fn a_storm_of_unawaited_requests_is_answered_and_the_stream_lives() {
     use azd_wasm_host_fuzz::oversized::Oversized;
     use prost::Message as _;
-    let served = common::serve(SimOptions::default(), Arc::new(QuotingFactory), NAME).await;
+    let served = serve().await;
     let (sim, serving) = (served.sim, served.serving);
     let h = served.handle.with_call_timeout(Duration::from_secs(120));
-    h.initialize(
-        "/project",
-        pb::ProvisioningOptions {
-            provider: NAME.into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    initialize(&h).await;
     let mut rng = fastrand::Rng::with_seed(2000);
     let mut calls = Vec::new();
     for i in 0..2000 {

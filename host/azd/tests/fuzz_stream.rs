@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use azd_wasm_host_core::{CallContext, Provider, ProviderError, ProviderFactory};
+use azd_wasm_host_core::{CallContext, Provider, ProviderError};
 use azd_wasm_host_fuzz::Campaign;
 use azd_wasm_host_fuzz::stream::drive;
 use azd_wasm_host_proto::azdext as pb;
@@ -84,19 +84,15 @@ impl Provider for Quick {
     }
 }
 
-struct QuickFactory;
-
-#[async_trait]
-impl ProviderFactory for QuickFactory {
-    async fn create(&self) -> Result<Arc<dyn Provider>, ProviderError> {
-        Ok(Arc::new(Quick))
-    }
+/// The factory: a fresh [`Quick`] each Initialize.
+fn quick() -> Result<Arc<dyn Provider>, ProviderError> {
+    Ok(Arc::new(Quick))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fuzz_the_stream_one_answer_per_readable_id_and_it_never_ends() {
     let campaign = Campaign::new("stream", 20);
-    let served = common::serve(SimOptions::default(), Arc::new(QuickFactory), NAME).await;
+    let served = common::serve(SimOptions::default(), Arc::new(quick), NAME).await;
     let (sim, serving) = (served.sim, served.serving);
     let h = served.handle.with_call_timeout(Duration::from_secs(10));
     let (campaign, tallies) = drive(campaign, &h, NAME, WORKERS).await;
