@@ -22,7 +22,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use azd_wasm_host_core::json::object_to_struct;
-use azd_wasm_host_fixtures::{copy_dir, repo_root};
+use azd_wasm_host_fixtures::{c_hello_provider, copy_dir};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{CallError, SimAzd, SimOptions, SpawnOptions};
 use serde_json::json;
@@ -58,21 +58,8 @@ fn platforms() -> (String, String, u16) {
 /// other Linux platform (with a stand-in binary: `package` reads only its
 /// headers); returns the two archives, this machine's first.
 fn package(root: &Path) -> (PathBuf, PathBuf) {
-    let example = repo_root().join("examples/c-hello");
-    let wasm = example.join("build/c-hello.wasm");
-    assert!(
-        wasm.is_file(),
-        "{} is not built: run scripts/build-examples.sh",
-        wasm.display()
-    );
     let dir = root.join("provider");
-    std::fs::create_dir_all(dir.join("build")).unwrap();
-    std::fs::copy(example.join("provider.toml"), dir.join("provider.toml")).unwrap();
-    std::fs::copy(&wasm, dir.join("build/c-hello.wasm")).unwrap();
-    let yaml = std::fs::read_to_string(repo_root().join("extension.yaml"))
-        .unwrap()
-        .replace("  - name: localfiles\n", "  - name: c-hello\n");
-    std::fs::write(dir.join("extension.yaml"), yaml).unwrap();
+    c_hello_provider(&dir);
     let (here, other, machine) = platforms();
     let stand_in = root.join("other-host");
     let mut elf = b"\x7fELF\x02\x01\x01".to_vec();

@@ -4,7 +4,7 @@
 
 #![allow(dead_code, reason = "each test binary uses part of it")]
 
-use azd_wasm_host_fixtures::{output_text as text, repo_root};
+use azd_wasm_host_fixtures::{c_hello_provider, output_text as text, repo_root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -20,21 +20,8 @@ impl Case {
         let case = Self {
             root: tempfile::tempdir().unwrap(),
         };
-        let example = repo_root().join("examples/c-hello");
-        let wasm = example.join("build/c-hello.wasm");
-        assert!(
-            wasm.is_file(),
-            "{} is not built: run scripts/build-examples.sh",
-            wasm.display()
-        );
         let dir = case.provider();
-        std::fs::create_dir_all(dir.join("build")).unwrap();
-        std::fs::copy(example.join("provider.toml"), dir.join("provider.toml")).unwrap();
-        std::fs::copy(&wasm, dir.join("build/c-hello.wasm")).unwrap();
-        let yaml = std::fs::read_to_string(repo_root().join("extension.yaml"))
-            .unwrap()
-            .replace("  - name: localfiles\n", "  - name: c-hello\n");
-        std::fs::write(dir.join("extension.yaml"), yaml).unwrap();
+        c_hello_provider(&dir);
         let project = case.project();
         std::fs::create_dir_all(&project).unwrap();
         std::fs::write(
