@@ -88,9 +88,34 @@ impl Known {
     pub(crate) fn redact(&self, msg: &mut pb::ProvisioningMessage) {
         self.redact_fields(msg);
         let mut bytes = msg.encode_to_vec();
-        self.values.mask(&mut bytes);
+        let found = self.values.find(&bytes);
+        if found.is_empty() {
+            return;
+        }
+        for &(start, end) in &found {
+            bytes[start..end].fill(b'*');
+        }
         if let Ok(masked) = pb::ProvisioningMessage::decode(bytes.as_slice()) {
             *msg = masked;
+            return;
+        }
+        // A value also matched across a field's bounds (its last bytes, the
+        // next field's tag and length), and masking that broke the message:
+        // mask one place at a time, keeping each that leaves it readable. A
+        // value inside a string always does (ASCII over whole characters), so
+        // none stays; only the places that straddle fields are left.
+        let mut bytes = msg.encode_to_vec();
+        let mut masked = None;
+        for (start, end) in found {
+            let kept = bytes[start..end].to_vec();
+            bytes[start..end].fill(b'*');
+            match pb::ProvisioningMessage::decode(bytes.as_slice()) {
+                Ok(m) => masked = Some(m),
+                Err(_) => bytes[start..end].copy_from_slice(&kept),
+            }
+        }
+        if let Some(m) = masked {
+            *msg = m;
         }
     }
 
@@ -257,7 +282,7 @@ impl Known {
     pub(crate) fn json(&self, value: &mut Value, secret: bool) {
         match value {
             Value::String(s) if secret => REDACTED.clone_into(s),
-            Value::String(s) => *s = scrub_shapes(&self.values.scrub(s)),
+            Value::String(s) => *s = self.scrub(s),
             Value::Array(items) => {
                 for item in items {
                     self.json(item, secret);
@@ -306,7 +331,8 @@ pub(crate) fn rewrite(text: &str, known: &Known, safe: &[String]) -> Result<Stri
 /// fields, not its base64; an exchange's strings but a binary body's).
 fn rewrite_line(raw: &str, known: &Known) -> (String, String) {
     let Ok(mut value) = serde_json::from_str::<Value>(raw) else {
-        return (known.scrub(raw), known.scrub(raw));
+        let scrubbed = known.scrub(raw);
+        return (scrubbed.clone(), scrubbed);
     };
     let from = value.get("from").and_then(Value::as_str).map(str::to_owned);
     match from.as_deref() {
@@ -389,6 +415,41 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_value_that_also_straddles_two_fields_is_still_masked_where_it_is_whole() {
+        // Encoded: 0a 08 "abcdefgh" 12 <len> 0a 0b "x" secret. The secret is the
+        // request id's bytes, the next field's tag and its length: masking that
+        // place breaks the message, which must not keep the name unmasked.
+        let name_len = 2 + 11;
+        let secret = format!("abcdefgh\u{12}{}", char::from(name_len));
+        let mut msg = pb::ProvisioningMessage {
+            request_id: "abcdefgh".into(),
+            message_type: Some(MessageType::RegisterProvisioningProviderRequest(
+                pb::RegisterProvisioningProviderRequest {
+                    name: format!("x{secret}"),
+                },
+            )),
+            ..Default::default()
+        };
+        let bytes = msg.encode_to_vec();
+        assert_eq!(
+            bytes
+                .windows(secret.len())
+                .filter(|w| *w == secret.as_bytes())
+                .count(),
+            2,
+            "the case: the secret twice in {bytes:?}"
+        );
+        let mut known = Known::default();
+        known.add(&secret);
+        known.redact(&mut msg);
+        let Some(MessageType::RegisterProvisioningProviderRequest(r)) = &msg.message_type else {
+            panic!("the message is kept: {msg:?}")
+        };
+        assert_eq!(r.name, format!("x{}", "*".repeat(secret.len())));
+        assert_eq!(msg.request_id, "abcdefgh");
     }
 
     #[test]
