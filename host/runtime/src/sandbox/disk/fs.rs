@@ -52,15 +52,17 @@ impl BoundedFs<'_> {
         }
     }
 
-    /// Charges `cost`, before an operation.
-    fn charge(&self, cost: u64) -> FsResult<()> {
-        self.budget.charge(cost).map_err(no_space)
-    }
-
-    /// Gives `cost` back when the operation it was charged for failed.
-    fn settle<R>(&self, cost: u64, result: FsResult<R>) -> FsResult<R> {
+    /// Runs `op` charged `cost`: refused with no space before it starts when
+    /// the budget has not that much left, and given it back when it fails.
+    async fn charged<R, F: Future<Output = FsResult<R>>>(
+        budget: &DiskBudget,
+        cost: u64,
+        op: impl FnOnce() -> F,
+    ) -> FsResult<R> {
+        budget.charge(cost).map_err(no_space)?;
+        let result = op().await;
         if result.is_err() {
-            self.budget.refund(cost);
+            budget.refund(cost);
         }
         result
     }
@@ -115,9 +117,7 @@ impl HostDescriptor for BoundedFs<'_> {
     ) -> FsResult<types::Filesize> {
         let (_, size) = self.file_size(&fd)?;
         let cost = growth(size, offset, buf.len() as u64);
-        self.charge(cost)?;
-        let result = self.inner.write(fd, buf, offset).await;
-        self.settle(cost, result)
+        Self::charged(self.budget, cost, || self.inner.write(fd, buf, offset)).await
     }
 
     async fn set_size(
@@ -127,9 +127,7 @@ impl HostDescriptor for BoundedFs<'_> {
     ) -> FsResult<()> {
         let (_, now) = self.file_size(&fd)?;
         let cost = size.saturating_sub(now);
-        self.charge(cost)?;
-        let result = self.inner.set_size(fd, size).await;
-        self.settle(cost, result)
+        Self::charged(self.budget, cost, || self.inner.set_size(fd, size)).await
     }
 
     fn write_via_stream(
@@ -164,12 +162,10 @@ impl HostDescriptor for BoundedFs<'_> {
                 .await
                 .is_err();
         let cost = if creates { ENTRY_BYTES } else { 0 };
-        self.charge(cost)?;
-        let result = self
-            .inner
-            .open_at(fd, path_flags, path, oflags, flags)
-            .await;
-        self.settle(cost, result)
+        Self::charged(self.budget, cost, || {
+            self.inner.open_at(fd, path_flags, path, oflags, flags)
+        })
+        .await
     }
 
     async fn create_directory_at(
@@ -177,9 +173,10 @@ impl HostDescriptor for BoundedFs<'_> {
         fd: Resource<types::Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        self.charge(ENTRY_BYTES)?;
-        let result = self.inner.create_directory_at(fd, path).await;
-        self.settle(ENTRY_BYTES, result)
+        Self::charged(self.budget, ENTRY_BYTES, || {
+            self.inner.create_directory_at(fd, path)
+        })
+        .await
     }
 
     async fn symlink_at(
@@ -189,9 +186,10 @@ impl HostDescriptor for BoundedFs<'_> {
         dest_path: String,
     ) -> FsResult<()> {
         let cost = ENTRY_BYTES.saturating_add(src_path.len() as u64);
-        self.charge(cost)?;
-        let result = self.inner.symlink_at(fd, src_path, dest_path).await;
-        self.settle(cost, result)
+        Self::charged(self.budget, cost, || {
+            self.inner.symlink_at(fd, src_path, dest_path)
+        })
+        .await
     }
 
     async fn link_at(
@@ -202,12 +200,11 @@ impl HostDescriptor for BoundedFs<'_> {
         new_descriptor: Resource<types::Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        self.charge(ENTRY_BYTES)?;
-        let result = self
-            .inner
-            .link_at(fd, old_path_flags, old_path, new_descriptor, new_path)
-            .await;
-        self.settle(ENTRY_BYTES, result)
+        Self::charged(self.budget, ENTRY_BYTES, || {
+            self.inner
+                .link_at(fd, old_path_flags, old_path, new_descriptor, new_path)
+        })
+        .await
     }
 
     // What cannot make the disk hold more: handed on.
