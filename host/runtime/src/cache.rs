@@ -135,7 +135,23 @@ fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
             meta.uid()
         ));
     }
-    if meta.is_dir() && meta.mode() & 0o022 != 0 {
+    if meta.is_dir() {
+        writable_by_owner_alone(meta)?;
+    }
+    Ok(())
+}
+
+/// On Windows the place is checked instead ([`trusted_place`]).
+#[cfg(not(unix))]
+fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
+    Ok(())
+}
+
+/// Whether neither group nor others may write to it.
+#[cfg(unix)]
+fn writable_by_owner_alone(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    if meta.mode() & 0o022 != 0 {
         return Err(format!(
             "others may write to it (mode {:o}); `chmod go-w` it",
             meta.mode() & 0o777
@@ -144,9 +160,8 @@ fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
 }
 
-/// On Windows the place is checked instead ([`trusted_place`]).
 #[cfg(not(unix))]
-fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
+fn writable_by_owner_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
 }
 
@@ -159,17 +174,7 @@ fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
 pub fn only_user_may_write(path: &Path) -> Result<(), String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
     owned_by_user_alone(&meta)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        if meta.mode() & 0o022 != 0 {
-            return Err(format!(
-                "others may write to it (mode {:o}); `chmod go-w` it",
-                meta.mode() & 0o777
-            ));
-        }
-    }
-    Ok(())
+    writable_by_owner_alone(&meta)
 }
 
 /// Feeds `Hash` output into sha256 (stable across runs, unlike `DefaultHasher`).

@@ -98,8 +98,9 @@ impl TrustDir {
 
     /// Refuses a trust folder someone else could change: azd's config
     /// folder, `wasm-host/`, its folders and every file in them must belong
-    /// to the user and be writable by nobody else (on Windows: lie beneath
-    /// the user's profile). What is not there yet is not checked.
+    /// to the user and be writable by nobody else (on Windows nothing is
+    /// checked: see [`azd_wasm_host_runtime::only_user_may_write`]). What is
+    /// not there yet is not checked.
     pub fn check_private(&self) -> Result<(), TrustError> {
         let mut paths: Vec<PathBuf> = self
             .root
