@@ -74,11 +74,13 @@ impl Outgoing {
         &self.msg
     }
 
-    /// The message as it leaves: itself, if it fits azd's limit.
+    /// The message as it leaves: itself, if it fits azd's limit (and then
+    /// what it settles is settled); else nothing, and an answer stays
+    /// unanswered.
     fn leave(mut self) -> Option<pb::ProvisioningMessage> {
-        drop(self.settles.take());
         let msg = std::mem::take(&mut self.msg);
         if fits(&msg) {
+            drop(self.settles.take());
             return Some(msg);
         }
         tracing::warn!(
@@ -379,6 +381,21 @@ mod tests {
         assert_eq!(text(&first), "a:answer");
         assert_eq!(told.try_recv(), Ok("left"));
         assert!(out.next().await.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_past_azds_limit_stays_unanswered() {
+        let (tx, rx) = mpsc::channel(4);
+        let (said, told) = std::sync::mpsc::channel();
+        let huge = "i".repeat(MAX_MESSAGE_BYTES);
+        tx.send(Outgoing::settling(answer(&huge), Probe(said)))
+            .await
+            .unwrap();
+        drop(tx);
+        let mut out = std::pin::pin!(paced(rx));
+        assert!(out.next().await.is_none());
+        assert_eq!(told.try_recv(), Ok("unsent"));
+        assert!(told.try_recv().is_err(), "settled once");
     }
 
     #[tokio::test(start_paused = true)]
