@@ -3,16 +3,13 @@
 //! extension's token on every call, under the contract azd serves.
 
 use async_trait::async_trait;
-use azd_wasm_host_core::text::{QUOTE_MAX, clip};
+use azd_wasm_host_core::text::{AZD_MESSAGE_MAX, clip};
 use azd_wasm_host_core::{
     AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,
 };
 use azd_wasm_host_proto::azdext as pb;
 
 use crate::client::{AzdClient, environment, prompt};
-
-/// The most of azd's own message that a failure quotes.
-const MESSAGE_MAX: usize = 4 * QUOTE_MAX;
 
 /// What a failed call to azd says, without gRPC's framing, bounded: azd's message
 /// and the suggestion it attached (`ActionableErrorDetail`, under either
@@ -21,12 +18,12 @@ fn failed(status: &tonic::Status) -> ServiceError {
     let details = azd_wasm_host_proto::details::read(status.details());
     let message = format!(
         "{} ({:?})",
-        clip(status.message(), MESSAGE_MAX),
+        clip(status.message(), AZD_MESSAGE_MAX),
         status.code()
     );
     let suggestion = details
         .actionable
-        .map(|a| clip(&a.suggestion, MESSAGE_MAX).into_owned())
+        .map(|a| clip(&a.suggestion, AZD_MESSAGE_MAX).into_owned())
         .unwrap_or_default();
     ServiceError::new(message).with_suggestion(suggestion)
 }

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use azd_wasm_host_core::text::{QUOTE_MAX, clip, quote};
+use azd_wasm_host_core::text::{AZD_MESSAGE_MAX, clip, quote};
 use azd_wasm_host_core::{CallContext, ErrorCode, Provider, ProviderError, ProviderFactory};
 use azd_wasm_host_proto::Request;
 use azd_wasm_host_proto::azdext as pb;
@@ -166,7 +166,7 @@ impl ProvisioningManager {
         if let Some(err) = answer.error {
             return Err(ManagerError::Refused {
                 name: name.to_owned(),
-                message: clip(&err.message, 4 * QUOTE_MAX).into_owned(),
+                message: clip(&err.message, AZD_MESSAGE_MAX).into_owned(),
             });
         }
         if !matches!(

@@ -50,6 +50,10 @@ pub fn truncate(text: &mut String, max: usize) {
 /// recognise it.
 pub const QUOTE_MAX: usize = 200;
 
+/// The most of a message azd sent (its error's text, its suggestion) that the
+/// host passes on, in bytes.
+pub const AZD_MESSAGE_MAX: usize = 4 * QUOTE_MAX;
+
 /// `text` cut to at most `max` bytes (whole characters) with `…` after the cut;
 /// borrowed when it fits.
 pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
