@@ -70,6 +70,18 @@ impl Contract {
         Some(format!("/{}.{method}", self.package()))
     }
 
+    /// `uri` with its method moved under this contract; `None` when it is under this
+    /// one already, or under neither (nothing to move).
+    #[cfg(any(feature = "client", feature = "server"))]
+    pub fn move_uri(self, uri: &tonic::codegen::http::Uri) -> Option<tonic::codegen::http::Uri> {
+        if Self::of_path(uri.path())?.0 == self {
+            return None;
+        }
+        let mut parts = uri.clone().into_parts();
+        parts.path_and_query = Some(self.rewrite(uri.path())?.try_into().ok()?);
+        tonic::codegen::http::Uri::from_parts(parts).ok()
+    }
+
     /// The type URL of message `name` (`ActionableErrorDetail`) of this contract.
     pub fn type_url(self, name: &str) -> String {
         format!("{TYPE_URL_PREFIX}{}.{name}", self.package())
@@ -116,6 +128,20 @@ mod tests {
             Contract::of_path("/azdext.ExtensionService/Ready"),
             Some((Contract::Legacy, "ExtensionService/Ready"))
         );
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn a_uri_moves_only_when_it_is_under_the_other_contract() {
+        let uri = |s: &str| s.parse::<tonic::codegen::http::Uri>().unwrap();
+        let legacy = uri("http://127.0.0.1:9/azdext.ExtensionService/Ready");
+        let v1 = uri("http://127.0.0.1:9/azd.extensions.v1.ExtensionService/Ready");
+        assert_eq!(Contract::V1.move_uri(&legacy), Some(v1.clone()));
+        assert_eq!(Contract::Legacy.move_uri(&v1), Some(legacy.clone()));
+        assert_eq!(Contract::V1.move_uri(&v1), None);
+        assert_eq!(Contract::Legacy.move_uri(&legacy), None);
+        let beta = uri("http://127.0.0.1:9/azd.extensions.v1beta.ComposeService/List");
+        assert_eq!(Contract::Legacy.move_uri(&beta), None);
     }
 
     #[test]

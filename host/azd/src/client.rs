@@ -299,9 +299,9 @@ impl AzdClient {
         grpc.ready()
             .await
             .map_err(|e| tonic::Status::unavailable(format!("azd is not reachable: {e}")))?;
-        let path =
-            http::uri::PathAndQuery::try_from(contract.path("ProvisioningService", "Stream"))
-                .map_err(|e| tonic::Status::internal(format!("the stream's path: {e}")))?;
+        // Written under `azdext`, as the generated clients write theirs: the
+        // connection moves it to `contract`.
+        let path = http::uri::PathAndQuery::from_static("/azdext.ProvisioningService/Stream");
         let response = grpc
             .streaming(tonic::Request::new(outbound), path, StreamCodec)
             .await?;

@@ -84,14 +84,8 @@ where
     }
 
     fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
-        if let Some(path) = self.contract.rewrite(request.uri().path()) {
-            let mut parts = request.uri().clone().into_parts();
-            if let Ok(path) = http::uri::PathAndQuery::try_from(path) {
-                parts.path_and_query = Some(path);
-                if let Ok(uri) = http::Uri::from_parts(parts) {
-                    *request.uri_mut() = uri;
-                }
-            }
+        if let Some(uri) = self.contract.move_uri(request.uri()) {
+            *request.uri_mut() = uri;
         }
         self.inner.call(request)
     }

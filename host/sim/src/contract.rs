@@ -156,14 +156,9 @@ where
                 ));
                 return Either::Left(std::future::ready(Ok(refusal.into_http())));
             }
-            if let Some(generated) = Contract::Legacy.rewrite(&path)
-                && let Ok(path) = http::uri::PathAndQuery::try_from(generated)
-            {
-                let mut parts = request.uri().clone().into_parts();
-                parts.path_and_query = Some(path);
-                if let Ok(uri) = http::Uri::from_parts(parts) {
-                    *request.uri_mut() = uri;
-                }
+            // The generated servers route by the `azdext` names.
+            if let Some(uri) = Contract::Legacy.move_uri(request.uri()) {
+                *request.uri_mut() = uri;
             }
             request.extensions_mut().insert(CalledUnder(contract));
         }
