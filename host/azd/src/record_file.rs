@@ -27,12 +27,12 @@ pub(crate) fn private_file(path: &Path) -> std::io::Result<()> {
 /// The `safe` list of the conversation already at `path` (if it is one),
 /// with `more` added.
 pub(crate) fn previous_safe(path: &Path, more: &[String]) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    // Its first line, `{"from":"recording", …, "safe":[…]}`.
-    let first: Option<serde_json::Value> = text
-        .lines()
-        .next()
-        .and_then(|l| serde_json::from_str(l).ok());
+    // Its first line, `{"from":"recording", …, "safe":[…]}` (only that is read).
+    let first: Option<serde_json::Value> = std::fs::File::open(path)
+        .ok()
+        .and_then(|f| std::io::BufRead::lines(std::io::BufReader::new(f)).next())
+        .and_then(Result::ok)
+        .and_then(|l| serde_json::from_str(&l).ok());
     let mut safe: Vec<String> = first
         .filter(|l| l["from"] == "recording")
         .and_then(|l| l["safe"].as_array().cloned())

@@ -309,10 +309,7 @@ pub(crate) fn rewrite(text: &str, known: &Known, safe: &[String]) -> Result<Stri
             continue;
         }
         let (line, scanned) = rewrite_line(raw, known);
-        let found = azd_wasm_host_core::secrets::find_credential(&scanned)
-            .into_iter()
-            .find(|f| !safe.iter().any(|s| !s.is_empty() && s.contains(&f.text)));
-        if let Some(f) = found {
+        if let Some(f) = azd_wasm_host_core::secrets::find_unsafe_credential(&scanned, safe) {
             return Err(format!(
                 "line {} holds what looks like {}; if it is no secret, add it to the \
                  recording's first line, \"safe\": [\"…\"] (or AZD_WASM_HOST_RECORD_SAFE), \

@@ -310,31 +310,19 @@ impl Cassette {
                 let request = &exchange.request;
                 let response = &exchange.response;
                 let mut places: Vec<(String, &str)> = vec![("request URI".into(), &request.uri)];
-                for (name, value) in &request.headers {
-                    places.push((format!("request header {name}"), value));
+                let sides = [
+                    ("request", &request.headers, &request.body.body),
+                    ("response", &response.headers, &response.body.body),
+                ];
+                for (side, headers, body) in sides {
+                    for (name, value) in headers {
+                        places.push((format!("{side} header {name}"), value));
+                    }
+                    places.extend(body.as_deref().map(|b| (format!("{side} body"), b)));
                 }
-                places.extend(
-                    request
-                        .body
-                        .body
-                        .as_deref()
-                        .map(|b| ("request body".into(), b)),
-                );
-                for (name, value) in &response.headers {
-                    places.push((format!("response header {name}"), value));
-                }
-                places.extend(
-                    response
-                        .body
-                        .body
-                        .as_deref()
-                        .map(|b| ("response body".into(), b)),
-                );
                 for (place, text) in places {
-                    let found = azd_wasm_host_core::secrets::find_credential(text)
-                        .into_iter()
-                        .find(|f| !safe.iter().any(|s| !s.is_empty() && s.contains(&f.text)));
-                    if let Some(f) = found {
+                    if let Some(f) = azd_wasm_host_core::secrets::find_unsafe_credential(text, safe)
+                    {
                         // Without its query, which may be where it is.
                         let path = request.uri.split('?').next().unwrap_or_default();
                         return Some(format!(

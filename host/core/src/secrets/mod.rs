@@ -26,5 +26,5 @@ mod shapes;
 mod values;
 
 pub use names::{REDACTED, is_secret_header, is_secret_name};
-pub use shapes::{Finding, find_credential, scrub_shapes};
+pub use shapes::{Finding, find_credential, find_unsafe_credential, scrub_shapes};
 pub use values::SecretValues;

@@ -53,9 +53,7 @@ pub fn is_secret_name(name: &str) -> bool {
         .collect::<String>()
         .to_ascii_lowercase();
     !n.is_empty()
-        && (SECRET_NAMES.contains(&n.as_str())
-            || n.ends_with("sastoken")
-            || SECRET_PARTS.iter().any(|part| n.contains(part)))
+        && (SECRET_NAMES.contains(&n.as_str()) || SECRET_PARTS.iter().any(|part| n.contains(part)))
 }
 
 /// Whether the header `name` carries credentials: by [`is_secret_name`], or

@@ -57,6 +57,14 @@ impl Finding {
     }
 }
 
+/// The first of [`find_credential`]'s findings in `text` that is not in one of
+/// `safe` (texts an author marked as no secret).
+pub fn find_unsafe_credential(text: &str, safe: &[String]) -> Option<Finding> {
+    find_credential(text)
+        .into_iter()
+        .find(|f| !safe.iter().any(|s| !s.is_empty() && s.contains(&f.text)))
+}
+
 /// The credentials-looking strings in `text`: a JWT, a PEM private key, a
 /// connection string's key, an Azure storage key (88 characters of base64),
 /// a long string of high entropy (32 or more base64 characters mixing upper

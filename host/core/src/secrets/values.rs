@@ -60,11 +60,6 @@ impl SecretValues {
         }
     }
 
-    /// Whether no value is known.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
     /// Where the known values are in `hay`: byte ranges, sorted, not overlapping.
     pub fn find(&self, hay: &[u8]) -> Vec<(usize, usize)> {
         let mut found = Vec::new();

@@ -21,8 +21,9 @@ use azd_wasm_host_core::secrets::{SecretValues, is_secret_header, is_secret_name
 pub use azd_wasm_host_core::secrets::REDACTED;
 
 /// Query parameter names (lowercase) whose values are always redacted,
-/// beside those [`is_secret_name`] knows.
-const SECRET_QUERY: [&str; 6] = ["sig", "signature", "code", "key", "apikey", "skoid"];
+/// beside those [`is_secret_name`] knows (`sig`, `key`, `signature`,
+/// `apikey`, … are among those): an OAuth `code`, a SAS's signing key id.
+const SECRET_QUERY: [&str; 2] = ["code", "skoid"];
 
 /// The values known to be secret in this process (tokens given, granted
 /// environment values), each replaced wherever it appears.
