@@ -121,9 +121,8 @@ pub fn check(
     };
     let (allowed, allowed_version) = match &previous {
         Some(p) => (
-            Manifest::parse(&p.manifest, manifest_path)
-                .with_context(|| format!("the manifest recorded in {}", record.display()))?
-                .policy,
+            Manifest::policy_of(&p.manifest, manifest_path)
+                .with_context(|| format!("the manifest recorded in {}", record.display()))?,
             p.version.clone(),
         ),
         None => (Policy::default(), None),

@@ -323,6 +323,31 @@ fn who(key: &str, extension: &str, provider: &str) -> Identity {
 }
 
 #[test]
+fn consent_holds_when_an_update_renames_its_config_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trust = TrustDir::at(tmp.path().join("trust"));
+    let dir = tmp.path().join("p");
+    let with_schema = |file: &str| format!("{MANIFEST}\n[config]\nschema = \"{file}\"\n");
+    let manifest = provider(&dir, &with_schema("config.schema.json"));
+    std::fs::write(dir.join("config.schema.json"), "{}").unwrap();
+    let id = who("k1", "local.demo", "demo");
+    let Consent::Asks(p) = consent::check(&trust, &manifest, &id, Some("1.0.0")).unwrap() else {
+        panic!("a first-seen provider with grants was not asked about")
+    };
+    p.approve().unwrap();
+    // 1.1.0 asks for the same grants; its schema has another name.
+    std::fs::remove_file(dir.join("config.schema.json")).unwrap();
+    std::fs::write(dir.join("schema.json"), "{}").unwrap();
+    std::fs::write(&manifest, with_schema("schema.json")).unwrap();
+    let consent = consent::check(&trust, &manifest, &id, Some("1.1.0"));
+    assert!(
+        matches!(consent, Ok(Consent::Allowed)),
+        "{:?}",
+        consent.err()
+    );
+}
+
+#[test]
 fn consent_is_asked_first_for_every_grant_then_only_for_more() {
     let tmp = tempfile::tempdir().unwrap();
     let trust = TrustDir::at(tmp.path().join("trust"));

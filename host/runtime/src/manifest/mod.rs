@@ -97,18 +97,11 @@ struct RawManifest {
     build: Option<toml::Value>,
 }
 
-impl Manifest {
-    /// Reads and checks a manifest file.
-    pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
-        Self::parse(&text, path)
-    }
-
-    /// Parses manifest text; `path` names the file in errors and anchors the
-    /// relative component path.
-    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Self> {
-        let raw: RawManifest = toml::from_str(text)
+impl RawManifest {
+    /// Parses manifest text and checks what it says by itself (nothing it
+    /// names is looked at); `path` names the file in errors.
+    fn read(text: &str, path: &Path) -> anyhow::Result<Self> {
+        let raw: Self = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("invalid provider manifest {}: {e}", path.display()))?;
         let at = |field: &str| format!("provider manifest {}: `{field}`", path.display());
         if raw.name.trim().is_empty() {
@@ -120,6 +113,30 @@ impl Manifest {
         raw.policy
             .check()
             .map_err(|msg| anyhow::anyhow!("{} {msg}", at("policy")))?;
+        Ok(raw)
+    }
+}
+
+impl Manifest {
+    /// The policy of manifest text, checked, without reading the files it
+    /// names (its component, its config schema): what a consent record kept
+    /// is read so, whatever the provider's folder holds now.
+    pub fn policy_of(text: &str, path: &Path) -> anyhow::Result<Policy> {
+        Ok(RawManifest::read(text, path)?.policy)
+    }
+
+    /// Reads and checks a manifest file.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses manifest text; `path` names the file in errors and anchors the
+    /// relative component path.
+    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Self> {
+        let raw = RawManifest::read(text, path)?;
+        let at = |field: &str| format!("provider manifest {}: `{field}`", path.display());
         let base = path.parent().unwrap_or(Path::new("."));
         let component = raw
             .component
