@@ -268,7 +268,7 @@ impl ProvisioningManager {
             // Quoted by every request until the next Initialize: kept bounded.
             Err(error) => CurrentInstance::Failed {
                 sequence,
-                error: error.clone().bounded(),
+                error: error.bounded(),
             },
         };
         result

@@ -150,87 +150,84 @@ impl ProviderError {
         self.host_code().is_some_and(ErrorCode::is_fault)
     }
 
+    /// This error with each text made `f(text, its bound)` (the bounds of
+    /// `WIRE_TEXT`) and the links past their bound left out.
+    fn with_texts(&self, f: impl Fn(&str, usize) -> String) -> Self {
+        let name = WIRE_TEXT.name;
+        Self {
+            message: f(&self.message, WIRE_TEXT.message),
+            origin: self.origin,
+            suggestion: f(&self.suggestion, WIRE_TEXT.suggestion),
+            links: self
+                .links
+                .iter()
+                .take(WIRE_TEXT.links)
+                .map(|l| ErrorLink {
+                    url: f(&l.url, WIRE_TEXT.link),
+                    title: f(&l.title, WIRE_TEXT.link),
+                })
+                .collect(),
+            detail: self.detail.as_ref().map(|d| match d {
+                ErrorDetail::Local { code, category } => ErrorDetail::Local {
+                    code: f(code, name),
+                    category: f(category, name),
+                },
+                ErrorDetail::Service {
+                    error_code,
+                    status_code,
+                    service_name,
+                } => ErrorDetail::Service {
+                    error_code: f(error_code, name),
+                    status_code: *status_code,
+                    service_name: f(service_name, name),
+                },
+            }),
+        }
+    }
+
     /// This error with every text cut to what azd would be shown (see `WIRE_TEXT`):
     /// what the host keeps of an error it may repeat (a failed Initialize is quoted by
     /// every request after it) need be no larger than what azd gets.
     #[must_use]
-    pub fn bounded(mut self) -> Self {
-        let cut = |s: &mut String, max: usize| {
-            if let std::borrow::Cow::Owned(short) = crate::text::clip(s, max) {
-                *s = short;
-            }
-        };
-        cut(&mut self.message, WIRE_TEXT.message);
-        cut(&mut self.suggestion, WIRE_TEXT.suggestion);
-        self.links.truncate(WIRE_TEXT.links);
-        for link in &mut self.links {
-            cut(&mut link.url, WIRE_TEXT.link);
-            cut(&mut link.title, WIRE_TEXT.link);
-        }
-        match &mut self.detail {
-            Some(ErrorDetail::Local { code, category }) => {
-                cut(code, WIRE_TEXT.name);
-                cut(category, WIRE_TEXT.name);
-            }
-            Some(ErrorDetail::Service {
-                error_code,
-                service_name,
-                ..
-            }) => {
-                cut(error_code, WIRE_TEXT.name);
-                cut(service_name, WIRE_TEXT.name);
-            }
-            None => {}
-        }
-        self
+    pub fn bounded(&self) -> Self {
+        self.with_texts(|s, max| crate::text::clip(s, max).into_owned())
     }
 
-    /// The wire form azd reads. Every text is [sanitized](crate::text::sanitize)
-    /// (azd prints it on the user's terminal) and cut to a bound (see `WIRE_TEXT`).
+    /// The wire form azd reads. Every text is cut to a bound (see `WIRE_TEXT`)
+    /// and [sanitized](crate::text::sanitize) (azd prints it on the user's terminal).
     pub fn to_wire(&self) -> pb::ExtensionError {
-        let WireText {
-            message: message_max,
-            suggestion: suggestion_max,
-            links: links_max,
-            link: link_max,
-            name: name_max,
-        } = WIRE_TEXT;
-        let clean =
-            |s: &str, max: usize| crate::text::sanitize(&crate::text::clip(s, max)).into_owned();
-        let origin = match self.origin {
+        let e = self
+            .with_texts(|s, max| crate::text::sanitize(&crate::text::clip(s, max)).into_owned());
+        let origin = match e.origin {
             ErrorOrigin::Unspecified => pb::ErrorOrigin::Unspecified,
             ErrorOrigin::Local => pb::ErrorOrigin::Local,
             ErrorOrigin::Service => pb::ErrorOrigin::Service,
             ErrorOrigin::Tool => pb::ErrorOrigin::Tool,
         };
-        let source = self.detail.as_ref().map(|d| match d {
+        let source = e.detail.map(|d| match d {
             ErrorDetail::Local { code, category } => {
-                pb::extension_error::Source::LocalError(pb::LocalErrorDetail {
-                    code: clean(code, name_max),
-                    category: clean(category, name_max),
-                })
+                pb::extension_error::Source::LocalError(pb::LocalErrorDetail { code, category })
             }
             ErrorDetail::Service {
                 error_code,
                 status_code,
                 service_name,
             } => pb::extension_error::Source::ServiceError(pb::ServiceErrorDetail {
-                error_code: clean(error_code, name_max),
-                status_code: *status_code,
-                service_name: clean(service_name, name_max),
+                error_code,
+                status_code,
+                service_name,
             }),
         });
         pb::ExtensionError {
-            message: clean(&self.message, message_max),
+            message: e.message,
             origin: origin as i32,
-            suggestion: clean(&self.suggestion, suggestion_max),
-            links: self
+            suggestion: e.suggestion,
+            links: e
                 .links
-                .iter()
-                .take(links_max)
+                .into_iter()
                 .map(|l| pb::ErrorLink {
-                    url: clean(&l.url, link_max),
-                    title: clean(&l.title, link_max),
+                    url: l.url,
+                    title: l.title,
                 })
                 .collect(),
             source,
