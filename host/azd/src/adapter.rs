@@ -32,7 +32,9 @@ fn failed(status: &tonic::Status) -> ServiceError {
 impl AzdServices for AzdClient {
     async fn current_environment(&self) -> Result<String, ServiceError> {
         let answer = self
-            .unary(|ch| async move { environment(ch).get_current(pb::EmptyRequest {}).await })
+            .unary(pb::EmptyRequest {}, |ch, r| async move {
+                environment(ch).get_current(r).await
+            })
             .await
             .map_err(|s| failed(&s))?
             .into_inner();
@@ -48,9 +50,8 @@ impl AzdServices for AzdClient {
             name: env.to_owned(),
         };
         let answer = self
-            .unary(|ch| {
-                let request = request.clone();
-                async move { environment(ch).get_values(request).await }
+            .unary(request, |ch, r| async move {
+                environment(ch).get_values(r).await
             })
             .await
             .map_err(|s| failed(&s))?
@@ -68,9 +69,8 @@ impl AzdServices for AzdClient {
             key: key.to_owned(),
         };
         let answer = self
-            .unary(|ch| {
-                let request = request.clone();
-                async move { environment(ch).get_value(request).await }
+            .unary(request, |ch, r| async move {
+                environment(ch).get_value(r).await
             })
             .await
             .map_err(|s| failed(&s))?
@@ -89,9 +89,8 @@ impl AzdServices for AzdClient {
             key: key.to_owned(),
             value: value.to_owned(),
         };
-        self.unary(|ch| {
-            let request = request.clone();
-            async move { environment(ch).set_value(request).await }
+        self.unary(request, |ch, r| async move {
+            environment(ch).set_value(r).await
         })
         .await
         .map_err(|s| failed(&s))?;
@@ -109,10 +108,7 @@ impl AzdServices for AzdClient {
             }),
         };
         let answer = self
-            .unary(|ch| {
-                let request = request.clone();
-                async move { prompt(ch).confirm(request).await }
-            })
+            .unary(request, |ch, r| async move { prompt(ch).confirm(r).await })
             .await
             .map_err(|s| failed(&s))?
             .into_inner();
@@ -134,10 +130,7 @@ impl AzdServices for AzdClient {
             }),
         };
         let answer = self
-            .unary(|ch| {
-                let request = request.clone();
-                async move { prompt(ch).prompt(request).await }
-            })
+            .unary(request, |ch, r| async move { prompt(ch).prompt(r).await })
             .await
             .map_err(|s| failed(&s))?
             .into_inner();
@@ -160,10 +153,7 @@ impl AzdServices for AzdClient {
             }),
         };
         let answer = self
-            .unary(|ch| {
-                let request = request.clone();
-                async move { prompt(ch).select(request).await }
-            })
+            .unary(request, |ch, r| async move { prompt(ch).select(r).await })
             .await
             .map_err(|s| failed(&s))?
             .into_inner();

@@ -207,22 +207,24 @@ impl AzdClient {
         )
     }
 
-    /// Makes a unary call (`call` is given the connection to make it on) under the
-    /// contract azd serves: the one found, else `azd.extensions.v1` first and, when azd
-    /// does not know it, `azdext` (which every later call then takes).
-    pub(crate) async fn unary<T, F, Fut>(&self, call: F) -> Result<T, tonic::Status>
+    /// Makes a unary call of `request` (`call` is given the connection to make it on)
+    /// under the contract azd serves: the one found, else `azd.extensions.v1` first
+    /// and, when azd does not know it, `azdext` (which every later call then takes).
+    /// The request is copied only for that first attempt.
+    pub(crate) async fn unary<R, T, F, Fut>(&self, request: R, call: F) -> Result<T, tonic::Status>
     where
-        F: Fn(ContractChannel) -> Fut,
+        R: Clone,
+        F: Fn(ContractChannel, R) -> Fut,
         Fut: Future<Output = Result<T, tonic::Status>>,
     {
         if let Some(contract) = self.contract() {
-            return call(self.on(contract)).await;
+            return call(self.on(contract), request).await;
         }
         let started = Instant::now();
-        match call(self.on(Contract::V1)).await {
+        match call(self.on(Contract::V1), request.clone()).await {
             Err(status) if not_served(&status) => {
                 let contract = self.inner.contract.decide(Contract::Legacy, started);
-                call(self.on(contract)).await
+                call(self.on(contract), request).await
             }
             answered => {
                 if answered.is_ok() {
@@ -235,18 +237,18 @@ impl AzdClient {
 
     /// Tells azd the extension is ready (`ExtensionService/Ready`).
     pub async fn ready(&self) -> Result<(), tonic::Status> {
-        self.unary(|ch| async move { extension(ch).ready(pb::ReadyRequest {}).await })
-            .await
-            .map(drop)
+        self.unary(pb::ReadyRequest {}, |ch, r| async move {
+            extension(ch).ready(r).await
+        })
+        .await
+        .map(drop)
     }
 
     /// Reports an error that stops the extension (`ExtensionService/ReportError`).
     pub async fn report_error(&self, error: pb::ExtensionError) -> Result<(), tonic::Status> {
-        self.unary(|ch| {
-            let request = pb::ReportErrorRequest {
-                error: Some(error.clone()),
-            };
-            async move { extension(ch).report_error(request).await }
+        let request = pb::ReportErrorRequest { error: Some(error) };
+        self.unary(request, |ch, r| async move {
+            extension(ch).report_error(r).await
         })
         .await
         .map(drop)
