@@ -136,7 +136,7 @@ fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
         ));
     }
     if meta.is_dir() {
-        writable_by_owner_alone(meta)?;
+        return writable_by_owner_alone(meta);
     }
     Ok(())
 }
@@ -147,7 +147,7 @@ fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether neither group nor others may write to it.
+/// Whether neither group nor others may write to it (on Windows: see [`trusted_place`]).
 #[cfg(unix)]
 fn writable_by_owner_alone(meta: &std::fs::Metadata) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt as _;
@@ -166,11 +166,10 @@ fn writable_by_owner_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
 }
 
 /// Whether the file or folder at `path` (which must exist) is one only the
-/// user can change: theirs, and not writable by group or others (files
-/// included, not only folders). `Err` says why not, with the fix. What the
-/// trust folder is held to, as the compile cache is. On Windows, where
-/// owners and ACLs are read only through the Win32 security API (which this
-/// crate does not call), nothing is checked.
+/// user can change: theirs, and not writable by group or others (files too).
+/// `Err` says why not, with the fix. What the trust folder is held to. On
+/// Windows, where owners and ACLs are read only through the Win32 security
+/// API (which this crate does not call), nothing is checked.
 pub fn only_user_may_write(path: &Path) -> Result<(), String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
     owned_by_user_alone(&meta)?;
