@@ -380,17 +380,26 @@ mod tests {
         let huge = "x".repeat(3 << 20);
         let mut e = ProviderError::local(&huge, ErrorCategory::Validation, huge.clone())
             .with_suggestion(huge.clone());
+        // Past the bound on links, each of the first ones past the bound on a link's texts
+        // (a thousand of those would be 6 GB to build).
         e.links = vec![
             ErrorLink {
                 url: huge.clone(),
                 title: huge.clone(),
             };
-            1000
+            WIRE_TEXT.links + 1
         ];
+        e.links.extend(vec![
+            ErrorLink {
+                url: "https://x".into(),
+                title: "x".into(),
+            };
+            1000
+        ]);
         let wire = e.to_wire();
         assert!(wire.encoded_len() < 64 * 1024, "{}", wire.encoded_len());
         // What the host keeps of it is as small, and reads the same on the wire.
-        let kept = e.clone().bounded();
+        let kept = e.bounded();
         assert!(kept.message.len() <= WIRE_TEXT.message);
         assert_eq!(kept.to_wire(), wire);
         assert!(wire.message.ends_with('…') && wire.message.starts_with("xxx"));

@@ -1,6 +1,6 @@
-//! Calls stopped at their deadline leave nothing behind: 200 calls of a guest
+//! Calls stopped at their deadline leave nothing behind: 100 calls of a guest
 //! that touches all the memory its budget allows and then sleeps in a WASI
-//! call, each stopped at a 150 ms deadline (200 × 32 MiB kept would be 6 GiB;
+//! call, each stopped at a 150 ms deadline (100 × 32 MiB kept would be 3 GiB;
 //! the deadline also bounds each instance's `initialize`, which a loaded
 //! 2-core CI machine once took over 30 ms to finish in a debug build). The host's peak resident memory
 //! stays within `memory_mb` + 64 MiB and its thread count stays flat: a
@@ -25,7 +25,7 @@ use fixtures::harness::{Setup, code};
 use fixtures::wasi_component;
 
 const MEMORY_MB: u64 = 32;
-const CALLS: usize = 200;
+const CALLS: usize = 100;
 const MIB: u64 = 1 << 20;
 
 /// A `kB` field of `/proc/self/status`, in bytes (or a count for `Threads`).
