@@ -2,8 +2,9 @@
 //! that touches all the memory its budget allows and then sleeps in a WASI
 //! call, each stopped at a 150 ms deadline (100 × 32 MiB kept would be 3 GiB;
 //! the deadline also bounds each instance's `initialize`, which a loaded
-//! 2-core CI machine once took over 30 ms to finish in a debug build). The host's peak resident memory
-//! stays within `memory_mb` + 64 MiB and its thread count stays flat: a
+//! 2-core CI machine once took over 30 ms to finish in a debug build). The
+//! host's peak resident memory stays within `memory_mb` + 64 MiB and its
+//! thread count stays flat: a
 //! stopped call's `Store` is freed at once and no thread waits out the sleep.
 //!
 //! It reads the whole process's figures (`/proc/self/status`), so it holds
