@@ -4,8 +4,8 @@
 //! the deadline also bounds each instance's `initialize`, which a loaded
 //! 2-core CI machine once took over 30 ms to finish in a debug build). The
 //! host's peak resident memory stays within `memory_mb` + 64 MiB and its
-//! thread count stays flat: a
-//! stopped call's `Store` is freed at once and no thread waits out the sleep.
+//! thread count stays flat: a stopped call's `Store` is freed at once and no
+//! thread waits out the sleep.
 //!
 //! It reads the whole process's figures (`/proc/self/status`), so it holds
 //! this one test alone. Linux only.
