@@ -5,8 +5,8 @@
 #   examples/js-storage/build/js-storage.wasm                (azd-wasm-host build: ComponentizeJS)
 #   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
 #   examples/go-devcerts/build/go-devcerts.wasm              (azd-wasm-host build: mainline go)
-#   host/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py) and
-#   host/tests/guests/http-probe-c/build/http-probe-c.wasm   (wit-bindgen c + zig cc): the Python
+#   host/cli/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py) and
+#   host/cli/tests/guests/http-probe-c/build/http-probe-c.wasm   (wit-bindgen c + zig cc): the Python
 #                                             and C routes of the [policy.http] tests
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
@@ -155,7 +155,7 @@ assemble_http_wit() {
   deps=$(wasi_http_wit) || die "cannot find wasmtime-wasi-http's WIT (cargo metadata)"
   rm -rf "$wit"
   mkdir -p "$wit/deps/azd-provisioning-0.2.0"
-  cp "$ROOT/host/tests/guests/http-world/world.wit" "$wit/"
+  cp "$ROOT/host/cli/tests/guests/http-world/world.wit" "$wit/"
   cp "$WIT/provisioning.wit" "$wit/deps/azd-provisioning-0.2.0/"
   cp -R "$WIT/deps/." "$wit/deps/"
   for f in "$deps"/*.wit; do
@@ -255,7 +255,7 @@ build_bench_c() { build_c "$1" bench-c; }
 dir_of() {
   case $1 in
     bench-c) echo "$ROOT/scripts/bench/c-provider" ;;
-    http-probe-py | http-probe-c) echo "$ROOT/host/tests/guests/$1" ;;
+    http-probe-py | http-probe-c) echo "$ROOT/host/cli/tests/guests/$1" ;;
     *) echo "$ROOT/examples/$1" ;;
   esac
 }
@@ -263,8 +263,8 @@ dir_of() {
 inputs_of() {
   case $1 in
     python-localfiles) echo "$ROOT/examples/$1 $ROOT/guest-sdk/python $WIT" ;;
-    http-probe-py) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
-    http-probe-c) echo "$(dir_of "$1") $ROOT/host/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
+    http-probe-py) echo "$(dir_of "$1") $ROOT/host/cli/tests/guests/http-world $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
+    http-probe-c) echo "$(dir_of "$1") $ROOT/host/cli/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
     js-hello | js-storage) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
     go-devcerts) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT" ;;

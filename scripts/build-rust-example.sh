@@ -2,7 +2,7 @@
 # Builds the Rust example providers and the Rust test guest as WebAssembly components:
 #   examples/rust-hello/build/rust-hello.wasm
 #   examples/azure-storage/build/azure-storage.wasm
-#   host/tests/guests/http-probe/build/http-probe.wasm
+#   host/cli/tests/guests/http-probe/build/http-probe.wasm
 #
 # Usage: scripts/build-rust-example.sh
 #
@@ -61,5 +61,5 @@ else
 fi
 "$host_bin" build examples/rust-hello/provider.toml
 "$host_bin" build examples/azure-storage/provider.toml
-# The test guest of [policy.http] (host/tests/http.rs), built the same way; it shares the std build.
-"$host_bin" build host/tests/guests/http-probe/provider.toml
+# The test guest of [policy.http] (host/cli/tests/http.rs), built the same way; it shares the std build.
+"$host_bin" build host/cli/tests/guests/http-probe/provider.toml

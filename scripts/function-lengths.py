@@ -4,7 +4,7 @@
     scripts/function-lengths.py [--min N] [ROOT]
 
 Production code is every `*.rs` under the `src/` of each host crate (`host/*/src`,
-the binary's `host/src`), `proto/src` and `guest-sdk/src`, without `#[cfg(test)]`
+the CLI's `host/cli/src` among them), `proto/src` and `guest-sdk/src`, without `#[cfg(test)]`
 modules (the test-support crate `host/fixtures` is not production). A function's length is its line
 count from the `fn` line to its closing brace. Prints `lines  path:line  name`,
 longest first, for functions of at least N lines (default 40), and flags those
@@ -20,7 +20,7 @@ if args[:1] == ["--min"]:
     minimum = int(args[1])
     args = args[2:]
 root = Path(args[0] if args else Path(__file__).resolve().parent.parent)
-dirs = ["host/src"] + sorted(
+dirs = sorted(
     str(p.relative_to(root)) for p in (root / "host").glob("*/src") if p.parent.name != "fixtures"
 ) + ["proto/src", "guest-sdk/src"]
 FN = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?fn\s+([A-Za-z0-9_]+)")

@@ -16,7 +16,7 @@ names, and prints:
   through others (strongly connected components of more than one file), inside a
   crate or across crates;
 - the dependencies each crate may not have, checked with `cargo tree` (the
-  runtime has no tonic, azd's side no wasmtime, ...: [`FORBIDDEN`]);
+  runtime has no tonic, the provisioning crate no wasmtime, ...: [`FORBIDDEN`]);
 - the production files longer than 450 lines (before their tests), which
   should be split by job;
 - with `--edges`, every file-to-file edge.
@@ -38,33 +38,64 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIP_PREFIXES = ("examples/", "host/tests/", "guest-sdk")
+SKIP_PREFIXES = ("examples/", "host/cli/tests/", "guest-sdk")
 MAX_FILE_LINES = 450
 # What each crate may not depend on, directly or not (normal dependencies).
 FORBIDDEN = {
-    "azd-wasm-host-core": ["tonic", "wasmtime", "azd-wasm-host-runtime", "azd-wasm-host-azd"],
-    "azd-wasm-host-runtime": ["tonic", "azd-wasm-host-azd", "azd-wasm-host-author"],
-    "azd-wasm-host-azd": ["wasmtime", "azd-wasm-host-runtime", "azd-wasm-host-author"],
-    "azd-wasm-host-author": ["tonic", "azd-wasm-host-azd"],
+    "azd-wasm-host-core": [
+        "tonic",
+        "wasmtime",
+        "azd-wasm-host-runtime",
+        "azd-wasm-host-provisioning",
+    ],
+    # Manifests and policies are plain data: no engine, no gRPC, no other crate of ours but core.
+    "azd-wasm-host-manifest": [
+        "tonic",
+        "wasmtime",
+        "azd-wasm-host-runtime",
+        "azd-wasm-host-provisioning",
+        "azd-wasm-host-trust",
+    ],
+    "azd-wasm-host-runtime": [
+        "tonic",
+        "azd-wasm-host-provisioning",
+        "azd-wasm-host-author",
+        "azd-wasm-host-recorder",
+    ],
+    "azd-wasm-host-provisioning": [
+        "wasmtime",
+        "azd-wasm-host-runtime",
+        "azd-wasm-host-author",
+        "azd-wasm-host-recorder",
+    ],
+    "azd-wasm-host-author": ["tonic", "azd-wasm-host-provisioning", "azd-wasm-host-recorder"],
     "azd-wasm-host-sim": ["wasmtime", "azd-wasm-host-core"],
-    # Signatures and consent: in the shipped sidecar too, so no compiler and no network client.
+    # Signatures and consent read manifests, never run them: no engine, no compiler, no network.
     "azd-wasm-host-trust": [
         "tonic",
         "reqwest",
-        "azd-wasm-host-azd",
+        "wasmtime",
+        "azd-wasm-host-runtime",
+        "azd-wasm-host-provisioning",
         "azd-wasm-host-author",
         "cranelift-codegen",
         "wasmtime-internal-winch",
     ],
-    # The shipped sidecar: no compiler, no author's toolchain, no simulated azd.
+    # The shipped sidecar: no compiler, no recorder, no author's toolchain, no simulated azd,
+    # none of the development CLI's commands.
     "azd-wasm-host-sidecar": [
         "azd-wasm-host-author",
+        "azd-wasm-host-recorder",
+        "azd-wasm-host-runner",
+        "azd-wasm-host-testkit",
         "azd-wasm-host-sim",
         "oci-client",
         "cranelift-codegen",
         "wasmtime-internal-winch",
         "wasmtime-internal-cranelift",
     ],
+    # The runner plays azd: it drives the extension as a process, and compiles nothing itself.
+    "azd-wasm-host-runner": ["azd-wasm-host-author", "azd-wasm-host-recorder", "cranelift-codegen"],
 }
 
 

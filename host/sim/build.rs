@@ -1,5 +1,5 @@
 //! Generates the simulated azd's `ProvisioningService` server with a codec of
-//! its own (`crate::wire::StreamCodec`): the real azd sends only what its
+//! its own (`crate::wire::BytesOutCodec`): the real azd sends only what its
 //! protobuf library writes, but the simulated one must also be able to send
 //! arbitrary bytes, to show what the extension does with a message that is
 //! not what it expects. The other services are the proto crate's.
@@ -10,7 +10,7 @@ fn main() {
         .route_name("Stream")
         .input_type("azd_wasm_host_proto::azdext::ProvisioningMessage")
         .output_type("crate::wire::ToExtension")
-        .codec_path("crate::wire::StreamCodec")
+        .codec_path("crate::wire::BytesOutCodec")
         .client_streaming()
         .server_streaming()
         .build();

@@ -327,7 +327,7 @@ mod tests {
             )
             .unwrap();
             let manifest =
-                azd_wasm_host_runtime::Manifest::load(&dir.path().join("provider.toml")).unwrap();
+                azd_wasm_host_manifest::Manifest::load(&dir.path().join("provider.toml")).unwrap();
             assert_eq!(manifest.name, "todo");
             assert_eq!(manifest.component, dir.path().join("build/todo.wasm"));
             let schema = manifest.config_schema.expect("new writes a config schema");

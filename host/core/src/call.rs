@@ -16,9 +16,6 @@ use async_trait::async_trait;
 use azd_wasm_host_proto::RequestKind;
 use tokio_util::sync::CancellationToken;
 
-/// Longest progress text sent to azd; longer text is cut at a character boundary.
-pub(crate) const MAX_PROGRESS_BYTES: usize = 16 * 1024;
-
 /// What one call to a provider gets besides its arguments.
 #[derive(Clone, Debug)]
 pub struct CallContext {
@@ -96,12 +93,10 @@ impl Progress {
         &self.request_id
     }
 
-    /// Reports one step: cut to [`MAX_PROGRESS_BYTES`], made safe for a
+    /// Reports one step: cut to [`crate::text::LINE_MAX`], made safe for a
     /// terminal, and handed to the sink (or logged).
     pub async fn report(&self, message: impl Into<String>) {
-        let mut message = message.into();
-        crate::text::truncate(&mut message, MAX_PROGRESS_BYTES);
-        crate::text::sanitize_in_place(&mut message);
+        let message = crate::text::line(message.into());
         match &self.sink {
             Some(sink) => sink.send(&self.request_id, message).await,
             None => {
@@ -151,10 +146,14 @@ mod tests {
         let sink = Arc::new(Kept::default());
         let ctx = ctx(sink.clone());
         ctx.progress.report("a\u{1b}[2Jb").await;
-        ctx.progress.report("é".repeat(MAX_PROGRESS_BYTES)).await;
+        ctx.progress.report("é".repeat(crate::text::LINE_MAX)).await;
         let kept = sink.0.lock().await;
         assert_eq!(kept[0], ("r2".to_owned(), "a[2Jb".to_owned()));
-        assert!(kept[1].1.len() <= MAX_PROGRESS_BYTES, "{}", kept[1].1.len());
+        assert!(
+            kept[1].1.len() <= crate::text::LINE_MAX,
+            "{}",
+            kept[1].1.len()
+        );
         assert!(kept[1].1.chars().all(|c| c == 'é'));
     }
 }

@@ -16,6 +16,8 @@
 //!   by azd's side and by the simulated azd, called by the runtime's imports.
 //! - Rules every side applies the same way: [`EnvironmentName`] (azd's rule
 //!   for environment names), [`text`] (guest text made safe for a terminal),
+//!   [`clock`] (Unix time, as tokens and progress carry it), [`files`] (folders
+//!   and files only the user may change, and file digests),
 //!   [`authority`] (`host:port` and HTTP origins, and what counts as loopback),
 //!   [`json`] (azd's `Struct` configs as JSON), [`secrets`] (what a
 //!   recording must never hold: credentials by name, value and shape).
@@ -27,22 +29,24 @@
 #![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
 pub mod authority;
-mod azd;
 mod call;
+pub mod clock;
 mod code;
 mod env_name;
 mod error;
+pub mod files;
 pub mod json;
 mod provider;
 pub mod secrets;
+mod services;
 pub mod text;
 
-pub use azd::{
-    AccessToken, AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,
-    TokenError, TokenSource,
-};
 pub use call::{CallContext, Progress, ProgressSink};
 pub use code::{ErrorCategory, ErrorCode};
 pub use env_name::{EnvironmentName, InvalidEnvironmentName};
 pub use error::{ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
 pub use provider::{Provider, ProviderFactory};
+pub use services::{
+    AccessToken, AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,
+    TokenError, TokenSource,
+};

@@ -46,6 +46,19 @@ pub fn truncate(text: &mut String, max: usize) {
     text.truncate(end);
 }
 
+/// The longest line of a guest's text the host keeps (a progress message, a
+/// log or output line), in bytes; longer text is cut.
+pub const LINE_MAX: usize = 16 * 1024;
+
+/// A guest's text as one line for a terminal or a log: cut to [`LINE_MAX`]
+/// bytes (whole characters), then without control characters but newline and
+/// tab. The one bound-and-clean every guest text passes.
+pub fn line(mut text: String) -> String {
+    truncate(&mut text, LINE_MAX);
+    sanitize_in_place(&mut text);
+    text
+}
+
 /// The most of a text from the wire that [`quote`] shows, in bytes: enough to
 /// recognise it.
 pub const QUOTE_MAX: usize = 200;
@@ -110,6 +123,14 @@ mod tests {
         assert_eq!(clip("short", 10), "short");
         assert_eq!(clip("abcdefghij", 6), "abc…");
         assert!(clip(&long, 5).len() <= 5);
+    }
+
+    #[test]
+    fn a_line_is_cut_before_it_is_cleaned() {
+        assert_eq!(line("a\u{1b}[2Jb".to_owned()), "a[2Jb");
+        let long = line(format!("{}\u{7}", "é".repeat(LINE_MAX)));
+        assert!(long.len() <= LINE_MAX, "{}", long.len());
+        assert!(long.chars().all(|c| c == 'é'));
     }
 
     #[test]

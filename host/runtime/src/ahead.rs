@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 
 use crate::bindings::ProvisioningProvider;
-use crate::fault::{StopReason, bounded, start_code_timed_out};
+use crate::failure::{StopReason, bounded, start_code_timed_out};
 use crate::seal::Seal;
 use crate::store::HostState;
 use crate::template::Template;
@@ -86,7 +86,7 @@ impl Ahead {
             biased;
             slot = self.0.lock() => slot,
             () = ctx.cancel.cancelled() => {
-                return Err(crate::fault::cancelled(provider, "waiting for the provider"));
+                return Err(crate::failure::cancelled(provider, "waiting for the provider"));
             }
         };
         match std::mem::replace(&mut *slot, Slot::Done) {

@@ -19,12 +19,12 @@
 //! Otherwise the component is compiled without the cache, and the debug log
 //! says why.
 
-use std::fs::File;
 #[cfg(feature = "compiler")]
 use std::hash::{Hash, Hasher};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use azd_wasm_host_core::files;
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -67,12 +67,12 @@ pub fn user_cache_dir() -> Option<PathBuf> {
 /// Creates `dir` if missing (private to the user) and checks that only the
 /// user can write to it. `Err` says why it cannot be trusted.
 pub(crate) fn trusted_dir(dir: &Path) -> Result<(), String> {
-    create_private_dir(dir).map_err(|e| format!("cannot create it: {e}"))?;
+    files::create_private_dir(dir).map_err(|e| format!("cannot create it: {e}"))?;
     let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect it: {e}"))?;
     if !meta.is_dir() {
         return Err("it is not a directory".to_owned());
     }
-    owned_by_user_alone(&meta)?;
+    files::owned_by_user_alone(&meta)?;
     trusted_place(dir)
 }
 
@@ -103,77 +103,6 @@ fn trusted_place(dir: &Path) -> Result<(), String> {
 #[cfg(not(windows))]
 fn trusted_place(_dir: &Path) -> Result<(), String> {
     Ok(())
-}
-
-/// Creates `dir` and its missing parents, readable and writable by the user
-/// alone (0700 on Unix; on Windows the per-user folder's ACL is private).
-#[cfg(unix)]
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-/// Creates `dir` and its missing parents; on Windows the per-user folder's
-/// ACL already keeps them private.
-#[cfg(not(unix))]
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
-}
-
-/// Whether a file or directory belongs to the current user and nobody else
-/// may write to it.
-#[cfg(unix)]
-fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt as _;
-    let me = rustix::process::geteuid().as_raw();
-    if meta.uid() != me {
-        return Err(format!(
-            "it belongs to user {}, not to user {me}",
-            meta.uid()
-        ));
-    }
-    if meta.is_dir() {
-        return writable_by_owner_alone(meta);
-    }
-    Ok(())
-}
-
-/// On Windows the place is checked instead ([`trusted_place`]).
-#[cfg(not(unix))]
-fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
-    Ok(())
-}
-
-/// Whether neither group nor others may write to it (on Windows: see [`trusted_place`]).
-#[cfg(unix)]
-fn writable_by_owner_alone(meta: &std::fs::Metadata) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt as _;
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "others may write to it (mode {:o}); `chmod go-w` it",
-            meta.mode() & 0o777
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn writable_by_owner_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
-    Ok(())
-}
-
-/// Whether the file or folder at `path` (which must exist) is one only the
-/// user can change: theirs, and not writable by group or others (files too).
-/// `Err` says why not, with the fix. What the trust folder is held to. On
-/// Windows, where owners and ACLs are read only through the Win32 security
-/// API (which this crate does not call), nothing is checked.
-pub fn only_user_may_write(path: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
-    owned_by_user_alone(&meta)?;
-    writable_by_owner_alone(&meta)
 }
 
 /// Feeds `Hash` output into sha256 (stable across runs, unlike `DefaultHasher`).
@@ -209,17 +138,6 @@ fn key(engine: &Engine, component_sha: &[u8]) -> String {
         h.update(b"no compiler");
     }
     hex::encode(h.finalize())
-}
-
-/// The sha256 of a file, streamed (no copy of a big file in memory); what
-/// the compile cache keys by, a package's artifacts are listed by and a
-/// signature covers.
-pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
-    let mut hasher = Sha256::new();
-    // Read in 1 MiB pieces: a 36 MB precompiled component is hashed at every start.
-    let mut file = std::io::BufReader::with_capacity(1 << 20, File::open(path)?);
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(hasher.finalize().into())
 }
 
 /// Loads the component at `path`, whose sha256 is `component_sha`, from the
@@ -331,7 +249,7 @@ fn load_entry(
     };
     if let Err(why) = std::fs::metadata(artifact)
         .map_err(|e| e.to_string())
-        .and_then(|meta| owned_by_user_alone(&meta))
+        .and_then(|meta| files::owned_by_user_alone(&meta))
     {
         return if artifact.exists() {
             Err(format!("it cannot be trusted: {why}"))
@@ -339,7 +257,7 @@ fn load_entry(
             Ok(None)
         };
     }
-    let got = match sha256_file(artifact) {
+    let got = match files::sha256_file(artifact) {
         Ok(sha) => hex::encode(sha),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read it: {e}")),
@@ -498,7 +416,7 @@ mod tests {
             std::fs::write(path(n), [0u8; 100]).unwrap();
             std::fs::write(path(n).with_extension("sha256"), "x").unwrap();
             let age = std::time::Duration::from_secs(u64::from(100 - n));
-            File::options()
+            std::fs::File::options()
                 .write(true)
                 .open(path(n))
                 .unwrap()
@@ -537,7 +455,7 @@ mod tests {
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &data).unwrap();
         assert_eq!(
-            sha256_file(&path).unwrap().as_slice(),
+            files::sha256_file(&path).unwrap().as_slice(),
             Sha256::digest(&data).as_slice()
         );
     }

@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::Context as _;
 
 use crate::engine::{self, ComponentFile, WORLD};
-use crate::manifest::{Manifest, Policy};
 use crate::options::RuntimeOptions;
+use azd_wasm_host_manifest::{Manifest, Policy};
 
 /// What `check` found: the component fits the host, and what it asks for.
 #[derive(Debug, Clone)]

@@ -129,7 +129,9 @@ pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
         use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
         use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
         use crate::bindings::credentials::azd::credentials::credentials;
-        use crate::imports::{azd::AzdAccess, credentials::Credentials, provisioning::CallBinding};
+        use crate::imports::{
+            credentials::Credentials, provisioning::CallBinding, services::AzdAccess,
+        };
         types::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
         progress::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
         log::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
@@ -275,7 +277,7 @@ pub(crate) struct ComponentFile<'a> {
 impl<'a> ComponentFile<'a> {
     pub(crate) fn open(path: &'a Path) -> anyhow::Result<Self> {
         let (_, len) = open_component(path)?;
-        let sha = cache::sha256_file(path)
+        let sha = azd_wasm_host_core::files::sha256_file(path)
             .with_context(|| format!("cannot read provider component {}", path.display()))?;
         Ok(Self { path, len, sha })
     }

@@ -35,7 +35,7 @@ use crate::ahead::Ahead;
 use crate::bindings::ProvisioningProvider;
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::convert;
-use crate::fault::{self, bounded, guest_error};
+use crate::failure::{self, bounded, guest_error};
 use crate::sandbox;
 use crate::sandbox::GrantedDir;
 use crate::seal::Seal;
@@ -100,7 +100,7 @@ impl WasmProvider {
         tokio::select! {
             biased;
             guard = self.state.clone().lock_owned() => Ok(guard),
-            () = ctx.cancel.cancelled() => Err(fault::cancelled(&self.shared.name, "waiting for the provider")),
+            () = ctx.cancel.cancelled() => Err(failure::cancelled(&self.shared.name, "waiting for the provider")),
         }
     }
 
@@ -129,7 +129,7 @@ impl WasmProvider {
                 ));
             }
             InstanceState::Retired(why) => {
-                let err = fault::crashed(&self.shared.name, &why);
+                let err = failure::crashed(&self.shared.name, &why);
                 *guard = InstanceState::Retired(why);
                 return Err(err);
             }
@@ -248,7 +248,7 @@ impl WasmProvider {
     fn settle<A>(
         &self,
         what: &str,
-        outcome: Result<wasmtime::Result<A>, fault::StopReason>,
+        outcome: Result<wasmtime::Result<A>, failure::StopReason>,
         state: &mut HostState,
     ) -> Result<A, ProviderError> {
         let (name, policy) = (&*self.shared.name, &self.shared.policy);
@@ -257,8 +257,8 @@ impl WasmProvider {
                 state.end_call();
                 Ok(answer)
             }
-            Ok(Err(trap)) => Err(fault::failed_call(name, policy, what, &trap, state)),
-            Err(reason) => Err(fault::stopped(name, policy, what, reason)),
+            Ok(Err(trap)) => Err(failure::failed_call(name, policy, what, &trap, state)),
+            Err(reason) => Err(failure::stopped(name, policy, what, reason)),
         }
     }
 }

@@ -26,8 +26,8 @@
 //! - A guest call is a future raced against its deadline and the request's
 //!   cancellation; the loser is dropped, which stops the guest even inside a
 //!   WASI call and frees its `Store`. No guest code runs on a thread of its own.
-//!   A fault answers that request with a clear error and retires the instance
-//!   until the next `Initialize` (`fault` maps each to its error).
+//!   A failure answers that request with a clear error and retires the instance
+//!   until the next `Initialize` (`failure` maps each to its error).
 //! - wasmtime's compilers are the `compiler` feature (on by default): the
 //!   development CLI has them; the shipped sidecar (`host/sidecar`) is built
 //!   without them and runs only the code `package` precompiled for its
@@ -37,11 +37,12 @@
 //!
 //! The public face: [`load_provider`] and [`prepare_provider`] (a provider
 //! ready to register), [`check`] (a [`CheckReport`] the CLI renders),
-//! [`Manifest`] and its [`Policy`] and [`ConfigSchema`], [`RuntimeOptions`], and what `package`
+//! [`RuntimeOptions`], and what `package`
 //! needs to ship precompiled code for every platform (`precompile_into`, with the `compiler`
-//! feature; [`PRECOMPILED_DIR`]), and [`this_platform`].
-//! [`traffic`] records, replays and faults a step's HTTP and tokens for
-//! `azd-wasm-host test`.
+//! feature; `azd_wasm_host_manifest::package`), and [`this_platform`].
+//! [`Intercept`] is the seam through which the development tools (the
+//! `azd-wasm-host-recorder` crate) record, replay and fault a guest's HTTP
+//! and tokens for `azd-wasm-host test`.
 //! This file only declares modules and re-exports.
 
 // Library code must not panic on input nor write to stdout (azd's terminal).
@@ -51,16 +52,15 @@ mod ahead;
 mod bindings;
 mod cache;
 mod check;
-mod config_schema;
 mod convert;
 mod engine;
 mod factory;
-mod fault;
+mod failure;
 mod imports;
 mod instance;
+mod intercept;
 mod limits;
 mod load;
-mod manifest;
 mod options;
 mod sandbox;
 mod seal;
@@ -69,27 +69,18 @@ mod store;
 mod targets;
 mod template;
 mod ticker;
-pub mod traffic;
 
-pub use cache::{
-    CacheOutcome, create_private_dir, only_user_may_write, sha256_file, user_cache_dir,
-};
+pub use cache::{CacheOutcome, user_cache_dir};
 pub use check::{CheckReport, Import, check};
-pub use config_schema::{ConfigSchema, MAX_SCHEMA_BYTES};
 pub use engine::WORLD;
+pub use intercept::{Intercept, Io, Live, Sending, Sent};
 pub use load::{
     BackgroundCompile, LoadedProvider, PreparedProvider, inspect_component, load_provider,
     prepare_provider,
 };
-pub use manifest::{
-    AzdGrants, EnvironmentAccess, FsAccess, FsGrant, HttpGrants, Manifest, Policy, PolicyDiff,
-};
 pub use options::RuntimeOptions;
 pub use sandbox::remove_unused_dirs;
+pub use shipped::is_compiled;
 #[cfg(feature = "compiler")]
 pub use shipped::precompile_into;
-pub use shipped::{
-    AZD_METADATA_FILE, PRECOMPILED_BINDING, PRECOMPILED_CODE, PRECOMPILED_DIR, ShippedDigests,
-    is_compiled,
-};
 pub use targets::this_platform;

@@ -17,10 +17,10 @@ use tokio_util::sync::CancellationToken;
 use crate::cache::{self, CacheOutcome};
 use crate::engine::{self, ComponentFile};
 use crate::factory::WasmProviderFactory;
-use crate::manifest::Manifest;
 use crate::options::RuntimeOptions;
 use crate::shipped::{self, Shipped};
 use crate::template::{self, Compiling};
+use azd_wasm_host_manifest::Manifest;
 
 /// A validated provider, ready to register with azd.
 pub struct LoadedProvider {

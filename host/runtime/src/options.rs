@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use azd_wasm_host_core::{AzdServices, TokenSource};
 
-use crate::shipped::ShippedDigests;
-use crate::traffic::Traffic;
+use crate::intercept::Intercept;
+use azd_wasm_host_manifest::package::ShippedDigests;
 
 /// Options of [`load_provider`](crate::load_provider) and
 /// [`prepare_provider`](crate::prepare_provider).
@@ -43,7 +43,7 @@ pub struct RuntimeOptions {
     pub shipped_digests: Option<ShippedDigests>,
     /// Recorded traffic and faults (`azd-wasm-host test`); `None`: the
     /// outside world as it is.
-    pub traffic: Option<Arc<Traffic>>,
+    pub traffic: Option<Arc<dyn Intercept>>,
 }
 
 impl std::fmt::Debug for RuntimeOptions {

@@ -28,33 +28,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, CacheOutcome};
 use crate::engine::{self, ComponentFile};
-use crate::manifest::Manifest;
 use crate::targets;
+use azd_wasm_host_manifest::Manifest;
 
-/// The folder beside a packaged manifest that holds the component's code,
-/// compiled by `azd-wasm-host package` for the archive's platform.
-pub const PRECOMPILED_DIR: &str = "precompiled";
-/// azd's metadata for the extension (its `metadata` capability), which
-/// `package` writes beside the binary and `<binary> metadata` prints.
-pub const AZD_METADATA_FILE: &str = "azd-metadata.json";
+use azd_wasm_host_manifest::package::{PRECOMPILED_DIR, ShippedDigests};
+
 /// The serialized component in [`PRECOMPILED_DIR`].
 const CODE_FILE: &str = "provider.cwasm";
 /// What the code belongs to, in [`PRECOMPILED_DIR`].
 const BINDING_FILE: &str = "binding.toml";
-/// The precompiled code's path in a provider's folder, as a signature names it.
-pub const PRECOMPILED_CODE: &str = "precompiled/provider.cwasm";
-/// Its binding's path in a provider's folder, as a signature names it.
-pub const PRECOMPILED_BINDING: &str = "precompiled/binding.toml";
-
-/// The sha256 (hex) a provider's signature gives its precompiled code and its
-/// binding: what `listen` checks the files against right before it maps them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShippedDigests {
-    /// sha256 of `precompiled/provider.cwasm`.
-    pub code: String,
-    /// sha256 of `precompiled/binding.toml`.
-    pub binding: String,
-}
 
 /// Precompiled code (or its binding) that is not what was signed or bound:
 /// the provider is refused as untrusted.
@@ -223,7 +205,7 @@ fn check_code(
     binding: &Binding,
     signed: Option<&ShippedDigests>,
 ) -> Result<(), Checked> {
-    let actual = cache::sha256_file(code)
+    let actual = azd_wasm_host_core::files::sha256_file(code)
         .map(hex::encode)
         .map_err(|e| Checked::Refused(format!("cannot read {}: {e}", code.display())))?;
     if let Some(signed) = signed
@@ -351,7 +333,8 @@ pub fn precompile_into(
             manifest.component.display()
         )
     })?;
-    cache::create_private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    azd_wasm_host_core::files::create_private_dir(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     let code_path = dir.join(CODE_FILE);
     std::fs::write(&code_path, &code)
         .with_context(|| format!("cannot write {}", code_path.display()))?;
@@ -389,7 +372,7 @@ pub fn is_compiled(path: &Path, cache_dir: Option<&Path>) -> bool {
     let Ok(manifest) = Manifest::resolve(path, None) else {
         return false;
     };
-    let Ok(sha) = cache::sha256_file(&manifest.component) else {
+    let Ok(sha) = azd_wasm_host_core::files::sha256_file(&manifest.component) else {
         return false;
     };
     let shipped = shipped_dir(&manifest).is_ok_and(|dir| {

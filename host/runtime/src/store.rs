@@ -18,9 +18,9 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::imports::azd::AzdAccess;
 use crate::imports::credentials::Credentials;
 use crate::imports::provisioning::CallBinding;
+use crate::imports::services::AzdAccess;
 use crate::limits::InstanceLimits;
 use crate::sandbox::{
     BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy,

@@ -18,16 +18,16 @@ use wasmtime::Store;
 use wasmtime::component::Component;
 
 use crate::bindings::ProvisioningProviderPre;
-use crate::config_schema::ConfigSchema;
-use crate::imports::azd::{AzdAccess, CommandEnvironment};
 use crate::imports::credentials::Credentials;
+use crate::imports::services::{AzdAccess, CommandEnvironment};
+use crate::intercept::Intercept;
 use crate::limits::MAX_GUEST_TRANSFER;
-use crate::manifest::{FsGrant, Policy};
 use crate::options::RuntimeOptions;
 use crate::sandbox::{self, GrantedDir};
 use crate::seal::Seal;
 use crate::store::HostState;
-use crate::traffic::Traffic;
+use azd_wasm_host_manifest::ConfigSchema;
+use azd_wasm_host_manifest::{FsGrant, Policy};
 
 /// A compiled, validated component.
 pub(crate) struct Compiled {
@@ -123,7 +123,7 @@ pub(crate) struct Template {
     /// Whether the user can be asked (false under `--no-prompt`).
     interactive: bool,
     /// Recorded traffic and faults, under `azd-wasm-host test`.
-    pub(crate) traffic: Option<Arc<Traffic>>,
+    pub(crate) traffic: Option<Arc<dyn Intercept>>,
     /// The JSON Schema azd's config must match (`[config] schema`).
     config_schema: Option<ConfigSchema>,
 }
@@ -145,7 +145,7 @@ impl Template {
             )),
             services: opts.services.clone(),
             tokens: match &opts.traffic {
-                Some(traffic) => traffic.tokens(opts.tokens.clone()),
+                Some(traffic) => Arc::clone(traffic).tokens(opts.tokens.clone()),
                 None => opts.tokens.clone(),
             },
             interactive: opts.interactive,

@@ -12,8 +12,8 @@
 use azd_wasm_host_core::json::object_to_struct;
 use azd_wasm_host_fixtures::harness::{Setup, code, ctx, options};
 use azd_wasm_host_fixtures::{IMPORTS_AZD, component, module};
+use azd_wasm_host_manifest::ConfigSchema;
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_runtime::ConfigSchema;
 use serde_json::json;
 
 const SCHEMA: &str = r#"{

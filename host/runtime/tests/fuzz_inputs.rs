@@ -8,7 +8,8 @@ use std::path::Path;
 
 use azd_wasm_host_fixtures as fixtures;
 use azd_wasm_host_fuzz::{Campaign, Mutator};
-use azd_wasm_host_runtime::{Manifest, RuntimeOptions, check, inspect_component};
+use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_runtime::{RuntimeOptions, check, inspect_component};
 
 /// Words of `provider.toml` that steer its parser and its checks.
 const MANIFEST_WORDS: [&str; 24] = [

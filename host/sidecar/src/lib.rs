@@ -15,18 +15,20 @@
 //!   only the code `package` precompiled beside it for its platform; anything
 //!   else is refused with the fix, repackaging ([`Serving::Sidecar`]).
 
+mod admission;
+mod develop;
 pub mod env;
 mod listen;
 mod locate;
 pub mod logs;
 mod metadata;
-mod trust;
 
 use std::process::ExitCode;
 
+pub use admission::approve;
+pub use develop::{DEV_CLI_ENV, DevelopmentTools, Recording};
 pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
 pub use metadata::print_metadata;
-pub use trust::approve;
 
 /// Stack of every thread that runs our tasks: sized for the deepest config azd
 /// may send that the host reads (`MAX_CONFIG_DEPTH` levels, decoded,
@@ -44,6 +46,9 @@ pub const STACK_SIZE: usize = 16 << 20;
 /// computes still yields at every epoch tick (10 ms); compiles and file I/O
 /// run on the blocking pool.
 pub fn run_listen(args: ListenArgs, debug_flag: bool, serving: Serving) -> ExitCode {
+    if args.record.is_some() && matches!(serving, Serving::Sidecar) {
+        return develop::hand_over();
+    }
     on_main_thread(move || {
         let debug = logs::debug_requested(debug_flag);
         let log_file = logs::init(debug, true);

@@ -22,10 +22,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use azd_wasm_host_azd::record::{Recorded, Recorder};
-use azd_wasm_host_azd::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
 use azd_wasm_host_core::{ErrorCode, Provider, ProviderError, ProviderFactory};
-use azd_wasm_host_runtime::{self as runtime, BackgroundCompile, RuntimeOptions};
+use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_provisioning::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
+use azd_wasm_host_runtime::{self as runtime, BackgroundCompile, Intercept, RuntimeOptions};
+
+use crate::develop::{DevelopmentTools, Recording};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -47,11 +49,12 @@ pub struct ListenArgs {
 }
 
 /// Which binary serves azd.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Serving {
     /// The development CLI: a component without precompiled code beside the
-    /// binary is compiled (or taken from the compile cache).
-    Development,
+    /// binary is compiled (or taken from the compile cache), and its tools
+    /// record and replay.
+    Development(Arc<dyn DevelopmentTools>),
     /// The shipped sidecar: only the code `package` precompiled beside it runs.
     Sidecar,
 }
@@ -71,9 +74,9 @@ pub(crate) async fn listen(
 ) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     // Fail fast when azd's variables are missing: someone ran `listen` by hand.
-    azd_wasm_host_azd::require_env()?;
-    let (client, recorder) = connect(&args).await?;
-    let (name, factory, compile) = match provider(&args, &client, serving, recorder.as_ref()) {
+    azd_wasm_host_provisioning::require_env()?;
+    let (client, recording) = connect(&args, &serving).await?;
+    let (name, factory, compile) = match provider(&args, &client, &serving, recording.as_deref()) {
         Ok(found) => found,
         Err(e) => {
             report_error(&client, &e, log_file.as_deref()).await;
@@ -92,8 +95,8 @@ pub(crate) async fn listen(
         compile.finish(COMPILE_GRACE).await;
     }
     // The conversation, written again without any secret it showed (and scanned).
-    if let Some(recorder) = &recorder {
-        recorder.finish();
+    if let Some(recording) = &recording {
+        recording.finish();
     }
     match served? {
         StreamEnd::Failed(status) => {
@@ -134,23 +137,23 @@ pub(crate) async fn listen(
 fn provider(
     args: &ListenArgs,
     client: &AzdClient,
-    serving: Serving,
-    recorder: Option<&Arc<Recorder>>,
+    serving: &Serving,
+    recording: Option<&dyn Recording>,
 ) -> anyhow::Result<(String, Arc<dyn ProviderFactory>, Option<BackgroundCompile>)> {
     let manifest = crate::locate::locate_manifest(args.manifest.as_deref())?;
-    let traffic = traffic(serving, recorder)?;
-    let services: Arc<dyn azd_wasm_host_core::AzdServices> = match recorder {
-        Some(r) => Arc::new(Recorded::new(client.clone(), Arc::clone(r))),
+    let traffic = traffic(serving, recording)?;
+    let services: Arc<dyn azd_wasm_host_core::AzdServices> = match recording {
+        Some(r) => r.services(client.clone()),
         None => Arc::new(client.clone()),
     };
     if let Some(t) = &traffic {
         tracing::debug!(?t, "serving the test's traffic plan");
     }
     // Signature and consent, before anything of the component is loaded.
-    let checked = match crate::trust::check(&manifest) {
+    let checked = match crate::admission::check(&manifest) {
         Ok(checked) => checked,
         Err(e) => {
-            let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
+            let name = Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
             tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider is not trusted");
             let refusal = ProviderError::host(ErrorCode::UntrustedProvider, format!("{e:#}"));
             return Ok((name, Arc::new(Unavailable(refusal)), None));
@@ -163,7 +166,7 @@ fn provider(
         services: Some(Arc::clone(&services)),
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
         interactive,
-        shipped_code_only: serving == Serving::Sidecar,
+        shipped_code_only: matches!(serving, Serving::Sidecar),
         shipped_digests: checked.shipped,
         traffic,
     };
@@ -171,7 +174,7 @@ fn provider(
         Ok(prepared) => {
             let name = prepared.name().to_owned();
             let (factory, compile) = prepared.compile_in_background();
-            let factory = crate::trust::ConsentGate::wrap(
+            let factory = crate::admission::ConsentGate::wrap(
                 factory,
                 checked.pending,
                 services,
@@ -181,7 +184,7 @@ fn provider(
             Ok((name, factory, Some(compile)))
         }
         Err(e) => {
-            let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
+            let name = Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
             tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider component cannot run");
             let refusal = ProviderError::host(ErrorCode::InvalidComponent, format!("{e:#}"))
                 .with_suggestion(
@@ -195,40 +198,43 @@ fn provider(
 /// The HTTP traffic plan: a test's (development `listen` only: the shipped
 /// sidecar never reads one), or `--record`'s recording of it.
 fn traffic(
-    serving: Serving,
-    recorder: Option<&Arc<Recorder>>,
-) -> anyhow::Result<Option<Arc<runtime::traffic::Traffic>>> {
-    Ok(match (serving, crate::env::traffic_plan(), recorder) {
-        (Serving::Development, Some(plan), _) => Some(runtime::traffic::Traffic::open(&plan)?),
-        (_, _, Some(recorder)) => Some(runtime::traffic::Traffic::new(
-            runtime::traffic::TrafficPlan {
-                mode: runtime::traffic::TrafficMode::Record,
-                log: recorder.path().to_owned(),
-                exchanges: Vec::new(),
-                tokens: Vec::new(),
-                faults: Vec::new(),
-            },
-        )?),
+    serving: &Serving,
+    recording: Option<&dyn Recording>,
+) -> anyhow::Result<Option<Arc<dyn Intercept>>> {
+    Ok(match (serving, crate::env::traffic_plan(), recording) {
+        (Serving::Development(tools), Some(plan), _) => Some(tools.replay(&plan)?),
+        (_, _, Some(recording)) => Some(recording.traffic()?),
         _ => None,
     })
 }
 
 /// The connection to azd, recording the conversation under `--record`.
-async fn connect(args: &ListenArgs) -> anyhow::Result<(AzdClient, Option<Arc<Recorder>>)> {
+async fn connect(
+    args: &ListenArgs,
+    serving: &Serving,
+) -> anyhow::Result<(AzdClient, Option<Box<dyn Recording>>)> {
     let client = AzdClient::from_env().await?;
-    Ok(match &args.record {
-        Some(path) => {
-            let recorder = start_recording(args, path)?;
-            (client.with_recorder(Arc::clone(&recorder)), Some(recorder))
+    Ok(match (&args.record, serving) {
+        (Some(path), Serving::Development(tools)) => {
+            let recording = start_recording(args, path, tools.as_ref())?;
+            (client.with_tap(recording.tap()), Some(recording))
         }
-        None => (client, None),
+        // `run_listen` handed a recording session to the development CLI.
+        (Some(_), Serving::Sidecar) => {
+            anyhow::bail!("the packaged sidecar does not record; the development CLI does")
+        }
+        (None, _) => (client, None),
     })
 }
 
 /// Starts `--record`'s conversation at `path`, headed with the provider's name.
-fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorder>> {
+fn start_recording(
+    args: &ListenArgs,
+    path: &Path,
+    tools: &dyn DevelopmentTools,
+) -> anyhow::Result<Box<dyn Recording>> {
     let manifest = crate::locate::locate_manifest(args.manifest.as_deref())?;
-    let name = runtime::Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
+    let name = Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
     // `{provider}` in the path: one file per provider when several record at once (the name as
     // a file name: only `[A-Za-z0-9._-]` kept, so that no name leads the file elsewhere).
     let path = PathBuf::from(
@@ -237,15 +243,16 @@ fn start_recording(args: &ListenArgs, path: &Path) -> anyhow::Result<Arc<Recorde
     );
     let path = path.as_path();
     let environment = crate::env::azd_environment().filter(|e| !e.is_empty());
-    let recorder = Recorder::create(
-        path,
-        &name,
-        environment.as_deref(),
-        &crate::env::record_safe(),
-    )
-    .with_context(|| format!("starting the recording {}", path.display()))?;
+    let recording = tools
+        .record(
+            path,
+            &name,
+            environment.as_deref(),
+            &crate::env::record_safe(),
+        )
+        .with_context(|| format!("starting the recording {}", path.display()))?;
     tracing::info!(path = %path.display(), "recording the conversation with azd");
-    Ok(recorder)
+    Ok(recording)
 }
 
 /// `name` as one file name: characters other than `[A-Za-z0-9._-]` become

@@ -107,7 +107,7 @@ fn targets(list: &str) -> Targets {
 /// written (logging must never stop the host).
 fn open(path: &Path) -> Option<File> {
     if let Some(dir) = path.parent() {
-        azd_wasm_host_runtime::create_private_dir(dir).ok()?;
+        azd_wasm_host_core::files::create_private_dir(dir).ok()?;
     }
     if std::fs::metadata(path).is_ok_and(|m| m.len() > ROTATE_BYTES) {
         let mut rotated = path.as_os_str().to_owned();

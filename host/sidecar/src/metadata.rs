@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
-use azd_wasm_host_runtime::AZD_METADATA_FILE;
+use azd_wasm_host_manifest::package::AZD_METADATA_FILE;
 
 /// The largest document printed (a config schema is at most 1 MiB).
 const MAX_METADATA_BYTES: u64 = 4 << 20;

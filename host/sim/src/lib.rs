@@ -22,7 +22,7 @@
 //! azd 1.31 and 1.32, both as azd 1.33 and later, `azd.extensions.v1` only as azd once its
 //! bridge is gone) and records every call ([`SimAzd::calls`], [`SimAzd::legacy_calls`]).
 //!
-//! Rooms: `auth` (tokens), `contract` (the contracts served), `streams` (the extension's gRPC services, Ready and
+//! Modules: `auth` (tokens), `contract` (the contracts served), `streams` (the extension's gRPC services, Ready and
 //! the provisioning stream, and the stream reader), `env_prompt` (azd's
 //! environment and prompt services), `state` (the environment and the
 //! prompter they serve),

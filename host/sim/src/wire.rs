@@ -22,11 +22,13 @@ pub(crate) enum ToExtension {
     Raw(Bytes),
 }
 
-/// The stream's codec (used by the generated server).
+/// The stream's codec as the simulated azd uses it: what it sends may be raw
+/// bytes (a hostile or malformed message) as well as a message; what it reads
+/// is decoded by prost.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct StreamCodec;
+pub(crate) struct BytesOutCodec;
 
-impl Codec for StreamCodec {
+impl Codec for BytesOutCodec {
     type Encode = ToExtension;
     type Decode = pb::ProvisioningMessage;
     type Encoder = WireEncoder;

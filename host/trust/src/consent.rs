@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use azd_wasm_host_runtime::{Manifest, Policy, PolicyDiff};
+use azd_wasm_host_manifest::{Manifest, Policy, PolicyDiff};
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
@@ -164,7 +164,7 @@ impl Pending {
             manifest: self.text.clone(),
         };
         let dir = self.record.parent().unwrap_or(Path::new("."));
-        azd_wasm_host_runtime::create_private_dir(dir)
+        azd_wasm_host_core::files::create_private_dir(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let body = format!(
             "# The grants of provider `{}` the user allowed (azd-wasm-host); delete to be asked afresh.\n{}",

@@ -22,7 +22,7 @@
 //!   used only while nobody else can change it.
 //! - **Consent** ([`consent`]): what a provider's manifest grants beyond what
 //!   the user allowed for it last, or beyond the deny-all default the first
-//!   time ([`azd_wasm_host_runtime::PolicyDiff`]), keyed by signer, extension
+//!   time ([`azd_wasm_host_manifest::PolicyDiff`]), keyed by signer, extension
 //!   and name; the caller asks, or refuses naming the command that approves.
 //!
 //! [Sigstore bundle]: https://github.com/sigstore/protobuf-specs

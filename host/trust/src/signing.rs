@@ -16,7 +16,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use azd_wasm_host_runtime::{Manifest, PRECOMPILED_BINDING, PRECOMPILED_CODE};
+use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_manifest::package::{PRECOMPILED_BINDING, PRECOMPILED_CODE};
 
 use crate::envelope::{BUNDLE_FILE, Bundle, PAYLOAD_TYPE, Statement, Subject, pae};
 use crate::keys::KeyPair;
@@ -143,7 +144,7 @@ pub(crate) fn relative_name(path: &Path, dir: &Path) -> Option<String> {
 
 /// The sha256 of a file, in hex (the runtime's, which the compile cache keys by).
 pub(crate) fn sha256_file(path: &Path) -> anyhow::Result<String> {
-    azd_wasm_host_runtime::sha256_file(path)
+    azd_wasm_host_core::files::sha256_file(path)
         .map(hex::encode)
         .with_context(|| format!("cannot read {}", path.display()))
 }

@@ -99,7 +99,7 @@ impl TrustDir {
     /// Refuses a trust folder someone else could change: azd's config
     /// folder, `wasm-host/`, its folders and every file in them must belong
     /// to the user and be writable by nobody else (on Windows nothing is
-    /// checked: see [`azd_wasm_host_runtime::only_user_may_write`]). What is
+    /// checked: see [`azd_wasm_host_core::files::only_user_may_write`]). What is
     /// not there yet is not checked.
     pub fn check_private(&self) -> Result<(), TrustError> {
         let mut paths: Vec<PathBuf> = self
@@ -123,7 +123,7 @@ impl TrustDir {
             if !path.exists() {
                 continue;
             }
-            if let Err(why) = azd_wasm_host_runtime::only_user_may_write(&path) {
+            if let Err(why) = azd_wasm_host_core::files::only_user_may_write(&path) {
                 return Err(TrustError::UnsafeFolder {
                     path: path.display().to_string(),
                     why,
@@ -185,7 +185,7 @@ impl TrustDir {
             return Ok(file);
         }
         let dir = self.keys_dir();
-        azd_wasm_host_runtime::create_private_dir(&dir)
+        azd_wasm_host_core::files::create_private_dir(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let stem = name.map_or_else(|| key.short_id(), sanitize);
         let file = dir.join(format!("{stem}.pub"));
@@ -246,7 +246,7 @@ pub fn write_key(path: &Path, key: &KeyPair) -> anyhow::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    azd_wasm_host_runtime::create_private_dir(&dir)
+    azd_wasm_host_core::files::create_private_dir(&dir)
         .with_context(|| format!("cannot create {}", dir.display()))?;
     let mut aside = tempfile::NamedTempFile::new_in(&dir)?;
     #[cfg(unix)]

@@ -11,7 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use azd_wasm_host_runtime::{Manifest, PRECOMPILED_BINDING, PRECOMPILED_CODE, ShippedDigests};
+use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_manifest::package::{PRECOMPILED_BINDING, PRECOMPILED_CODE, ShippedDigests};
 
 use crate::bundle::{Opened, malformed, open, read_bundle, statement_of};
 use crate::envelope::{BUNDLE_FILE, CODE_PREDICATE_TYPE, PREDICATE_TYPE, Statement};

@@ -6,7 +6,7 @@
  *   - deploy reports `progress` messages (infra.config, a decimal string, default 100000);
  *   - everything else answers at once.
  *
- * Built by scripts/build-examples.sh bench-c; driven by host/benches/vs_go.rs.
+ * Built by scripts/build-examples.sh bench-c; driven by host/cli/benches/vs_go.rs.
  */
 #include <stdlib.h>
 

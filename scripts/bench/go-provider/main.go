@@ -6,7 +6,7 @@
 //   - Deploy reports `progress` messages (infra.config, a decimal string, default 100000);
 //   - everything else answers at once.
 //
-// scripts/bench.sh builds it and host/benches/vs_go.rs drives it next to azd-wasm-host.
+// scripts/bench.sh builds it and host/cli/benches/vs_go.rs drives it next to azd-wasm-host.
 package main
 
 import (

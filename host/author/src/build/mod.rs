@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
-use azd_wasm_host_runtime::{self as runtime, Manifest};
+use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_runtime::{self as runtime};
 
 use crate::settings::{BuildLanguage, BuildSettings};
 use step::{Step, write_component};

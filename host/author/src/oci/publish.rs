@@ -90,7 +90,7 @@ fn layers(
         .parent()
         .unwrap_or(Path::new("."))
         .to_path_buf();
-    let manifest = azd_wasm_host_runtime::Manifest::load(manifest_path)?;
+    let manifest = azd_wasm_host_manifest::Manifest::load(manifest_path)?;
     anyhow::ensure!(
         manifest.component.is_file(),
         "{} is not built: run azd-wasm-host build first",
@@ -161,7 +161,7 @@ fn layers(
 /// folder (it is signed with the manifest); returns its layer, titled with
 /// its path in the provider's folder.
 fn stage_schema(
-    manifest: &azd_wasm_host_runtime::Manifest,
+    manifest: &azd_wasm_host_manifest::Manifest,
     dir: &Path,
     scratch: &Path,
 ) -> anyhow::Result<Option<ImageLayer>> {

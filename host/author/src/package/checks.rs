@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
-use azd_wasm_host_runtime::Manifest;
+use azd_wasm_host_manifest::Manifest;
 
 use crate::names::check_extension_id;
 use serde::Deserialize;

@@ -17,9 +17,9 @@
 //! schema that does not fit is left out of it, with a warning that says
 //! why; the sidecar still checks every config against it.
 //!
-//! [`AZD_METADATA_FILE`]: azd_wasm_host_runtime::AZD_METADATA_FILE
+//! [`AZD_METADATA_FILE`]: azd_wasm_host_manifest::package::AZD_METADATA_FILE
 
-use azd_wasm_host_runtime::Manifest;
+use azd_wasm_host_manifest::Manifest;
 use serde_json::{Map, Value, json};
 
 /// The capability azd runs `<entry point> metadata` for.

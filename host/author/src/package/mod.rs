@@ -29,7 +29,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use azd_wasm_host_runtime::{self as runtime, Manifest};
+use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_runtime::{self as runtime};
 
 use checks::ExtensionYaml;
 use platforms::HostBinary;
@@ -182,8 +183,8 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
         "provider.toml",
         "extension.yaml",
         azd_wasm_host_trust::BUNDLE_FILE,
-        runtime::PRECOMPILED_DIR,
-        runtime::AZD_METADATA_FILE,
+        azd_wasm_host_manifest::package::PRECOMPILED_DIR,
+        azd_wasm_host_manifest::package::AZD_METADATA_FILE,
     ];
     if kept.contains(&top.as_str()) {
         bail!(
@@ -233,7 +234,7 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
             platform: host.platform,
             url,
             sha256: hex::encode(
-                runtime::sha256_file(&archive)
+                azd_wasm_host_core::files::sha256_file(&archive)
                     .with_context(|| format!("cannot read {}", archive.display()))?,
             ),
         });
@@ -262,17 +263,28 @@ fn package_one(
     let platform = host.platform;
     let stage = tempfile::Builder::new().prefix(".stage-").tempdir_in(out)?;
     let mut members = stage_files(stage.path(), inputs, host)?;
-    std::fs::write(stage.path().join(runtime::AZD_METADATA_FILE), azd_metadata)?;
-    members.push(PathBuf::from(runtime::AZD_METADATA_FILE));
+    std::fs::write(
+        stage
+            .path()
+            .join(azd_wasm_host_manifest::package::AZD_METADATA_FILE),
+        azd_metadata,
+    )?;
+    members.push(PathBuf::from(
+        azd_wasm_host_manifest::package::AZD_METADATA_FILE,
+    ));
     let ext = &inputs.ext;
     if !args.no_precompile {
         eprintln!("==> precompile the component for {platform}");
         runtime::precompile_into(
             &inputs.manifest,
-            &stage.path().join(runtime::PRECOMPILED_DIR),
+            &stage
+                .path()
+                .join(azd_wasm_host_manifest::package::PRECOMPILED_DIR),
             Some(&platform.key()),
         )?;
-        members.push(PathBuf::from(runtime::PRECOMPILED_DIR));
+        members.push(PathBuf::from(
+            azd_wasm_host_manifest::package::PRECOMPILED_DIR,
+        ));
     }
     // Signed last: the signature names every file the host runs, the
     // precompiled code and its binding included.

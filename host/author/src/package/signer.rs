@@ -114,7 +114,10 @@ impl Signer {
             Self::Keep { bundle, code_key } => {
                 std::fs::copy(bundle, &out)
                     .with_context(|| format!("cannot copy {}", bundle.display()))?;
-                if dir.join(azd_wasm_host_runtime::PRECOMPILED_CODE).is_file() {
+                if dir
+                    .join(azd_wasm_host_manifest::package::PRECOMPILED_CODE)
+                    .is_file()
+                {
                     let code = azd_wasm_host_trust::sign_code(manifest, version, code_key)?;
                     let path = dir.join(CODE_BUNDLE_FILE);
                     std::fs::write(&path, code)

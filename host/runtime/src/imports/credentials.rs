@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use azd_wasm_host_core::TokenSource;
 
@@ -60,13 +60,6 @@ fn error(code: &str, message: impl Into<String>) -> CredentialError {
     }
 }
 
-/// Seconds since the Unix epoch (0 on a clock before it).
-pub(crate) fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 impl Host for Credentials {
     async fn get_token(&mut self, scope: String) -> Result<AccessToken, CredentialError> {
         if !self.seal.allows("an access token") {
@@ -88,7 +81,7 @@ impl Host for Credentials {
             ));
         }
         if let Some(kept) = self.kept.get(&scope)
-            && kept.expires_on > now_unix() + REFRESH_MARGIN.as_secs()
+            && kept.expires_on > azd_wasm_host_core::clock::unix_secs() + REFRESH_MARGIN.as_secs()
         {
             return Ok(kept.clone());
         }

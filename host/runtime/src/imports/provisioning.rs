@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
+use azd_wasm_host_core::text;
 use azd_wasm_host_core::{CallContext, Progress};
 
 use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
-use crate::sandbox::clean_line;
 
 /// The call an instance is serving right now.
 struct ActiveCall {
@@ -56,7 +56,7 @@ impl progress::Host for CallBinding {
         match &self.call {
             Some(call) => call.progress.clone().report(message).await,
             None => {
-                tracing::debug!(provider = %self.provider, message = %clean_line(message), "progress outside a call (dropped)");
+                tracing::debug!(provider = %self.provider, message = %text::line(message), "progress outside a call (dropped)");
             }
         }
     }
@@ -64,7 +64,7 @@ impl progress::Host for CallBinding {
 
 impl log::Host for CallBinding {
     fn write(&mut self, level: log::Level, message: String) {
-        let message = clean_line(message);
+        let message = text::line(message);
         let provider = &*self.provider;
         let request_id = self.request_id();
         match level {

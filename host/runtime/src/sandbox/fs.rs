@@ -35,7 +35,7 @@ use cap_primitives::fs::{DirOptions, FollowSymlinks};
 use wasmtime_wasi::filesystem::Dir as WasiDir;
 use wasmtime_wasi::{FsPerms, OpenMode};
 
-use crate::manifest::{FsAccess, FsGrant, GrantLocation};
+use azd_wasm_host_manifest::{FsAccess, FsGrant, GrantLocation};
 
 /// Folders made for read-write grants in this process: (the canonical
 /// project, the folder relative to it), in the order they were made.
@@ -265,7 +265,7 @@ fn windows_guest_form(host: &str) -> String {
         host.strip_prefix(r"\\?\").unwrap_or(host).to_owned()
     };
     let slashed = plain.replace('\\', "/");
-    if crate::manifest::has_drive_prefix(&slashed) {
+    if azd_wasm_host_manifest::has_drive_prefix(&slashed) {
         format!("/{slashed}")
     } else {
         slashed

@@ -29,9 +29,9 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt as _;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::manifest::Policy;
+use crate::intercept::{Intercept, Sent};
 use crate::seal::Seal;
-use crate::traffic::{Sent, Traffic};
+use azd_wasm_host_manifest::Policy;
 
 /// Denied origins remembered per call (the first few are enough to name).
 const MAX_DENIED_KEPT: usize = 8;
@@ -49,7 +49,7 @@ pub(crate) struct HttpGate {
     connections: Arc<tokio::sync::Semaphore>,
     provider: Arc<str>,
     /// Recorded traffic and faults, under `azd-wasm-host test` only.
-    traffic: Option<Arc<Traffic>>,
+    traffic: Option<Arc<dyn Intercept>>,
     /// Closed while the instance is made ahead of its Initialize.
     seal: Seal,
 }
@@ -59,7 +59,7 @@ impl HttpGate {
     pub(crate) fn new(
         policy: &Policy,
         provider: Arc<str>,
-        traffic: Option<Arc<Traffic>>,
+        traffic: Option<Arc<dyn Intercept>>,
         seal: Seal,
     ) -> Self {
         let allow = policy
@@ -135,10 +135,15 @@ impl WasiHttpHooks for HttpGate {
         tracing::debug!(provider = %self.provider, method = %request.method(), uri = %azd_wasm_host_core::text::sanitize(&request.uri().to_string()), "guest HTTP request");
         let traffic = self.traffic.clone();
         Box::new(async move {
-            let live = move |request| send_live(request, options, deadline, limit);
             let (response, io) = match traffic {
-                Some(traffic) => traffic.serve(request, limit, live).await?,
-                None => live(request).await?,
+                Some(traffic) => {
+                    let live = Box::new(move |request| {
+                        Box::pin(send_live(request, options, deadline, limit))
+                            as crate::intercept::Sending
+                    });
+                    traffic.send(request, limit, live).await?
+                }
+                None => send_live(request, options, deadline, limit).await?,
             };
             // The permit lives as long as the connection does.
             let io = async move {

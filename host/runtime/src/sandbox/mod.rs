@@ -38,11 +38,11 @@ pub(crate) use fs::{GrantedDir, guest_form, open_grants};
 pub(crate) use http::HttpGate;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 use output::LogStream;
-pub(crate) use output::{OutputTail, clean_line};
+pub(crate) use output::OutputTail;
 
-use crate::manifest::Policy;
+use crate::intercept::Intercept;
 use crate::seal::Seal;
-use crate::traffic::Traffic;
+use azd_wasm_host_manifest::Policy;
 
 /// Everything the sandbox of one instance holds.
 pub(crate) struct Sandbox {
@@ -63,7 +63,7 @@ pub(crate) struct Sandbox {
 pub(crate) fn build(
     policy: &Policy,
     provider: &Arc<str>,
-    traffic: Option<&Arc<Traffic>>,
+    traffic: Option<&Arc<dyn Intercept>>,
     seal: &Seal,
 ) -> Sandbox {
     let mut b = WasiCtxBuilder::new();

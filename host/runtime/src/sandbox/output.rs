@@ -9,17 +9,6 @@ use bytes::Bytes;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 
-/// Longest log line or output line taken from a guest; longer text is cut.
-const MAX_LINE_BYTES: usize = 16 * 1024;
-
-/// A guest's text as one log line: control characters removed, cut at
-/// [`MAX_LINE_BYTES`].
-pub(crate) fn clean_line(mut text: String) -> String {
-    text::truncate(&mut text, MAX_LINE_BYTES);
-    text::sanitize_in_place(&mut text);
-    text
-}
-
 /// Guest stdout or stderr: complete lines go to the host's `tracing` log, never
 /// to the terminal (the terminal belongs to azd's user).
 #[derive(Clone)]
@@ -102,14 +91,14 @@ impl LineWriter {
             let line: Vec<u8> = self.pending.drain(..=pos).collect();
             self.emit(&line[..line.len() - 1]);
         }
-        if self.pending.len() > MAX_LINE_BYTES {
+        if self.pending.len() > text::LINE_MAX {
             let line = std::mem::take(&mut self.pending);
             self.emit(&line);
         }
     }
 
     fn emit(&self, line: &[u8]) {
-        let text = clean_line(String::from_utf8_lossy(line).into_owned());
+        let text = text::line(String::from_utf8_lossy(line).into_owned());
         if let Some(tail) = &self.stream.tail
             && !text.trim().is_empty()
         {

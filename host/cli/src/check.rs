@@ -1,0 +1,345 @@
+//! `azd-wasm-host check`: the runtime's [`CheckReport`] as text, on stdout.
+//!
+//! ```text
+//! provider:  localfiles
+//! component: build/localfiles.wasm (19081234 bytes) targets azd:provisioning/provisioning-provider@0.2.0: OK
+//! manifest:  provider.toml
+//!
+//! imports (capabilities the component asks for):
+//!   wasi:filesystem/types@0.2.6                  files (only the fs grants below)
+//!
+//! policy (what the sandbox grants):
+//!   fs       . (read; inside the azd project)
+//!
+//! config schema (azure.yaml's infra.config, checked at every Initialize): config.schema.json
+//!   { "type": "object", ... }
+//! ```
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use azd_wasm_host_manifest::{EnvironmentAccess, Policy, PolicyDiff};
+use azd_wasm_host_runtime::{CheckReport, RuntimeOptions};
+
+/// `check`: validate and describe a component, on stdout.
+pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
+    let opts = RuntimeOptions {
+        cache_dir: azd_wasm_host_sidecar::env::cache_dir(),
+        ..RuntimeOptions::default()
+    };
+    let report = tokio::task::spawn_blocking(move || inspect(&path, &opts))
+        .await
+        .context("the check stopped unexpectedly")??;
+    let text = render(&report);
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// `check --diff OLD NEW`: what NEW's policy grants beyond OLD's (`+`) and
+/// what it no longer grants (`-`), on stdout. Exit codes as diff(1)'s: 0 NEW
+/// asks for nothing more, 1 it asks for more, 2 a manifest cannot be read.
+pub(crate) fn diff(old: &Path, new: &Path) -> anyhow::Result<ExitCode> {
+    match compare(old, new) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            eprintln!("azd-wasm-host: error: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn compare(old: &Path, new: &Path) -> anyhow::Result<ExitCode> {
+    let read = |p: &Path| {
+        azd_wasm_host_manifest::Manifest::resolve(p, None)
+            .with_context(|| format!("reading {}", p.display()))
+    };
+    let (a, b) = (read(old)?, read(new)?);
+    let d = PolicyDiff::between(&a.policy, &b.policy);
+    let text = render_diff(&d, (&a.name, old), (&b.name, new));
+    use std::io::Write as _;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(if d.asks_for_nothing_more() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The difference as `check --diff` prints it.
+fn render_diff(
+    d: &PolicyDiff,
+    (old_name, old): (&str, &Path),
+    (new_name, new): (&str, &Path),
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "old: {old_name} ({})", old.display());
+    let _ = writeln!(out, "new: {new_name} ({})", new.display());
+    if d.more.is_empty() && d.less.is_empty() {
+        let _ = writeln!(out, "\nthe same capabilities");
+        return out;
+    }
+    if !d.more.is_empty() {
+        let _ = writeln!(out, "\nasks for more ({}):", d.more.len());
+        for line in &d.more {
+            let _ = writeln!(out, "  + {line}");
+        }
+    }
+    if !d.less.is_empty() {
+        let _ = writeln!(out, "\nno longer asks for ({}):", d.less.len());
+        for line in &d.less {
+            let _ = writeln!(out, "  - {line}");
+        }
+    }
+    out
+}
+
+/// The runtime's findings, once the manifest's `[build]` section (which only
+/// the author's toolchain reads) is found valid too.
+fn inspect(path: &std::path::Path, opts: &RuntimeOptions) -> anyhow::Result<CheckReport> {
+    let report = azd_wasm_host_runtime::check(path, opts)?;
+    if let Some(manifest) = &report.manifest.source {
+        azd_wasm_host_author::check_build_section(manifest).context("check failed")?;
+    }
+    Ok(report)
+}
+
+/// The report as `check` prints it.
+pub(crate) fn render(report: &CheckReport) -> String {
+    let manifest = &report.manifest;
+    let mut out = String::new();
+    let _ = writeln!(out, "provider:  {}", manifest.name);
+    let _ = writeln!(
+        out,
+        "component: {} ({} bytes) targets {}: OK",
+        manifest.component.display(),
+        report.component_bytes,
+        report.world
+    );
+    match &manifest.source {
+        Some(src) => {
+            let _ = writeln!(out, "manifest:  {}", src.display());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "manifest:  none (bare component: deny-all policy, default limits)"
+            );
+        }
+    }
+    let _ = writeln!(out, "\nimports (capabilities the component asks for):");
+    for import in &report.imports {
+        let _ = writeln!(out, "  {:<44} {}", import.name, import.reach);
+    }
+    write_policy(&mut out, &manifest.policy);
+    write_config_schema(&mut out, manifest);
+    out
+}
+
+/// The config schema (`[config] schema`), printed as written: the manifest
+/// loaded only if it is a valid JSON Schema.
+fn write_config_schema(out: &mut String, manifest: &azd_wasm_host_manifest::Manifest) {
+    let Some(schema) = &manifest.config_schema else {
+        let _ = writeln!(
+            out,
+            "
+config schema: none (infra.config reaches the provider unchecked; see [config] schema)"
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "
+config schema (azure.yaml's infra.config, checked at every Initialize): {}",
+        schema.path.display()
+    );
+    for line in schema.text.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+}
+
+/// The policy section of [`render`]: what the sandbox grants.
+fn write_policy(out: &mut String, policy: &Policy) {
+    let _ = writeln!(out, "\npolicy (what the sandbox grants):");
+    if policy.is_deny_all() {
+        let _ = writeln!(
+            out,
+            "  deny-all: no files, no environment variables, no network, no HTTP"
+        );
+    }
+    write_reach(out, policy);
+    let _ = writeln!(
+        out,
+        "  memory   {} MiB per instance (all memories and tables together)",
+        policy.memory_mb
+    );
+    let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
+    if policy.azd.environment != EnvironmentAccess::None {
+        let _ = writeln!(out, "  azd      environment: {}", policy.azd.environment);
+    }
+    if policy.azd.prompt {
+        let _ = writeln!(out, "  azd      prompt: may ask the user");
+    }
+    for scope in &policy.azd.credential_scopes {
+        let _ = writeln!(
+            out,
+            "  azd      access tokens for {scope} (from `azd auth token`)"
+        );
+    }
+    if policy.writes_files() {
+        let _ = writeln!(
+            out,
+            "  disk     {} MiB per instance across its read-write grants (disk_mb; past it a \
+             write fails: no space)",
+            policy.disk_mb
+        );
+    }
+}
+
+/// The grants of [`write_policy`] that reach outside the sandbox: files,
+/// environment variables, the network and HTTP.
+fn write_reach(out: &mut String, policy: &Policy) {
+    for g in &policy.fs {
+        let place = if g.outside_project {
+            "OUTSIDE the azd project (granted explicitly)"
+        } else {
+            "inside the azd project"
+        };
+        let _ = writeln!(out, "  fs       {} ({}; {place})", g.path, g.access);
+    }
+    for e in &policy.env {
+        let _ = writeln!(out, "  env      {e}");
+    }
+    for n in &policy.network {
+        let _ = writeln!(
+            out,
+            "  network  {n} (TCP connect; name lookups only for listed names)"
+        );
+    }
+    for origin in &policy.http.allow {
+        let _ = writeln!(
+            out,
+            "  http     {origin} (TLS by the host; plaintext only to loopback)"
+        );
+    }
+    if !policy.http.allow.is_empty() {
+        let _ = writeln!(
+            out,
+            "  http     each request: {} s at most, {} bytes of response body at most",
+            policy.http_timeout().as_secs_f64(),
+            policy.http.max_response_bytes
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use azd_wasm_host_fixtures::harness::Setup;
+    use azd_wasm_host_fixtures::wasi_component;
+
+    use super::*;
+
+    fn report_of(policy: &str) -> String {
+        let setup = Setup::new(&wasi_component(), policy);
+        let opts = RuntimeOptions {
+            cache_dir: Some(setup.cache()),
+            ..RuntimeOptions::default()
+        };
+        render(&azd_wasm_host_runtime::check(&setup.manifest(), &opts).unwrap())
+    }
+
+    #[test]
+    fn the_report_lists_imports_and_what_the_policy_grants() {
+        let report = report_of("fs = [{ path = \".\", access = \"read\" }]\nenv = [\"PATH\"]");
+        assert!(report.starts_with("provider:  fixture\n"), "{report}");
+        assert!(
+            report.contains("targets azd:provisioning/provisioning-provider@0.1.0: OK"),
+            "{report}"
+        );
+        assert!(report.contains("wasi:filesystem/preopens"), "{report}");
+        assert!(report.contains("wasi:cli/environment"), "{report}");
+        assert!(
+            report.contains("fs       . (read; inside the azd project)"),
+            "{report}"
+        );
+        assert!(report.contains("env      PATH"), "{report}");
+        assert!(!report.contains("disk"), "{report}");
+        assert!(report.ends_with('\n'), "{report}");
+    }
+
+    #[test]
+    fn a_bare_component_is_deny_all() {
+        let setup = Setup::new(&wasi_component(), "");
+        let bare = setup.dir.path().join("build/fixture.wasm");
+        let report =
+            render(&azd_wasm_host_runtime::check(&bare, &RuntimeOptions::default()).unwrap());
+        assert!(
+            report.contains("manifest:  none (bare component"),
+            "{report}"
+        );
+        assert!(report.contains("deny-all: no files"), "{report}");
+    }
+
+    #[test]
+    fn a_build_section_build_could_not_follow_fails_the_check() {
+        let setup = Setup::new(&wasi_component(), "\n[build]\nlanguage = \"cobol\"");
+        let e = format!(
+            "{:#}",
+            inspect(&setup.manifest(), &RuntimeOptions::default()).unwrap_err()
+        );
+        assert!(e.contains("cobol") && e.contains("provider.toml"), "{e}");
+        let setup = Setup::new(&wasi_component(), "\n[build]\nlanguage = \"c\"");
+        inspect(&setup.manifest(), &RuntimeOptions::default()).expect("a valid [build] passes");
+    }
+
+    #[test]
+    fn the_config_schema_is_printed_and_a_broken_one_fails_the_check() {
+        let setup = Setup::new(
+            &wasi_component(),
+            "\n[config]\nschema = \"config.schema.json\"",
+        );
+        let schema = r#"{ "type": "object", "required": ["name"], "properties": { "name": { "type": "string" } } }"#;
+        std::fs::write(setup.dir.path().join("config.schema.json"), schema).unwrap();
+        let opts = RuntimeOptions {
+            cache_dir: Some(setup.cache()),
+            ..RuntimeOptions::default()
+        };
+        let report = render(&inspect(&setup.manifest(), &opts).unwrap());
+        assert!(
+            report.contains(
+                "config schema (azure.yaml's infra.config, checked at every Initialize): "
+            ) && report.contains("config.schema.json\n"),
+            "{report}"
+        );
+        assert!(report.ends_with(&format!("  {schema}\n")), "{report}");
+        std::fs::write(
+            setup.dir.path().join("config.schema.json"),
+            r#"{ "type": "object", "required": "name" }"#,
+        )
+        .unwrap();
+        let e = format!("{:#}", inspect(&setup.manifest(), &opts).unwrap_err());
+        assert!(
+            e.contains("config.schema.json") && e.contains("not a valid JSON Schema"),
+            "{e}"
+        );
+        assert!(report_of("").contains("config schema: none"));
+    }
+
+    #[test]
+    fn grants_outside_the_project_and_the_disk_bound_are_said() {
+        let report =
+            report_of("fs = [{ path = \"../shared\", access = \"read\", outside_project = true }]");
+        assert!(report.contains("OUTSIDE the azd project"), "{report}");
+        assert!(!report.contains("disk "), "{report}");
+        let report = report_of("fs = [{ path = \"out\", access = \"read-write\" }]");
+        assert!(
+            report.contains("disk     64 MiB per instance across its read-write grants"),
+            "{report}"
+        );
+        let report = report_of("fs = [{ path = \"out\", access = \"read-write\" }]\ndisk_mb = 5");
+        assert!(report.contains("disk     5 MiB per instance"), "{report}");
+    }
+}

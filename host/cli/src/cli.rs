@@ -1,0 +1,259 @@
+//! The command line: arguments, logging, the async runtime, the exit code.
+//! `main.rs` only parses arguments and calls [`main_with`].
+//!
+//! - `listen`: what azd runs (the `azd-wasm-host-sidecar` crate's). Writes nothing to stdout.
+//! - `check`: validates a component (or manifest) and prints what it asks for
+//!   (see [`crate::check`]).
+//! - `run`: plays azd itself to drive a provider without azd (`azd-wasm-host-runner`).
+//! - `test`: runs a provider's test files, each step a `run` (`azd-wasm-host-testkit`).
+//! - `new`, `build`, `package`: the provider author's toolchain (the
+//!   `azd-wasm-host-author` crate).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use azd_wasm_host_author as author;
+use azd_wasm_host_sidecar as sidecar;
+use clap::{Parser, Subcommand};
+
+/// Serve an azd provisioning provider written as a WebAssembly component.
+#[derive(Debug, Parser)]
+#[command(name = "azd-wasm-host", version, about)]
+pub(crate) struct Cli {
+    /// Write debug logs to stderr (also: AZD_DEBUG=true).
+    #[arg(long, global = true)]
+    pub debug: bool,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve azd (azd starts the extension this way, with AZD_SERVER and AZD_ACCESS_TOKEN set).
+    Listen(azd_wasm_host_sidecar::ListenArgs),
+    /// Validate a provider component or manifest and show the capabilities it asks for.
+    Check {
+        /// A component (`.wasm`) or a provider manifest (`provider.toml`).
+        #[arg(required_unless_present = "diff")]
+        path: Option<PathBuf>,
+        /// Instead: what NEW's policy grants beyond OLD's, and what it no
+        /// longer grants (exit 0: nothing more; 1: it asks for more; 2: a
+        /// manifest cannot be read).
+        #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with = "path")]
+        diff: Option<Vec<PathBuf>>,
+    },
+    /// Drive a provider without azd: provision, preview, down, state or parameters.
+    Run(azd_wasm_host_runner::RunArgs),
+    /// Run a provider's tests (`*.test.toml`): each step a command played as `run` plays it.
+    Test(azd_wasm_host_testkit::TestArgs),
+    /// Start a provider project: `new <rust|js|ts|python|c|go> NAME`.
+    New(author::NewArgs),
+    /// Build the provider's component from the manifest's `[build]` section.
+    Build(author::BuildArgs),
+    /// Make an azd extension source for the provider (registry JSON + archive), signed.
+    Package(author::PackageArgs),
+    /// Push the provider, signed, to an OCI registry: `publish oci://REGISTRY/NAME:TAG`.
+    Publish(author::PublishArgs),
+    /// Fetch a provider from an OCI registry and verify its signature: `pull oci://REGISTRY/NAME:TAG`.
+    Pull(author::PullArgs),
+    /// Make a signing key (default: yours, which `package` signs with, trusted on this machine).
+    Keygen {
+        /// Write the key here (and its public half beside it, `.pub`) instead.
+        #[arg(long, value_name = "KEY")]
+        out: Option<PathBuf>,
+    },
+    /// The keys whose signed providers run here: add, list, remove.
+    Trust {
+        #[command(subcommand)]
+        action: crate::keys::TrustAction,
+    },
+    /// Print azd's metadata for the packaged extension beside this binary (azd runs it at install).
+    Metadata,
+    /// Allow what an installed provider asks for: a new one's grants, or what an update asks for
+    /// beyond what you allowed before (CI runs it once after `azd extension install`).
+    Approve {
+        /// The provider manifest (default: `provider.toml` beside this binary).
+        #[arg(long)]
+        manifest: Option<PathBuf>,
+    },
+}
+
+/// The multi-threaded runtime every command but `listen` runs on (`run`
+/// hosts the simulated azd beside its child).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(sidecar::STACK_SIZE)
+        .build()
+}
+
+/// Runs the CLI; returns the process exit code. `listen` is the sidecar
+/// crate's, as the shipped sidecar runs it, except that this binary compiles
+/// a component that has no precompiled code.
+pub(crate) fn main_with(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Listen(args) => sidecar::run_listen(
+            args,
+            cli.debug,
+            sidecar::Serving::Development(std::sync::Arc::new(crate::develop::Tools)),
+        ),
+        command => sidecar::on_main_thread(move || run_command(cli.debug, command)),
+    }
+}
+
+fn run_command(debug_flag: bool, command: Command) -> ExitCode {
+    let debug = sidecar::logs::debug_requested(debug_flag);
+    sidecar::logs::init(debug, false);
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("azd-wasm-host: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = rt.block_on(async move {
+        match command {
+            // `main_with` gives `listen` its own thread and runtime.
+            Command::Listen(_) => Err(anyhow::anyhow!(
+                "`listen` cannot run inside another command"
+            )),
+            Command::Check {
+                diff: Some(pair), ..
+            } => crate::check::diff(&pair[0], &pair[1]),
+            Command::Check { path, .. } => match path {
+                Some(path) => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
+                None => Err(anyhow::anyhow!("check: name a component or a manifest")),
+            },
+            Command::Run(args) => Ok(azd_wasm_host_runner::run(args, debug).await),
+            Command::Test(args) => Ok(azd_wasm_host_testkit::test(args, debug).await),
+            Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
+            Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
+            Command::Package(args) => {
+                blocking(move || {
+                    author::package(&args).map(|p| crate::distribute::print_packaged(&p))
+                })
+                .await
+            }
+            Command::Publish(args) => author::publish(&args).await.map(|p| {
+                println!("published {} ({})", p.reference, p.digest);
+                ExitCode::SUCCESS
+            }),
+            Command::Pull(args) => crate::distribute::pull(args).await,
+            Command::Keygen { out } => blocking(move || crate::keys::keygen(out)).await,
+            Command::Trust { action } => blocking(move || crate::keys::trust(action)).await,
+            Command::Metadata => blocking(sidecar::print_metadata).await,
+            Command::Approve { manifest } => {
+                blocking(move || sidecar::approve(manifest.as_deref())).await
+            }
+        }
+    });
+    // A blocking thread still finishing must not hold the process open.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    sidecar::exit_code(result)
+}
+
+/// Runs an author command (files and child processes) off the async threads.
+async fn blocking(
+    work: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+) -> anyhow::Result<ExitCode> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .context("the command stopped unexpectedly")??;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_parses_listen_and_check() {
+        let cli = Cli::try_parse_from(["azd-wasm-host", "listen", "--debug"]).unwrap();
+        assert!(cli.debug);
+        assert!(matches!(cli.command, Command::Listen(_)));
+        let cli = Cli::try_parse_from(["azd-wasm-host", "check", "x.wasm"]).unwrap();
+        assert!(matches!(cli.command, Command::Check { .. }));
+        assert!(Cli::try_parse_from(["azd-wasm-host", "bogus"]).is_err());
+    }
+
+    /// The words of a README command line as the shell would pass them,
+    /// with the doc's notation taken out: `# comments`, `[optional]` parts,
+    /// `...`, and `a|b|c` alternatives (the first is kept).
+    fn readme_words(line: &str) -> Vec<String> {
+        let line = line.split(" #").next().unwrap_or(line);
+        let mut words = Vec::new();
+        let mut optional = 0usize;
+        for word in line.split_whitespace() {
+            let opens = word.starts_with('[');
+            optional += usize::from(opens);
+            let closes = word.ends_with(']');
+            if optional == 0 && word != "..." {
+                let word = word.trim_matches('"');
+                let first = word.split('|').next().unwrap_or(word);
+                words.push(first.to_owned());
+            }
+            if closes {
+                optional = optional.saturating_sub(1);
+            }
+        }
+        words
+    }
+
+    #[test]
+    fn every_command_the_readmes_show_parses() {
+        let readmes = [
+            ("README.md", include_str!("../../../README.md")),
+            (
+                "host/author/templates/common/README.md",
+                include_str!("../../author/templates/common/README.md"),
+            ),
+            (
+                "guest-sdk/README.md",
+                include_str!("../../../guest-sdk/README.md"),
+            ),
+            (
+                "examples/rust-hello/README.md",
+                include_str!("../../../examples/rust-hello/README.md"),
+            ),
+        ];
+        for (name, text) in readmes {
+            let mut in_shell = false;
+            let mut commands = 0;
+            for (n, line) in text.lines().enumerate() {
+                let trimmed = line.trim();
+                if let Some(fence) = trimmed.strip_prefix("```") {
+                    in_shell = !in_shell && matches!(fence, "sh" | "bash" | "shell");
+                    continue;
+                }
+                let Some(rest) = trimmed.strip_prefix("azd-wasm-host ") else {
+                    continue;
+                };
+                if !in_shell {
+                    continue;
+                }
+                let words: Vec<String> = std::iter::once("azd-wasm-host".to_owned())
+                    .chain(readme_words(rest))
+                    .collect();
+                if let Err(e) = Cli::try_parse_from(&words) {
+                    panic!(
+                        "{name}:{}: `{trimmed}` does not parse as {words:?}:\n{e}",
+                        n + 1
+                    );
+                }
+                commands += 1;
+            }
+            assert!(
+                commands > 0 || name.starts_with("guest-sdk") || name.starts_with("examples"),
+                "{name}: no azd-wasm-host command found"
+            );
+        }
+        assert_eq!(
+            readme_words("run preview|down [-e ENV] [--output json] ... # note"),
+            ["run", "preview"]
+        );
+    }
+}

@@ -1,0 +1,60 @@
+//! The recorder lent to `listen` (the sidecar crate's `DevelopmentTools`):
+//! what this binary can do and the packaged sidecar cannot.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use azd_wasm_host_core::AzdServices;
+use azd_wasm_host_provisioning::{AzdClient, StreamTap};
+use azd_wasm_host_recorder::conversation::{Recorded, Recorder};
+use azd_wasm_host_recorder::traffic::{Traffic, TrafficMode, TrafficPlan};
+use azd_wasm_host_runtime::Intercept;
+use azd_wasm_host_sidecar::{DevelopmentTools, Recording};
+
+/// The development CLI's tools.
+pub(crate) struct Tools;
+
+impl DevelopmentTools for Tools {
+    fn replay(&self, plan: &Path) -> anyhow::Result<Arc<dyn Intercept>> {
+        Ok(Traffic::open(plan)?)
+    }
+
+    fn record(
+        &self,
+        path: &Path,
+        provider: &str,
+        environment: Option<&str>,
+        safe: &[String],
+    ) -> anyhow::Result<Box<dyn Recording>> {
+        let recorder = Recorder::create(path, provider, environment, safe)?;
+        Ok(Box::new(Conversation(recorder)))
+    }
+}
+
+/// A golden conversation under way.
+struct Conversation(Arc<Recorder>);
+
+impl Recording for Conversation {
+    fn tap(&self) -> Arc<dyn StreamTap> {
+        Arc::clone(&self.0) as Arc<dyn StreamTap>
+    }
+
+    fn services(&self, azd: AzdClient) -> Arc<dyn AzdServices> {
+        Arc::new(Recorded::new(azd, Arc::clone(&self.0)))
+    }
+
+    fn traffic(&self) -> anyhow::Result<Arc<dyn Intercept>> {
+        // The guest's HTTP goes into the conversation's own file.
+        Ok(Traffic::new(TrafficPlan {
+            mode: TrafficMode::Record,
+            log: self.0.path().to_owned(),
+            exchanges: Vec::new(),
+            tokens: Vec::new(),
+            faults: Vec::new(),
+        })?)
+    }
+
+    fn finish(&self) {
+        self.0.finish();
+    }
+}

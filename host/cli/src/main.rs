@@ -1,0 +1,42 @@
+//! The `azd-wasm-host` binary: the development CLI. It parses arguments and
+//! calls the libraries, and does nothing else of its own.
+//!
+//! Modules: `cli` (the arguments, the async runtime, exit codes), `check`
+//! (the runtime's report as text), `keys` (`keygen`, `trust`), `distribute`
+//! (what `package` and `pull` print), `develop` (the recorder lent to
+//! `listen`). The commands themselves are the crates':
+//!
+//! | command | crate |
+//! |---|---|
+//! | `listen`, `metadata`, `approve` | `azd-wasm-host-sidecar` (what azd runs; also the packaged sidecar) |
+//! | `run` | `azd-wasm-host-runner` (azd played without azd) |
+//! | `test` | `azd-wasm-host-testkit` (test files, cassettes, golden conversations) |
+//! | `new`, `build`, `package`, `publish`, `pull` | `azd-wasm-host-author` |
+//! | `keygen`, `trust` | `azd-wasm-host-trust` |
+//! | `check` | `azd-wasm-host-runtime` and `azd-wasm-host-manifest` |
+
+mod check;
+mod cli;
+mod develop;
+mod distribute;
+mod keys;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    match cli::Cli::try_parse() {
+        Ok(cli) => cli::main_with(cli),
+        Err(e) => {
+            let _ = e.print();
+            // Help and --version are not errors; bad arguments exit with
+            // EX_USAGE, as every other usage error of `run` does.
+            if e.use_stderr() {
+                ExitCode::from(azd_wasm_host_runner::Exit::Usage.code())
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Files only the user may change, and their digests: the rules every place
+//! the host keeps something (the compile cache, the trust folder, consent
+//! records) and every check of a signed file apply the same way.
+
+use std::fs::File;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+/// Creates `dir` and its missing parents, readable and writable by the user
+/// alone (0700 on Unix; on Windows the per-user folder's ACL is private).
+#[cfg(unix)]
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Creates `dir` and its missing parents; on Windows the per-user folder's
+/// ACL already keeps them private.
+#[cfg(not(unix))]
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Whether a file or directory belongs to the current user and nobody else
+/// may write to it.
+#[cfg(unix)]
+pub fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!(
+            "it belongs to user {}, not to user {me}",
+            meta.uid()
+        ));
+    }
+    if meta.is_dir() {
+        return writable_by_owner_alone(meta);
+    }
+    Ok(())
+}
+
+/// On Windows the place is checked instead (the compile cache keeps only beneath the user's profile).
+#[cfg(not(unix))]
+pub fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
+    Ok(())
+}
+
+/// Whether neither group nor others may write to it (on Windows: nothing is checked here).
+#[cfg(unix)]
+fn writable_by_owner_alone(meta: &std::fs::Metadata) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others may write to it (mode {:o}); `chmod go-w` it",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn writable_by_owner_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
+    Ok(())
+}
+
+/// Whether the file or folder at `path` (which must exist) is one only the
+/// user can change: theirs, and not writable by group or others (files too).
+/// `Err` says why not, with the fix. What the trust folder is held to. On
+/// Windows, where owners and ACLs are read only through the Win32 security
+/// API (which this crate does not call), nothing is checked.
+pub fn only_user_may_write(path: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+    owned_by_user_alone(&meta)?;
+    writable_by_owner_alone(&meta)
+}
+
+/// The sha256 of a file, streamed (no copy of a big file in memory); what
+/// the compile cache keys by, a package's artifacts are listed by and a
+/// signature covers.
+pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
+    let mut hasher = Sha256::new();
+    // Read in 1 MiB pieces: a 36 MB precompiled component is hashed at every start.
+    let mut file = std::io::BufReader::with_capacity(1 << 20, File::open(path)?);
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hasher.finalize().into())
+}

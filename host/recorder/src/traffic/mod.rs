@@ -1,0 +1,38 @@
+//! Recorded traffic, for tests: what `azd-wasm-host test` uses to run a
+//! provider against the outside world it met once, without it. [`Traffic`]
+//! is the runtime's [`Intercept`](azd_wasm_host_runtime::Intercept).
+//!
+//! Every byte a guest exchanges with a service passes the HTTP gate
+//! (`sandbox::http`), and every access token comes through `azd:credentials`,
+//! so the host can stand in for both. A [`TrafficPlan`] (a JSON file the test
+//! runner writes for one step; the development `listen` reads it from
+//! `AZD_WASM_HOST_TRAFFIC`, the shipped sidecar never does) says how:
+//! - **record**: requests go out as usual (after the policy's gate); each
+//!   exchange and each token scope asked is written to the plan's log, with
+//!   credentials redacted ([`redact`]);
+//! - **replay**: nothing goes out; each request is answered from the plan's
+//!   recorded exchanges ([`matching`]), a request not recorded fails with the
+//!   nearest recorded one and the difference, and tokens are stand-ins for the
+//!   recorded scopes;
+//! - **faults** ([`HttpFault`]), in any mode: matching requests get the
+//!   test's status, or fail as a timeout or a reset would.
+//!
+//! The log is JSON lines ([`LogEvent`]), appended as things happen, so what a
+//! step did survives however its process ends. The policy is enforced first
+//! in every mode: a cassette cannot reach an origin the manifest does not grant.
+
+mod control;
+mod exchange;
+mod fault;
+mod matching;
+mod redact;
+mod redact_body;
+mod serve;
+mod tokens;
+
+pub use control::{LogEvent, Traffic, TrafficMode, TrafficPlan, read_log};
+pub use exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};
+pub use fault::HttpFault;
+pub use matching::Miss;
+pub use redact::REDACTED;
+pub use tokens::STAND_IN_TOKEN;

@@ -1,0 +1,286 @@
+//! azd's own services, as a provider reaches them: the `environment` and
+//! `prompt` imports of world 0.2.0.
+//!
+//! The runtime does not talk gRPC: it calls an [`AzdServices`] (the
+//! extension's connection to azd in `listen`, the simulated azd in `run`, a
+//! fake in tests). Each import checks the manifest's grant first
+//! (`[policy.azd]`); a call that is not granted never reaches azd and returns
+//! an `auth` error naming the grant to add. Secret answers are never logged.
+
+use std::sync::Arc;
+
+use azd_wasm_host_core::text::sanitize;
+use azd_wasm_host_core::{
+    AzdServices, ConfirmQuestion, EnvironmentName, ErrorCode, ProviderError, SelectQuestion,
+    ServiceError, TextQuestion,
+};
+use tokio::sync::OnceCell;
+
+use crate::bindings::azd::provisioning0_1_0::types as wit;
+use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
+use crate::seal::Seal;
+use azd_wasm_host_manifest::{AzdGrants, EnvironmentAccess};
+
+/// The azd environment of the command, settled once, on first use: the name
+/// azd passed (`AZD_ENVIRONMENT`), else the one azd reports as current, else
+/// none. An invalid name is an error.
+pub(crate) struct CommandEnvironment {
+    given: Option<String>,
+    services: Option<Arc<dyn AzdServices>>,
+    settled: OnceCell<Result<Option<EnvironmentName>, ProviderError>>,
+}
+
+impl CommandEnvironment {
+    pub(crate) fn new(given: Option<String>, services: Option<Arc<dyn AzdServices>>) -> Self {
+        Self {
+            given: given.filter(|e| !e.is_empty()),
+            services,
+            settled: OnceCell::new(),
+        }
+    }
+
+    /// Whether settling it means asking azd (it passed no name).
+    pub(crate) fn asks_azd(&self) -> bool {
+        self.given.is_none() && self.services.is_some()
+    }
+
+    /// The environment, settled now if it is not yet.
+    pub(crate) async fn get(&self) -> Result<Option<EnvironmentName>, ProviderError> {
+        self.settled
+            .get_or_init(|| async {
+                let name = match (&self.given, &self.services) {
+                    (Some(given), _) => given.clone(),
+                    (None, Some(services)) => match services.current_environment().await {
+                        Ok(name) => name,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "azd has no current environment");
+                            return Ok(None);
+                        }
+                    },
+                    (None, None) => return Ok(None),
+                };
+                EnvironmentName::parse(&name).map(Some).map_err(|e| {
+                    ProviderError::host(ErrorCode::InvalidEnvironmentName, e.to_string())
+                        .with_suggestion("select a valid environment with `azd env select <name>`")
+                })
+            })
+            .await
+            .clone()
+    }
+}
+
+/// What one instance may use of azd's services, and how to reach them.
+#[derive(Clone)]
+pub(crate) struct AzdAccess {
+    pub(crate) grants: AzdGrants,
+    /// `None` when nothing connects the host to azd (e.g. `check`).
+    pub(crate) services: Option<Arc<dyn AzdServices>>,
+    /// The environment the command runs in, settled when first needed.
+    pub(crate) environment: Arc<CommandEnvironment>,
+    /// Whether the user can be asked (false under `--no-prompt`).
+    pub(crate) interactive: bool,
+    /// Closed while the instance is made ahead of its Initialize.
+    pub(crate) seal: Seal,
+}
+
+/// What the guest gets for a call the seal refused (it is never used after).
+fn sealed() -> wit::Error {
+    error("sealed", "internal", Seal::REFUSAL.to_owned(), "")
+}
+
+/// The guest-facing error for a call that failed.
+fn error(code: &str, category: &str, message: String, suggestion: &str) -> wit::Error {
+    wit::Error {
+        message,
+        origin: wit::ErrorOrigin::Local,
+        suggestion: suggestion.to_owned(),
+        links: Vec::new(),
+        detail: Some(wit::ErrorDetail::Local(wit::LocalError {
+            code: code.to_owned(),
+            category: category.to_owned(),
+        })),
+    }
+}
+
+fn not_granted(what: &str, grant: &str) -> wit::Error {
+    error(
+        "not_granted",
+        "auth",
+        format!("the provider is not granted {what}"),
+        &format!("add `{grant}` under [policy.azd] in the provider's provider.toml"),
+    )
+}
+
+fn failed(what: &str, e: &ServiceError) -> wit::Error {
+    error(
+        "azd_service_failed",
+        "dependency",
+        format!("azd could not {what}: {e}"),
+        &e.suggestion,
+    )
+}
+
+impl AzdAccess {
+    /// The services, if the environment may be read (or written, with `write`).
+    fn environment_services(&self, write: bool) -> Result<&Arc<dyn AzdServices>, wit::Error> {
+        if !self.seal.allows("azd's environment") {
+            return Err(sealed());
+        }
+        let allowed = match self.grants.environment {
+            EnvironmentAccess::None => false,
+            EnvironmentAccess::Read => !write,
+            EnvironmentAccess::ReadWrite => true,
+        };
+        if !allowed {
+            return Err(if write {
+                not_granted("writing azd's environment", "environment = \"read-write\"")
+            } else {
+                not_granted("azd's environment", "environment = \"read\"")
+            });
+        }
+        self.services.as_ref().ok_or_else(|| {
+            error(
+                "azd_unavailable",
+                "dependency",
+                "azd's services are not reachable here".to_owned(),
+                "",
+            )
+        })
+    }
+
+    /// The services, if the provider may ask the user.
+    fn prompt_services(&self) -> Result<&Arc<dyn AzdServices>, wit::Error> {
+        if !self.seal.allows("asking the user") {
+            return Err(sealed());
+        }
+        if !self.grants.prompt {
+            return Err(not_granted("asking the user", "prompt = true"));
+        }
+        self.services.as_ref().ok_or_else(|| {
+            error(
+                "azd_unavailable",
+                "dependency",
+                "azd's services are not reachable here".to_owned(),
+                "",
+            )
+        })
+    }
+
+    /// The environment's name: the one the command runs in, else azd's current.
+    async fn environment_name(
+        &self,
+        services: &Arc<dyn AzdServices>,
+    ) -> Result<String, wit::Error> {
+        let settled = self.environment.get().await.map_err(|e| {
+            error(
+                "invalid_environment_name",
+                "validation",
+                e.message.clone(),
+                &e.suggestion,
+            )
+        })?;
+        match settled {
+            Some(name) => Ok(name.as_str().to_owned()),
+            None => services
+                .current_environment()
+                .await
+                .map_err(|e| failed("tell the current environment", &e)),
+        }
+    }
+}
+
+impl environment::Host for AzdAccess {
+    async fn name(&mut self) -> Result<String, wit::Error> {
+        let services = self.environment_services(false)?;
+        self.environment_name(services).await
+    }
+
+    async fn get_value(&mut self, key: String) -> Result<Option<String>, wit::Error> {
+        let services = self.environment_services(false)?;
+        let env = self.environment_name(services).await?;
+        let value = services
+            .environment_value(&env, &key)
+            .await
+            .map_err(|e| failed("read the environment", &e))?;
+        Ok(Some(value).filter(|v| !v.is_empty()))
+    }
+
+    async fn get_values(&mut self) -> Result<Vec<(String, String)>, wit::Error> {
+        let services = self.environment_services(false)?;
+        let env = self.environment_name(services).await?;
+        let mut values = services
+            .environment_values(&env)
+            .await
+            .map_err(|e| failed("read the environment", &e))?;
+        values.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(values)
+    }
+
+    async fn set_value(&mut self, key: String, value: String) -> Result<(), wit::Error> {
+        let services = self.environment_services(true)?;
+        let env = self.environment_name(services).await?;
+        services
+            .set_environment_value(&env, &key, &value)
+            .await
+            .map_err(|e| failed("write the environment", &e))
+    }
+}
+
+impl prompt::Host for AzdAccess {
+    fn interactive(&mut self) -> bool {
+        self.grants.prompt && self.interactive
+    }
+
+    async fn confirm(&mut self, o: prompt::ConfirmOptions) -> Result<bool, wit::Error> {
+        let services = self.prompt_services()?;
+        services
+            .confirm(ConfirmQuestion {
+                message: sanitize(&o.message).into_owned(),
+                default_value: o.default_value,
+                help_message: sanitize(&o.help_message).into_owned(),
+            })
+            .await
+            .map_err(|e| failed("ask the user", &e))
+    }
+
+    async fn text(&mut self, o: prompt::TextOptions) -> Result<String, wit::Error> {
+        let services = self.prompt_services()?;
+        services
+            .prompt(TextQuestion {
+                message: sanitize(&o.message).into_owned(),
+                default_value: o.default_value,
+                help_message: sanitize(&o.help_message).into_owned(),
+                placeholder: sanitize(&o.placeholder).into_owned(),
+                secret: o.secret,
+                required: o.required,
+            })
+            .await
+            .map_err(|e| failed("ask the user", &e))
+    }
+
+    async fn select(&mut self, o: prompt::SelectOptions) -> Result<u32, wit::Error> {
+        let services = self.prompt_services()?;
+        let count = o.choices.len();
+        let index = services
+            .select(SelectQuestion {
+                message: sanitize(&o.message).into_owned(),
+                choices: o
+                    .choices
+                    .into_iter()
+                    .map(|c| (c.value, sanitize(&c.label).into_owned()))
+                    .collect(),
+                default_index: o.default_index,
+                help_message: sanitize(&o.help_message).into_owned(),
+            })
+            .await
+            .map_err(|e| failed("ask the user", &e))?;
+        if usize::try_from(index).is_ok_and(|i| i < count) {
+            Ok(index)
+        } else {
+            Err(failed(
+                "ask the user",
+                &ServiceError::new(format!("azd answered choice {index} of {count}")),
+            ))
+        }
+    }
+}
