@@ -10,7 +10,7 @@
 #      as azd installs it. Then the 19 MB Python example's first start after install, and the
 #      size of the shipped binary and archive per platform beside the Go SDK extension's (every
 #      sidecar scripts/release.sh has built into target/release-dist, and this machine's). The
-#      README's tables come from it.
+#      docs/benchmarks.md's tables come from it.
 #
 #   3. test: `azd-wasm-host test` over every example's tests (the release CLI, warm compile
 #      cache), and one replayed test alone (the azure-storage lifecycle, from its cassette,
@@ -18,7 +18,7 @@
 #
 #   4. languages: each language's provider component (C, Rust, JavaScript on QuickJS and on
 #      ComponentizeJS, TypeScript, Python): its size, and the first Initialize on an empty
-#      compile cache and on a warm one (scripts/bench/languages.py; the README's language table).
+#      compile cache and on a warm one (scripts/bench/languages.py; the language table of docs/benchmarks.md).
 #
 #   scripts/bench.sh [host|go|test|languages]      (default: all four)
 #

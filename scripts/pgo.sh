@@ -11,7 +11,7 @@
 #      target/pgo/use.
 # With the profile, LLVM marks every function the training never ran as unlikely and the linker
 # puts those apart, so the code a running sidecar touches sits on fewer pages: idle RSS after
-# Ready 9.9 → 8.6–8.7 MiB, and the binary 10.1 → 9.3 MB (scripts/bench.sh go; README "Performance").
+# Ready 9.9 → 8.6–8.7 MiB, and the binary 10.1 → 9.3 MB (scripts/bench.sh go; docs/benchmarks.md).
 #
 #   scripts/pgo.sh PLATFORM   (this machine's, as release.sh names it: linux-amd64, linux-arm64)
 #

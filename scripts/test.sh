@@ -17,7 +17,7 @@
 #    tests, the manager against the simulated azd, and the real binary as a
 #    child process driving every example component, and the author's toolchain
 #    (new → build → run → package) for a new provider in each language; and the fuzz
-#    campaigns (README, Fuzzing: azd's envelopes against prost and over loopback gRPC,
+#    campaigns (docs/testing.md, Fuzzing: azd's envelopes against prost and over loopback gRPC,
 #    provider.toml, component bytes, azure.yaml, .env), about 50 s in all, each printing its
 #    figures (AZD_WASM_HOST_FUZZ_SECS lengthens every campaign).
 # 4. with AZD_WASM_HOST_E2E=1 (CI sets it), builds the real azd CLI 1.31.2 from the

@@ -99,7 +99,7 @@ pub(crate) fn main_with(cli: Cli) -> ExitCode {
         Command::Listen(args) => sidecar::run_listen(
             args,
             cli.debug,
-            sidecar::Serving::Development(std::sync::Arc::new(crate::develop::Tools)),
+            sidecar::Serving::Development(std::sync::Arc::new(azd_wasm_host_recorder::Tools)),
         ),
         command => sidecar::on_main_thread(move || run_command(cli.debug, command)),
     }
@@ -207,6 +207,20 @@ mod tests {
     fn every_command_the_readmes_show_parses() {
         let readmes = [
             ("README.md", include_str!("../../../README.md")),
+            (
+                "docs/commands.md",
+                include_str!("../../../docs/commands.md"),
+            ),
+            (
+                "docs/authoring.md",
+                include_str!("../../../docs/authoring.md"),
+            ),
+            ("docs/testing.md", include_str!("../../../docs/testing.md")),
+            (
+                "docs/packaging.md",
+                include_str!("../../../docs/packaging.md"),
+            ),
+            ("docs/trust.md", include_str!("../../../docs/trust.md")),
             (
                 "host/author/templates/common/README.md",
                 include_str!("../../author/templates/common/README.md"),

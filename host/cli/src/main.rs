@@ -3,8 +3,7 @@
 //!
 //! Modules: `cli` (the arguments, the async runtime, exit codes), `check`
 //! (the runtime's report as text), `keys` (`keygen`, `trust`), `distribute`
-//! (what `package` and `pull` print), `develop` (the recorder lent to
-//! `listen`). The commands themselves are the crates':
+//! (what `package` and `pull` print). The commands themselves are the crates':
 //!
 //! | command | crate |
 //! |---|---|
@@ -17,7 +16,6 @@
 
 mod check;
 mod cli;
-mod develop;
 mod distribute;
 mod keys;
 

@@ -1,7 +1,7 @@
 //! `azd-wasm-host run` holds to azd's rules and says how it ended: the real
 //! binary, as a user runs it, against a WAT fixture provider (fast to compile,
 //! and with every behaviour at hand: a service error from preview, a runaway
-//! destroy, traps). The exit codes are the ones documented in the README:
+//! destroy, traps). The exit codes are the ones documented in docs/testing.md:
 //! 0 done, 1 provider error, 2 changes pending (`--detailed-exitcode`),
 //! 64 usage, 70 component or host fault, 130 interrupted.
 

@@ -312,3 +312,79 @@ fn untrusted(result: Result<(), CallError>, log: &str, what: &str) {
         "{log}"
     );
 }
+
+/// The packaged sidecar carries no recorder: asked to record a golden
+/// conversation (`AZD_WASM_HOST_RECORD`, as under azd), it hands the session
+/// to the development CLI, which serves it and writes the conversation; with
+/// no development CLI to hand it to, it says how to get one, and serves
+/// nothing unrecorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sidecar_hands_a_recording_to_the_development_cli() {
+    let root = tempfile::tempdir().unwrap();
+    let (native, _) = package(root.path());
+    let installed = root.path().join("installed");
+    unpack(&native, &installed);
+    let recording = root.path().join("golden/provision.conversation.jsonl");
+    std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
+
+    // No development CLI: a clear refusal naming both ways out, before azd is contacted.
+    let out = Command::new(installed.join("azd-wasm-host"))
+        .arg("listen")
+        .env("AZD_WASM_HOST_RECORD", &recording)
+        .env("AZD_WASM_HOST_DEV_CLI", root.path().join("no-such-cli"))
+        .env_remove("AZD_SERVER")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("AZD_WASM_HOST_DEV_CLI") && stderr.contains("unset AZD_WASM_HOST_RECORD"),
+        "{stderr}"
+    );
+    assert!(!recording.exists());
+
+    // With the development CLI named, the session is served and recorded.
+    let project = tempfile::tempdir().unwrap();
+    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
+    let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
+    cmd.env("AZD_WASM_HOST_CACHE_DIR", root.path().join("cache"))
+        .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
+        .env("AZD_WASM_HOST_RECORD", &recording)
+        .env("AZD_WASM_HOST_DEV_CLI", BIN)
+        .env_remove("AZD_WASM_HOST_MANIFEST");
+    let opts = SpawnOptions {
+        capture_stderr: true,
+        cwd: Some(project.path().to_path_buf()),
+        environment: Some("dev".into()),
+        ..SpawnOptions::default()
+    };
+    let mut ext = sim.spawn_extension_with(cmd, opts).await.unwrap();
+    let p = sim
+        .provider(PROVIDER, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let options = pb::ProvisioningOptions {
+        provider: PROVIDER.to_owned(),
+        config: Some(object_to_struct(
+            json!({ "name": "recorded" }).as_object().unwrap(),
+        )),
+        ..Default::default()
+    };
+    p.initialize(project.path().to_str().unwrap(), options)
+        .await
+        .unwrap();
+    let deployed = p.deploy(|_| {}).await.unwrap().deployment.unwrap().outputs;
+    assert_eq!(deployed["GREETING"].value, "Hello, recorded!");
+    sim.shutdown().await;
+    let status = ext.wait(Duration::from_secs(10)).await.unwrap();
+    let log = ext.stderr_text();
+    assert!(status.success(), "{status}\n{log}");
+    let text = std::fs::read_to_string(&recording).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["from"], "recording", "{text}");
+    assert_eq!(first["provider"], PROVIDER, "{text}");
+    assert!(
+        text.lines().count() >= 5 && text.contains("\"from\":\"azd\""),
+        "{text}"
+    );
+}

@@ -13,10 +13,16 @@
 //!   traffic), with no secret in them. [`conversation::Recorder`] is the
 //!   provisioning client's [`StreamTap`](azd_wasm_host_provisioning::StreamTap).
 //!
-//! This file only declares modules.
+//! - [`Tools`]: both, lent to `listen` (the sidecar crate's
+//!   `DevelopmentTools`) by the development CLI.
+//!
+//! This file only declares modules and re-exports.
 
 // Library code must not panic on input nor write to stdout (azd's terminal).
 #![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
 pub mod conversation;
+mod tools;
 pub mod traffic;
+
+pub use tools::Tools;

@@ -1,6 +1,6 @@
 //! The test file format (`*.test.toml`): one test per file, a project to
 //! run in, then steps in order, each a command `run` plays with what its
-//! result must be. Documented in the README ("Testing a provider").
+//! result must be. Documented in docs/testing.md.
 //!
 //! ```toml
 //! [project]

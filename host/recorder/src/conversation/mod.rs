@@ -39,9 +39,7 @@ use serde_json::Value;
 
 mod file;
 mod secrets;
-mod services;
-
-pub use services::Recorded;
+pub mod services;
 
 use secrets::Known;
 

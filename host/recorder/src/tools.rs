@@ -1,18 +1,20 @@
 //! The recorder lent to `listen` (the sidecar crate's `DevelopmentTools`):
-//! what this binary can do and the packaged sidecar cannot.
+//! what the development CLI can do and the packaged sidecar cannot.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::conversation::Recorder;
+use crate::conversation::services::Recorded;
+use crate::traffic::{Traffic, TrafficMode, TrafficPlan};
 use azd_wasm_host_core::AzdServices;
 use azd_wasm_host_provisioning::{AzdClient, StreamTap};
-use azd_wasm_host_recorder::conversation::{Recorded, Recorder};
-use azd_wasm_host_recorder::traffic::{Traffic, TrafficMode, TrafficPlan};
 use azd_wasm_host_runtime::Intercept;
 use azd_wasm_host_sidecar::{DevelopmentTools, Recording};
 
-/// The development CLI's tools.
-pub(crate) struct Tools;
+/// Recording and replay, as the development CLI lends them to `listen`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tools;
 
 impl DevelopmentTools for Tools {
     fn replay(&self, plan: &Path) -> anyhow::Result<Arc<dyn Intercept>> {

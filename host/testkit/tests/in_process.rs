@@ -1,0 +1,147 @@
+//! `test`'s logic in-process: the test kit library reads test files, plays
+//! each step and checks its result inside this test's own process. Each step
+//! is a `run` in a child process and each `run` starts the extension, as the
+//! development CLI does; here both children are this same test binary
+//! (`run` through the runner library, `listen` through the sidecar library
+//! with the recorder's tools). No development CLI is built or spawned: what is
+//! tested is the test kit, not the command line.
+//!
+//! A test without the test harness (`harness = false`): `main` is the tests,
+//! or, started with `run` or `listen`, the step or the extension. Needs the C
+//! example built (`scripts/build-examples.sh`).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "test code: a failed unwrap is a failed test; the results are printed as a test runner prints them"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use azd_wasm_host_fixtures::in_process::{NamedTest, again_with_self_in, run_all};
+use azd_wasm_host_fixtures::{c_hello_provider, repo_root};
+use azd_wasm_host_runner::{EXTENSION_COMMAND_VAR, RunArgs};
+use azd_wasm_host_sidecar::{ListenArgs, Serving};
+use azd_wasm_host_testkit::TestArgs;
+use clap::Parser as _;
+
+/// The command lines this binary serves, as the development CLI would.
+#[derive(clap::Parser)]
+enum Child {
+    /// A step.
+    Run(RunArgs),
+    /// The extension a step starts.
+    Listen(ListenArgs),
+}
+
+/// `test`'s arguments, as the command line would give them.
+#[derive(clap::Parser)]
+struct AsTest {
+    #[command(flatten)]
+    test: TestArgs,
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    match argv.get(1).map(String::as_str) {
+        Some("listen") => {
+            let Ok(Child::Listen(args)) = Child::try_parse_from(&argv) else {
+                return ExitCode::from(64);
+            };
+            let tools = Serving::Development(Arc::new(azd_wasm_host_recorder::Tools));
+            return azd_wasm_host_sidecar::run_listen(args, false, tools);
+        }
+        Some("run") => {
+            let Ok(Child::Run(args)) = Child::try_parse_from(&argv) else {
+                return ExitCode::from(64);
+            };
+            return runtime().block_on(azd_wasm_host_runner::run(args, false));
+        }
+        _ => {}
+    }
+    // Each `run` starts the extension named in its environment: this binary.
+    if let Some(exit) = again_with_self_in(EXTENSION_COMMAND_VAR) {
+        return exit;
+    }
+    let tests: [NamedTest; 3] = [
+        ("the_c_examples_tests_pass", |dir| {
+            Box::pin(the_c_examples_tests_pass(dir))
+        }),
+        ("a_wrong_expectation_fails_its_test_and_says_why", |dir| {
+            Box::pin(a_wrong_expectation_fails(dir))
+        }),
+        ("an_invalid_test_file_runs_nothing", |dir| {
+            Box::pin(an_invalid_test_file_runs_nothing(dir))
+        }),
+    ];
+    run_all(&tests)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn test_args(paths: &[&Path], more: &[&str]) -> TestArgs {
+    let mut argv = vec!["test".to_owned()];
+    argv.extend(paths.iter().map(|p| p.display().to_string()));
+    argv.extend(more.iter().map(|s| (*s).to_owned()));
+    AsTest::parse_from(argv).test
+}
+
+/// The c-hello provider in `dir`, with one test file.
+fn provider_with_test(dir: &Path, test: &str) -> PathBuf {
+    c_hello_provider(dir);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/one.test.toml"), test).unwrap();
+    dir.to_owned()
+}
+
+async fn the_c_examples_tests_pass(dir: PathBuf) {
+    let junit = dir.join("junit.xml");
+    let examples = repo_root().join("examples/c-hello");
+    let args = test_args(&[&examples], &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(
+        azd_wasm_host_testkit::test(args, false).await,
+        ExitCode::SUCCESS
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testsuite") && !xml.contains("<failure"),
+        "{xml}"
+    );
+}
+
+async fn a_wrong_expectation_fails(dir: PathBuf) {
+    let provider = provider_with_test(
+        &dir.join("provider"),
+        "[project]\nconfig = { name = \"world\" }\n\n[[step]]\ncommand = \"provision\"\n\
+         expect.outputs = { GREETING = \"Goodbye, world!\" }\n",
+    );
+    let junit = dir.join("junit.xml");
+    let args = test_args(&[&provider], &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(
+        azd_wasm_host_testkit::test(args, false).await,
+        ExitCode::FAILURE
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<failure")
+            && xml.contains("Goodbye, world!")
+            && xml.contains("Hello, world!"),
+        "{xml}"
+    );
+}
+
+async fn an_invalid_test_file_runs_nothing(dir: PathBuf) {
+    let provider = provider_with_test(&dir.join("provider"), "[[step]]\ncommand = \"provisoin\"\n");
+    let args = test_args(&[&provider], &[]);
+    assert_eq!(
+        azd_wasm_host_testkit::test(args, false).await,
+        ExitCode::from(64)
+    );
+}
