@@ -369,6 +369,7 @@ pub fn redact(msg: &mut pb::ProvisioningMessage) {
 
 #[cfg(test)]
 mod tests {
+    use super::services::Recorded;
     use super::*;
     use async_trait::async_trait;
     use azd_wasm_host_core::{AzdServices, ConfirmQuestion, SelectQuestion, TextQuestion};
