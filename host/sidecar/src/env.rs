@@ -1,6 +1,6 @@
 //! The process environment the binary hands the libraries, read in one
 //! place: the runtime and azd's side read no variable of their own (logging's
-//! variables are in `logs.rs`, `run`'s in `run/`).
+//! variables are in `logs.rs`, `run`'s in the runner crate).
 //!
 //! | variable | what it says |
 //! |---|---|
@@ -9,6 +9,7 @@
 //! | `AZD_ENVIRONMENT` | the azd environment of the command (set by azd) |
 //! | `AZD_NO_PROMPT` | `true` under `azd --no-prompt`: questions get their defaults |
 //! | `AZD_WASM_HOST_TRAFFIC` | a step's traffic plan from `azd-wasm-host test` (record, replay, faults); read by the development `listen` only |
+//! | `AZD_WASM_HOST_DEV_CLI` | the development CLI the packaged sidecar hands a recording to (default: `azd-wasm-host` on PATH; read in `develop`) |
 //! | `AZD_WASM_HOST_RECORD_SAFE` | strings a `--record`ed conversation may keep though they look like credentials (one per line) |
 //!
 //! (`AZD_WASM_HOST_MANIFEST`, `AZD_WASM_HOST_PROVIDER_NAME`, `AZD_SERVER` and

@@ -8,12 +8,19 @@
 //!
 //! Two binaries serve through it:
 //! - the development CLI (`azd-wasm-host listen`, from a checkout), which
-//!   compiles a component that has no precompiled code (and caches the code);
+//!   compiles a component that has no precompiled code (and caches the code),
+//!   and lends `listen` recording and replay ([`DevelopmentTools`], the
+//!   `azd-wasm-host-recorder` crate's, which this crate does not link);
 //! - this crate's `azd-wasm-host-sidecar`, the binary `package` ships as an
 //!   extension's entry point. It is built without wasmtime's compilers and
 //!   without the author's toolchain, so it is a fraction of the size, and runs
 //!   only the code `package` precompiled beside it for its platform; anything
-//!   else is refused with the fix, repackaging ([`Serving::Sidecar`]).
+//!   else is refused with the fix, repackaging ([`Serving::Sidecar`]). Asked
+//!   to record, it hands the session to the development CLI ([`DEV_CLI_ENV`]).
+//!
+//! Modules: `listen`, `admission` (signature and consent before a provider
+//! runs; `approve`), `develop` (what the development CLI lends, and the
+//! hand-over), `locate` (the manifest), `metadata`, [`env`], [`logs`].
 
 mod admission;
 mod develop;

@@ -16,7 +16,7 @@
 //! met fails the step: the test meant to show what the provider does then.
 //!
 //! Each step's `listen` reads its plan from `AZD_WASM_HOST_TRAFFIC` and
-//! appends what happened to a log (`azd_wasm_host_runtime::traffic`).
+//! appends what happened to a log (`azd_wasm_host_recorder::traffic`).
 
 use std::path::{Path, PathBuf};
 
