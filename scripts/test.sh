@@ -73,7 +73,8 @@ step "cargo test"
 cargo test --workspace --no-fail-fast -- --skip fuzz_
 
 step "fuzz campaigns (figures printed by each)"
-# Only the fuzz_ tests, with their output shown; binaries without one print nothing.
+# Only the fuzz_ tests, with their output shown; binaries without one print nothing (the
+# harness-less in_process tests select as the harness does, and print its summary line).
 cargo test --workspace fuzz_ -- --nocapture 2>&1 |
   grep -v -E '^(running 0 tests|test result: ok\. 0 passed; .*|[[:space:]]*Running .*|)$'
 

@@ -58,8 +58,21 @@ fn platforms() -> (String, String, u16) {
 /// other Linux platform (with a stand-in binary: `package` reads only its
 /// headers); returns the two archives, this machine's first.
 fn package(root: &Path) -> (PathBuf, PathBuf) {
+    package_asking(root, false)
+}
+
+/// [`package`], the provider asking for an environment variable when `grant`
+/// (what a user must allow before it runs).
+fn package_asking(root: &Path, grant: bool) -> (PathBuf, PathBuf) {
     let dir = root.join("provider");
     c_hello_provider(&dir);
+    if grant {
+        let manifest = dir.join("provider.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let asking = text.replace("[policy]\n", "[policy]\nenv = [\"C_HELLO_GREETING\"]\n");
+        assert_ne!(text, asking, "the example's manifest has no [policy] line");
+        std::fs::write(&manifest, asking).unwrap();
+    }
     let (here, other, machine) = platforms();
     let stand_in = root.join("other-host");
     let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
@@ -316,8 +329,8 @@ fn untrusted(result: Result<(), CallError>, log: &str, what: &str) {
 /// The packaged sidecar carries no recorder: asked to record a golden
 /// conversation (`AZD_WASM_HOST_RECORD`, as under azd), it hands the session
 /// to the development CLI, which serves it and writes the conversation; with
-/// no development CLI to hand it to, it says how to get one, and serves
-/// nothing unrecorded.
+/// no development CLI to hand it to (or only itself), it says how to get one,
+/// and serves nothing unrecorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sidecar_hands_a_recording_to_the_development_cli() {
     let root = tempfile::tempdir().unwrap();
@@ -327,31 +340,91 @@ async fn the_sidecar_hands_a_recording_to_the_development_cli() {
     let recording = root.path().join("golden/provision.conversation.jsonl");
     std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
 
-    // No development CLI: a clear refusal naming both ways out, before azd is contacted.
-    let out = Command::new(installed.join("azd-wasm-host"))
-        .arg("listen")
-        .env("AZD_WASM_HOST_RECORD", &recording)
-        .env("AZD_WASM_HOST_DEV_CLI", root.path().join("no-such-cli"))
-        .env_remove("AZD_SERVER")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("AZD_WASM_HOST_DEV_CLI") && stderr.contains("unset AZD_WASM_HOST_RECORD"),
-        "{stderr}"
-    );
-    assert!(!recording.exists());
+    // No development CLI, or only the packaged sidecar itself: a clear refusal naming both ways
+    // out, before azd is contacted.
+    let sidecar = installed.join("azd-wasm-host");
+    for (dev_cli, why) in [
+        (root.path().join("no-such-cli"), "no-such-cli"),
+        (sidecar.clone(), "names this packaged sidecar"),
+    ] {
+        let out = Command::new(&sidecar)
+            .arg("listen")
+            .env("AZD_WASM_HOST_RECORD", &recording)
+            .env("AZD_WASM_HOST_DEV_CLI", &dev_cli)
+            .env_remove("AZD_SERVER")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(why)
+                && stderr.contains("AZD_WASM_HOST_DEV_CLI")
+                && stderr.contains("unset AZD_WASM_HOST_RECORD"),
+            "{stderr}"
+        );
+        assert!(!recording.exists());
+    }
 
     // With the development CLI named, the session is served and recorded.
+    let (result, log) = recorded_session(&installed, &recording, &[]).await;
+    result.unwrap();
+    let text = std::fs::read_to_string(&recording).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["from"], "recording", "{text}\n{log}");
+    assert_eq!(first["provider"], PROVIDER, "{text}");
+    assert!(
+        text.lines().count() >= 5 && text.contains("\"from\":\"azd\""),
+        "{text}"
+    );
+
+    // The development CLI checks the installed provider as the sidecar would: unsigned, it is
+    // refused (unsigned providers not allowed), however it was started.
+    let case = root.path().join("unsigned");
+    copy_dir(&installed, &case);
+    unsigned(&case);
+    let (result, log) = recorded_session(&case, &recording, &[]).await;
+    untrusted(result, &log, "not signed");
+}
+
+/// A handed-over session asks for the user's consent as the sidecar does: a
+/// provider asking for a grant not allowed yet is refused under azd's
+/// `--no-prompt`, naming it, though the development CLI serves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handed_over_recording_still_needs_the_users_consent() {
+    let root = tempfile::tempdir().unwrap();
+    let (native, _) = package_asking(root.path(), true);
+    let installed = root.path().join("installed");
+    unpack(&native, &installed);
+    let recording = root.path().join("provision.conversation.jsonl");
+    let (result, log) =
+        recorded_session(&installed, &recording, &[("AZD_NO_PROMPT", "true")]).await;
+    let Err(CallError::Extension(e)) = result else {
+        panic!("it ran without consent: {result:?}\n{log}");
+    };
+    assert!(e.message.contains("C_HELLO_GREETING"), "{}", e.message);
+    let e = azd_wasm_host_core::ProviderError::from_wire(&e);
+    assert_eq!(e.code(), Some("consent_required"), "{e:?}");
+}
+
+/// Starts the packaged sidecar of `installed` under the simulated azd with
+/// `AZD_WASM_HOST_RECORD=recording` and the development CLI named, and `env`
+/// besides; sends Initialize (and Deploy when it succeeds). Returns the
+/// Initialize's result and the log.
+async fn recorded_session(
+    installed: &Path,
+    recording: &Path,
+    env: &[(&str, &str)],
+) -> (Result<(), CallError>, String) {
     let project = tempfile::tempdir().unwrap();
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
     let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
-    cmd.env("AZD_WASM_HOST_CACHE_DIR", root.path().join("cache"))
+    cmd.env("AZD_WASM_HOST_CACHE_DIR", installed.with_extension("cache"))
         .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
-        .env("AZD_WASM_HOST_RECORD", &recording)
+        .env("AZD_WASM_HOST_RECORD", recording)
         .env("AZD_WASM_HOST_DEV_CLI", BIN)
-        .env_remove("AZD_WASM_HOST_MANIFEST");
+        .env("AZD_WASM_HOST_ALLOW_UNSIGNED", "false")
+        .env_remove("AZD_WASM_HOST_MANIFEST")
+        .envs(env.iter().copied());
     let opts = SpawnOptions {
         capture_stderr: true,
         cwd: Some(project.path().to_path_buf()),
@@ -370,21 +443,16 @@ async fn the_sidecar_hands_a_recording_to_the_development_cli() {
         )),
         ..Default::default()
     };
-    p.initialize(project.path().to_str().unwrap(), options)
-        .await
-        .unwrap();
-    let deployed = p.deploy(|_| {}).await.unwrap().deployment.unwrap().outputs;
-    assert_eq!(deployed["GREETING"].value, "Hello, recorded!");
+    let result = p
+        .initialize(project.path().to_str().unwrap(), options)
+        .await;
+    if result.is_ok() {
+        let deployed = p.deploy(|_| {}).await.unwrap().deployment.unwrap().outputs;
+        assert_eq!(deployed["GREETING"].value, "Hello, recorded!");
+    }
     sim.shutdown().await;
     let status = ext.wait(Duration::from_secs(10)).await.unwrap();
     let log = ext.stderr_text();
     assert!(status.success(), "{status}\n{log}");
-    let text = std::fs::read_to_string(&recording).unwrap();
-    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(first["from"], "recording", "{text}");
-    assert_eq!(first["provider"], PROVIDER, "{text}");
-    assert!(
-        text.lines().count() >= 5 && text.contains("\"from\":\"azd\""),
-        "{text}"
-    );
+    (result, log)
 }

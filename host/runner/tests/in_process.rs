@@ -5,7 +5,9 @@
 //! is tested is the runner, not the command line.
 //!
 //! A test without the test harness (`harness = false`): `main` is either the
-//! tests or, started with `listen` as azd starts an extension, the extension.
+//! tests or, started with `listen` as azd starts an extension, the extension
+//! (the runner starts its own binary unless `AZD_WASM_HOST_EXTENSION_COMMAND`
+//! names another, which this test's environment must not).
 //! Needs the C example built (`scripts/build-examples.sh`).
 
 #![allow(
@@ -19,8 +21,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use azd_wasm_host_fixtures::c_hello_provider;
-use azd_wasm_host_fixtures::in_process::{NamedTest, again_with_self_in, run_all};
-use azd_wasm_host_runner::{Action, DotEnv, EXTENSION_COMMAND_VAR, Exit, Output, RunArgs};
+use azd_wasm_host_fixtures::in_process::{NamedTest, run_all};
+use azd_wasm_host_runner::{Action, DotEnv, Exit, Output, RunArgs};
 use azd_wasm_host_sidecar::{DevelopmentTools, ListenArgs, Recording, Serving};
 use clap::Parser as _;
 
@@ -59,17 +61,16 @@ impl DevelopmentTools for NoTools {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
-    if argv.get(1).map(String::as_str) == Some("listen") {
+    // Started as azd starts an extension: `listen`, with azd's address set (a
+    // test filter `listen` alone is not that).
+    if argv.get(1).map(String::as_str) == Some("listen") && std::env::var_os("AZD_SERVER").is_some()
+    {
         let AsExtension { listen } = AsExtension::parse_from(&argv[1..]);
         return azd_wasm_host_sidecar::run_listen(
             listen,
             false,
             Serving::Development(Arc::new(NoTools)),
         );
-    }
-    // `run` starts the extension named in its environment: this binary.
-    if let Some(exit) = again_with_self_in(EXTENSION_COMMAND_VAR) {
-        return exit;
     }
     let tests: [NamedTest; 2] = [
         (

@@ -1,7 +1,7 @@
 //! Host bindings generated from `wit/` (world
 //! `azd:provisioning/provisioning-provider@0.2.0`, which exports 0.1.0's provider).
 //! Nothing hand-written lives here: the host's side of the imports is in
-//! `imports/` (`provisioning.rs`: `progress`, `log`; `azd.rs`: `environment`,
+//! `imports/` (`provisioning.rs`: `progress`, `log`; `services.rs`: `environment`,
 //! `prompt`; `credentials.rs`: `azd:credentials`).
 
 #![allow(

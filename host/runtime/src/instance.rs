@@ -11,7 +11,7 @@
 //! and its `Store` (memory, tables, open files, sockets) is freed at once. No
 //! guest code runs on a thread of its own, so nothing is left behind.
 //!
-//! A fault (trap, deadline, out of memory, cancellation: `fault.rs` maps
+//! A fault (trap, deadline, out of memory, cancellation: `failure.rs` maps
 //! each to its error) retires the instance: later calls get
 //! `provider_crashed` until a new `initialize` makes a fresh one. A guest's
 //! own `err` keeps it. Calls before any `initialize` get

@@ -105,13 +105,22 @@ fn identity(
     })
 }
 
-/// Whether `manifest` is an installed extension's: in the binary's own folder.
+/// Whether `manifest` is an installed extension's: in the binary's own
+/// folder, or in the one a packaged sidecar handing its session over named
+/// ([`crate::env::INSTALLED_DIR`]; it can only add checks: an installed
+/// provider must be signed, unless allowed, and asks for consent).
 fn is_installed(manifest: &Path) -> bool {
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(dir) = canonical(folder(manifest)) else {
+        return false;
+    };
     let exe_dir = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().and_then(canonical));
-    exe_dir.is_some() && canonical(folder(manifest)) == exe_dir
+    let handed_over = std::env::var_os(crate::env::INSTALLED_DIR)
+        .filter(|v| !v.is_empty())
+        .and_then(|d| canonical(Path::new(&d)));
+    exe_dir.as_ref() == Some(&dir) || handed_over.as_ref() == Some(&dir)
 }
 
 fn folder(manifest: &Path) -> &Path {

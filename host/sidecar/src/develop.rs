@@ -6,9 +6,11 @@
 //! A packaged sidecar asked to record (`--record`, `AZD_WASM_HOST_RECORD`)
 //! hands the session to the development CLI ([`hand_over`]): the binary
 //! `AZD_WASM_HOST_DEV_CLI` names, else `azd-wasm-host` on PATH, run as
-//! `listen` with the same arguments and environment.
+//! `listen` with the same arguments and environment, told which folder is the
+//! installed extension's (`AZD_WASM_HOST_INSTALLED_DIR`), so that it checks
+//! the signature and the user's consent as the sidecar would.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -18,7 +20,7 @@ use azd_wasm_host_provisioning::{AzdClient, StreamTap};
 use azd_wasm_host_runtime::Intercept;
 
 /// Names the development CLI a packaged sidecar hands a recording to.
-pub const DEV_CLI_ENV: &str = "AZD_WASM_HOST_DEV_CLI";
+pub const DEV_CLI_ENV: &str = crate::env::DEV_CLI;
 
 /// Recording and replaying, lent by the development CLI.
 pub trait DevelopmentTools: Send + Sync {
@@ -50,44 +52,87 @@ pub trait Recording: Send + Sync {
     fn finish(&self);
 }
 
-/// The packaged sidecar asked to record: runs the development CLI's `listen`
-/// with this process's arguments and environment, and exits as it does.
+/// The packaged sidecar asked to record: becomes the development CLI's
+/// `listen` with this process's arguments and environment (on Unix the same
+/// process: azd's signals and the exit code are the development CLI's).
 pub(crate) fn hand_over() -> ExitCode {
-    match run_development_cli() {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!(
-                "azd-wasm-host: error: {e:#}\n  the packaged sidecar does not record a conversation itself; \
-                 install the development CLI (`azd-wasm-host`) on PATH or name it in {DEV_CLI_ENV}, \
-                 or unset AZD_WASM_HOST_RECORD"
-            );
-            ExitCode::FAILURE
-        }
-    }
+    let refusal = match development_cli() {
+        Ok(program) => match run_as(&program) {
+            Ok(code) => return code,
+            Err(e) => e,
+        },
+        Err(e) => e,
+    };
+    eprintln!(
+        "azd-wasm-host: error: {refusal:#}\n  the packaged sidecar does not record a conversation itself; \
+         install the development CLI (`azd-wasm-host`) on PATH or name it in {DEV_CLI_ENV}, \
+         or unset AZD_WASM_HOST_RECORD"
+    );
+    ExitCode::FAILURE
 }
 
-fn run_development_cli() -> anyhow::Result<ExitCode> {
-    let program = std::env::var_os(DEV_CLI_ENV)
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "azd-wasm-host".into());
-    // The manifest beside this binary, unless the arguments or azd named one.
-    let manifest = crate::locate::locate_manifest(None).ok();
-    let mut cmd = std::process::Command::new(&program);
-    cmd.args(std::env::args_os().skip(1));
+/// The development CLI: the binary [`DEV_CLI_ENV`] names, else
+/// `azd-wasm-host` on PATH (searched here: Windows would look in this
+/// binary's own folder first, where the packaged sidecar itself has that
+/// name). Never this binary, nor a sidecar it handed a session to already.
+fn development_cli() -> anyhow::Result<PathBuf> {
+    if std::env::var_os(crate::env::INSTALLED_DIR).is_some() {
+        anyhow::bail!(
+            "the recording session was already handed over once: {DEV_CLI_ENV} or PATH names a packaged sidecar, not the development CLI"
+        );
+    }
+    let me = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    let not_me = |p: &Path| std::fs::canonicalize(p).ok() != me;
+    if let Some(named) = std::env::var_os(DEV_CLI_ENV).filter(|v| !v.is_empty()) {
+        let named = PathBuf::from(named);
+        anyhow::ensure!(
+            not_me(&named),
+            "{DEV_CLI_ENV} names this packaged sidecar, not the development CLI"
+        );
+        return Ok(named);
+    }
+    let file = format!("azd-wasm-host{}", std::env::consts::EXE_SUFFIX);
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(&file))
+        .find(|p| p.is_file() && not_me(p))
+        .with_context(|| format!("no development CLI: {file} is not on PATH"))
+}
+
+/// Runs `program` as `listen` for this session: the manifest beside this
+/// binary (unless the arguments or azd named one), this folder named as the
+/// installed extension's (so the development CLI checks its signature and
+/// consent as this binary would), and no test's traffic plan (a session
+/// under azd records the real traffic).
+fn run_as(program: &Path) -> anyhow::Result<ExitCode> {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(std::env::args_os().skip(1))
+        .env_remove(crate::env::TRAFFIC);
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+    {
+        cmd.env(crate::env::INSTALLED_DIR, dir);
+    }
     if std::env::var_os(crate::locate::ENV_MANIFEST).is_none()
-        && let Some(manifest) = manifest
+        && let Ok(manifest) = crate::locate::locate_manifest(None)
     {
         cmd.env(crate::locate::ENV_MANIFEST, manifest);
     }
-    tracing::debug!(program = ?program, "handing the recording session to the development CLI");
-    let status = cmd.status().with_context(|| {
-        format!(
-            "starting the development CLI {} to record",
-            Path::new(&program).display()
-        )
-    })?;
-    Ok(match status.code() {
-        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        None => ExitCode::FAILURE,
-    })
+    let started = || format!("starting the development CLI {} to record", program.display());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        // Only returns when the program could not be started.
+        Err(cmd.exec()).with_context(started)
+    }
+    #[cfg(not(unix))]
+    {
+        let status = cmd.status().with_context(started)?;
+        Ok(match status.code() {
+            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            None => ExitCode::FAILURE,
+        })
+    }
 }

@@ -10,6 +10,7 @@
 //! | `AZD_NO_PROMPT` | `true` under `azd --no-prompt`: questions get their defaults |
 //! | `AZD_WASM_HOST_TRAFFIC` | a step's traffic plan from `azd-wasm-host test` (record, replay, faults); read by the development `listen` only |
 //! | `AZD_WASM_HOST_DEV_CLI` | the development CLI the packaged sidecar hands a recording to (default: `azd-wasm-host` on PATH; read in `develop`) |
+//! | `AZD_WASM_HOST_INSTALLED_DIR` | set by a packaged sidecar that handed its session to the development CLI: the installed extension's folder, whose provider is then checked as installed (signature required, consent asked) |
 //! | `AZD_WASM_HOST_RECORD_SAFE` | strings a `--record`ed conversation may keep though they look like credentials (one per line) |
 //!
 //! (`AZD_WASM_HOST_MANIFEST`, `AZD_WASM_HOST_PROVIDER_NAME`, `AZD_SERVER` and
@@ -22,6 +23,11 @@ use std::path::PathBuf;
 pub const CACHE_DIR: &str = "AZD_WASM_HOST_CACHE_DIR";
 /// Names the azd executable access tokens come from.
 pub const AZD: &str = "AZD_WASM_HOST_AZD";
+/// Names the development CLI a packaged sidecar hands a recording to.
+pub const DEV_CLI: &str = "AZD_WASM_HOST_DEV_CLI";
+/// The folder of the installed extension whose packaged sidecar handed its
+/// session to the development CLI: its provider is checked as installed.
+pub const INSTALLED_DIR: &str = "AZD_WASM_HOST_INSTALLED_DIR";
 /// Names the traffic plan `azd-wasm-host test` gives a step.
 pub const TRAFFIC: &str = "AZD_WASM_HOST_TRAFFIC";
 /// Strings a recorded conversation may keep though they look like credentials.

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use azd_wasm_host_fixtures::in_process::{NamedTest, again_with_self_in, run_all};
+use azd_wasm_host_fixtures::in_process::{NamedTest, run_all};
 use azd_wasm_host_fixtures::{c_hello_provider, repo_root};
-use azd_wasm_host_runner::{EXTENSION_COMMAND_VAR, RunArgs};
+use azd_wasm_host_runner::RunArgs;
 use azd_wasm_host_sidecar::{ListenArgs, Serving};
 use azd_wasm_host_testkit::TestArgs;
 use clap::Parser as _;
@@ -45,25 +45,25 @@ struct AsTest {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
+    // Started as a child: `listen` with azd's address set (the extension), or
+    // `run` with a project (a step); test filters alone are neither.
+    let listen = std::env::var_os("AZD_SERVER").is_some();
+    let step = argv.iter().any(|a| a == "--project");
     match argv.get(1).map(String::as_str) {
-        Some("listen") => {
+        Some("listen") if listen => {
             let Ok(Child::Listen(args)) = Child::try_parse_from(&argv) else {
                 return ExitCode::from(64);
             };
             let tools = Serving::Development(Arc::new(azd_wasm_host_recorder::Tools));
             return azd_wasm_host_sidecar::run_listen(args, false, tools);
         }
-        Some("run") => {
+        Some("run") if step => {
             let Ok(Child::Run(args)) = Child::try_parse_from(&argv) else {
                 return ExitCode::from(64);
             };
             return runtime().block_on(azd_wasm_host_runner::run(args, false));
         }
         _ => {}
-    }
-    // Each `run` starts the extension named in its environment: this binary.
-    if let Some(exit) = again_with_self_in(EXTENSION_COMMAND_VAR) {
-        return exit;
     }
     let tests: [NamedTest; 3] = [
         ("the_c_examples_tests_pass", |dir| {

@@ -11,7 +11,7 @@
 //! - each call the provider makes to azd's services (environment values,
 //!   questions) with azd's answer, so a replay can answer the same.
 //!
-//! Nothing secret is written (`record_secrets`): secret parameter values are
+//! Nothing secret is written (`secrets`): secret parameter values are
 //! `REDACTED` in every message that carries them (Parameters, Deploy and
 //! Preview answers, outputs, the Initialize config, values set in azd's
 //! environment), and so are answers to secret questions; every value known
