@@ -120,7 +120,12 @@ fn run_as(program: &Path) -> anyhow::Result<ExitCode> {
     {
         cmd.env(crate::locate::ENV_MANIFEST, manifest);
     }
-    let started = || format!("starting the development CLI {} to record", program.display());
+    let started = || {
+        format!(
+            "starting the development CLI {} to record",
+            program.display()
+        )
+    };
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt as _;
