@@ -113,6 +113,19 @@ async fn initialize(installed: &Path) -> (Result<(), CallError>, String) {
 
 /// [`initialize`], with unsigned providers allowed or not.
 async fn initialize_as(installed: &Path, allow_unsigned: bool) -> (Result<(), CallError>, String) {
+    let allow = allow_unsigned.to_string();
+    initialize_with(
+        installed,
+        &[("AZD_WASM_HOST_ALLOW_UNSIGNED", allow.as_ref())],
+    )
+    .await
+}
+
+/// [`initialize`], with `env` set for the extension besides.
+async fn initialize_with(
+    installed: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (Result<(), CallError>, String) {
     let project = tempfile::tempdir().unwrap();
     let cache = installed.with_extension("cache");
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
@@ -122,8 +135,8 @@ async fn initialize_as(installed: &Path, allow_unsigned: bool) -> (Result<(), Ca
         .env("AZD_DEBUG", "true")
         // The trust folder `package` signed with: its key is trusted there.
         .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
-        .env("AZD_WASM_HOST_ALLOW_UNSIGNED", allow_unsigned.to_string())
-        .env_remove("AZD_WASM_HOST_MANIFEST");
+        .env_remove("AZD_WASM_HOST_MANIFEST")
+        .envs(env.iter().copied());
     let opts = SpawnOptions {
         capture_stderr: true,
         cwd: Some(project.path().to_path_buf()),
@@ -406,53 +419,19 @@ async fn a_handed_over_recording_still_needs_the_users_consent() {
     assert_eq!(e.code(), Some("consent_required"), "{e:?}");
 }
 
-/// Starts the packaged sidecar of `installed` under the simulated azd with
-/// `AZD_WASM_HOST_RECORD=recording` and the development CLI named, and `env`
-/// besides; sends Initialize (and Deploy when it succeeds). Returns the
-/// Initialize's result and the log.
+/// [`initialize`] of the packaged sidecar of `installed` with
+/// `AZD_WASM_HOST_RECORD=recording` and the development CLI named (unsigned
+/// providers not allowed), and `env` besides.
 async fn recorded_session(
     installed: &Path,
     recording: &Path,
     env: &[(&str, &str)],
 ) -> (Result<(), CallError>, String) {
-    let project = tempfile::tempdir().unwrap();
-    let sim = SimAzd::start(SimOptions::default()).await.unwrap();
-    let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
-    cmd.env("AZD_WASM_HOST_CACHE_DIR", installed.with_extension("cache"))
-        .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
-        .env("AZD_WASM_HOST_RECORD", recording)
-        .env("AZD_WASM_HOST_DEV_CLI", BIN)
-        .env("AZD_WASM_HOST_ALLOW_UNSIGNED", "false")
-        .env_remove("AZD_WASM_HOST_MANIFEST")
-        .envs(env.iter().copied());
-    let opts = SpawnOptions {
-        capture_stderr: true,
-        cwd: Some(project.path().to_path_buf()),
-        environment: Some("dev".into()),
-        ..SpawnOptions::default()
-    };
-    let mut ext = sim.spawn_extension_with(cmd, opts).await.unwrap();
-    let p = sim
-        .provider(PROVIDER, Duration::from_secs(60))
-        .await
-        .unwrap();
-    let options = pb::ProvisioningOptions {
-        provider: PROVIDER.to_owned(),
-        config: Some(object_to_struct(
-            json!({ "name": "recorded" }).as_object().unwrap(),
-        )),
-        ..Default::default()
-    };
-    let result = p
-        .initialize(project.path().to_str().unwrap(), options)
-        .await;
-    if result.is_ok() {
-        let deployed = p.deploy(|_| {}).await.unwrap().deployment.unwrap().outputs;
-        assert_eq!(deployed["GREETING"].value, "Hello, recorded!");
-    }
-    sim.shutdown().await;
-    let status = ext.wait(Duration::from_secs(10)).await.unwrap();
-    let log = ext.stderr_text();
-    assert!(status.success(), "{status}\n{log}");
-    (result, log)
+    let mut all: Vec<(&str, &std::ffi::OsStr)> = vec![
+        ("AZD_WASM_HOST_RECORD", recording.as_os_str()),
+        ("AZD_WASM_HOST_DEV_CLI", BIN.as_ref()),
+        ("AZD_WASM_HOST_ALLOW_UNSIGNED", "false".as_ref()),
+    ];
+    all.extend(env.iter().map(|(k, v)| (*k, v.as_ref())));
+    initialize_with(installed, &all).await
 }
