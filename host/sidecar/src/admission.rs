@@ -117,9 +117,7 @@ fn is_installed(manifest: &Path) -> bool {
     let exe_dir = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().and_then(canonical));
-    let handed_over = std::env::var_os(crate::env::INSTALLED_DIR)
-        .filter(|v| !v.is_empty())
-        .and_then(|d| canonical(Path::new(&d)));
+    let handed_over = crate::env::installed_dir().and_then(|d| canonical(&d));
     exe_dir.as_ref() == Some(&dir) || handed_over.as_ref() == Some(&dir)
 }
 

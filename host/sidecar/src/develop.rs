@@ -19,8 +19,7 @@ use azd_wasm_host_core::AzdServices;
 use azd_wasm_host_provisioning::{AzdClient, StreamTap};
 use azd_wasm_host_runtime::Intercept;
 
-/// Names the development CLI a packaged sidecar hands a recording to.
-pub const DEV_CLI_ENV: &str = crate::env::DEV_CLI;
+use crate::env::DEV_CLI;
 
 /// Recording and replaying, lent by the development CLI.
 pub trait DevelopmentTools: Send + Sync {
@@ -65,29 +64,28 @@ pub(crate) fn hand_over() -> ExitCode {
     };
     eprintln!(
         "azd-wasm-host: error: {refusal:#}\n  the packaged sidecar does not record a conversation itself; \
-         install the development CLI (`azd-wasm-host`) on PATH or name it in {DEV_CLI_ENV}, \
+         install the development CLI (`azd-wasm-host`) on PATH or name it in {DEV_CLI}, \
          or unset AZD_WASM_HOST_RECORD"
     );
     ExitCode::FAILURE
 }
 
-/// The development CLI: the binary [`DEV_CLI_ENV`] names, else
+/// The development CLI: the binary [`DEV_CLI`] names, else
 /// `azd-wasm-host` on PATH (searched here: Windows would look in this
 /// binary's own folder first, where the packaged sidecar itself has that
 /// name). Never this binary, nor a sidecar it handed a session to already.
 fn development_cli() -> anyhow::Result<PathBuf> {
-    if std::env::var_os(crate::env::INSTALLED_DIR).is_some() {
+    if crate::env::installed_dir().is_some() {
         anyhow::bail!(
-            "the recording session was already handed over once: {DEV_CLI_ENV} or PATH names a packaged sidecar, not the development CLI"
+            "the recording session was already handed over once: {DEV_CLI} or PATH names a packaged sidecar, not the development CLI"
         );
     }
     let me = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     let not_me = |p: &Path| std::fs::canonicalize(p).ok() != me;
-    if let Some(named) = std::env::var_os(DEV_CLI_ENV).filter(|v| !v.is_empty()) {
-        let named = PathBuf::from(named);
+    if let Some(named) = crate::env::dev_cli() {
         anyhow::ensure!(
             not_me(&named),
-            "{DEV_CLI_ENV} names this packaged sidecar, not the development CLI"
+            "{DEV_CLI} names this packaged sidecar, not the development CLI"
         );
         return Ok(named);
     }

@@ -9,7 +9,7 @@
 //! | `AZD_ENVIRONMENT` | the azd environment of the command (set by azd) |
 //! | `AZD_NO_PROMPT` | `true` under `azd --no-prompt`: questions get their defaults |
 //! | `AZD_WASM_HOST_TRAFFIC` | a step's traffic plan from `azd-wasm-host test` (record, replay, faults); read by the development `listen` only |
-//! | `AZD_WASM_HOST_DEV_CLI` | the development CLI the packaged sidecar hands a recording to (default: `azd-wasm-host` on PATH; read in `develop`) |
+//! | `AZD_WASM_HOST_DEV_CLI` | the development CLI the packaged sidecar hands a recording to (default: `azd-wasm-host` on PATH) |
 //! | `AZD_WASM_HOST_INSTALLED_DIR` | set by a packaged sidecar that handed its session to the development CLI: the installed extension's folder, whose provider is then checked as installed (signature required, consent asked) |
 //! | `AZD_WASM_HOST_RECORD_SAFE` | strings a `--record`ed conversation may keep though they look like credentials (one per line) |
 //!
@@ -58,6 +58,21 @@ pub fn azd_environment() -> Option<String> {
 /// Whether azd runs under `--no-prompt`.
 pub fn no_prompt() -> bool {
     std::env::var("AZD_NO_PROMPT").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// The development CLI `AZD_WASM_HOST_DEV_CLI` names, if it names one.
+pub fn dev_cli() -> Option<PathBuf> {
+    std::env::var_os(DEV_CLI)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The installed extension's folder a packaged sidecar that handed its
+/// session over named, if this is such a session.
+pub fn installed_dir() -> Option<PathBuf> {
+    std::env::var_os(INSTALLED_DIR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 /// The traffic plan `azd-wasm-host test` gave this step, if any.

@@ -16,7 +16,7 @@
 //!   without the author's toolchain, so it is a fraction of the size, and runs
 //!   only the code `package` precompiled beside it for its platform; anything
 //!   else is refused with the fix, repackaging ([`Serving::Sidecar`]). Asked
-//!   to record, it hands the session to the development CLI ([`DEV_CLI_ENV`]).
+//!   to record, it hands the session to the development CLI ([`env::DEV_CLI`]).
 //!
 //! Modules: `listen`, `admission` (signature and consent before a provider
 //! runs; `approve`), `develop` (what the development CLI lends, and the
@@ -33,7 +33,7 @@ mod metadata;
 use std::process::ExitCode;
 
 pub use admission::approve;
-pub use develop::{DEV_CLI_ENV, DevelopmentTools, Recording};
+pub use develop::{DevelopmentTools, Recording};
 pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
 pub use metadata::print_metadata;
 
