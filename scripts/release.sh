@@ -152,6 +152,11 @@ build() {
   mkdir -p "$dest"
   cp "$bin" "$dest/azd-wasm-host$exe"
   "$strip_tool" "$dest/azd-wasm-host$exe"
+  if [[ $package == azd-wasm-host-sidecar ]]; then
+    # What `package` says of this build when it ships it (host/author/src/package/sidecars.rs).
+    printf '{"profile": "%s", "profile_guided": %s}\n' "$profile" "$([[ -n $guided ]] && echo true || echo false)" \
+      >"$dest/sidecar-build.json"
+  fi
   awk -v p="$platform" -v f="$dest/azd-wasm-host$exe" -v b="$(stat -c %s "$dest/azd-wasm-host$exe")" \
     -v s=$(($(date +%s) - start)) -v g="$guided" \
     'BEGIN { printf "%-14s %s  %.1f MB  built in %d s%s\n", p, f, b / 1e6, s, g }'

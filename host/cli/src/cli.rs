@@ -243,22 +243,28 @@ mod tests {
                     in_shell = !in_shell && matches!(fence, "sh" | "bash" | "shell");
                     continue;
                 }
-                let Some(rest) = trimmed.strip_prefix("azd-wasm-host ") else {
-                    continue;
-                };
                 if !in_shell {
                     continue;
                 }
-                let words: Vec<String> = std::iter::once("azd-wasm-host".to_owned())
-                    .chain(readme_words(rest))
-                    .collect();
-                if let Err(e) = Cli::try_parse_from(&words) {
-                    panic!(
-                        "{name}:{}: `{trimmed}` does not parse as {words:?}:\n{e}",
-                        n + 1
-                    );
+                // `azd wasm ARGS` is the installed tool's `azd-wasm-host ARGS`; `a && b` is two.
+                let shown = trimmed.split(" #").next().unwrap_or(trimmed);
+                for command in shown.split("&&").map(str::trim) {
+                    let Some(rest) = (command.strip_prefix("azd-wasm-host "))
+                        .or_else(|| command.strip_prefix("azd wasm "))
+                    else {
+                        continue;
+                    };
+                    let words: Vec<String> = std::iter::once("azd-wasm-host".to_owned())
+                        .chain(readme_words(rest))
+                        .collect();
+                    if let Err(e) = Cli::try_parse_from(&words) {
+                        panic!(
+                            "{name}:{}: `{command}` does not parse as {words:?}:\n{e}",
+                            n + 1
+                        );
+                    }
+                    commands += 1;
                 }
-                commands += 1;
             }
             assert!(
                 commands > 0 || name.starts_with("guest-sdk") || name.starts_with("examples"),

@@ -332,6 +332,7 @@ fn stage_files(stage: &Path, inputs: &Inputs, host: &HostBinary) -> anyhow::Resu
     if host.native {
         strip(&bin)?;
     }
+    sidecars::announce(host.platform, &host.path, &bin);
     std::fs::copy(&inputs.manifest_path, stage.join("provider.toml"))?;
     std::fs::copy(&inputs.ext_path, stage.join("extension.yaml"))
         .with_context(|| format!("cannot copy {}", inputs.ext_path.display()))?;

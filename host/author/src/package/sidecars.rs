@@ -1,18 +1,26 @@
-//! The sidecar builds `package` ships when it is not given host binaries.
+//! The sidecar builds `package` ships when it is not given host binaries,
+//! and what each one is.
 //!
 //! The sidecar (`host/sidecar`, binary `azd-wasm-host-sidecar`) is the host
 //! built without wasmtime's compilers and the author's toolchain: it runs
-//! only the code `package` precompiles into each archive. Found:
-//! - this machine's: the latest built of the one beside this binary, where
-//!   cargo puts it when it builds the workspace
-//!   (`target/<profile>/azd-wasm-host-sidecar`), the build of the sidecar's
-//!   own profile (`target/sidecar/`), and the release folder's (profile-guided
-//!   by `scripts/release.sh`), so that an older build left behind is not the
-//!   one shipped; with none, it is built now, from the checkout this binary
-//!   was built from, into `target/sidecar-auto/` (a folder of its own, so that
-//!   a build under way in `target/` never waits for it);
-//! - every other platform's in `target/release-dist/<os>-<arch>/`, where
-//!   `scripts/release.sh` writes the sidecar of each platform.
+//! only the code `package` precompiles into each archive. Found, in order:
+//! 1. installed as the author's tool (`azd extension install
+//!    azd-wasm-host.tools`, made by `scripts/release-tools.sh`): the builds of
+//!    every platform in `sidecars/<os>-<arch>/` beside this binary, so that
+//!    `package` needs no Rust toolchain and ships what every author ships;
+//! 2. in a checkout, this machine's: the latest of the size-optimised builds
+//!    (the `sidecar` profile's, `target/sidecar/`, and `scripts/release.sh`'s
+//!    in `target/release-dist/<os>-<arch>/`, profile-guided there), and, for a
+//!    development build of this CLI only (the tests'), the debug build beside
+//!    it, so that an older build left behind is not the one shipped; with
+//!    none, a size-optimised one is built now, from the checkout this binary
+//!    was built from, into `target/sidecar-auto/` (a folder of its own, so
+//!    that a build under way in `target/` never waits for it); every other
+//!    platform's in `target/release-dist/<os>-<arch>/`.
+//!
+//! [`describe`] says which build a binary is, from the note
+//! `scripts/release.sh` writes beside it ([`BUILD_NOTE`]) or the profile
+//! folder cargo put it in; `package` prints it with the size it ships.
 
 use std::path::{Path, PathBuf};
 
@@ -24,26 +32,34 @@ use super::platforms::{AZD_PLATFORMS, Platform};
 const SIDECAR_BIN: &str = "azd-wasm-host-sidecar";
 /// The package of the sidecar binary.
 const SIDECAR_PACKAGE: &str = "azd-wasm-host-sidecar";
+/// The size-optimised profile (Cargo.toml's `[profile.sidecar]`).
+const SIDECAR_PROFILE: &str = "sidecar";
+/// Where the author's tool, installed into azd, keeps a sidecar per platform
+/// (`sidecars/<os>-<arch>/azd-wasm-host[.exe]`).
+pub(crate) const INSTALLED_SIDECARS: &str = "sidecars";
+/// The note `scripts/release.sh` writes beside a sidecar build: one JSON
+/// object, `{"profile": "sidecar", "profile_guided": true}`.
+pub(crate) const BUILD_NOTE: &str = "sidecar-build.json";
 
-/// The sidecar builds to ship: this machine's and those of
-/// `scripts/release.sh` for other platforms.
+/// The sidecar builds to ship: the installed tool's, or this machine's and
+/// those of `scripts/release.sh` for other platforms.
 pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
-    let here = Platform::this_machine()?;
     let exe = std::env::current_exe().context("cannot find this host's own binary")?;
     let exe_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    let release_dist = exe_dir
-        .parent()
-        .map(|target| target.join("release-dist"))
-        .unwrap_or_default();
-    let in_dist = |p: Platform| release_dist.join(p.slug()).join(p.exe_name());
+    let installed = installed_sidecars(&exe_dir);
+    if !installed.is_empty() {
+        return Ok(installed);
+    }
+    let here = Platform::this_machine()?;
+    let target = exe_dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    let in_dist = |p: Platform| target.join("release-dist").join(p.slug()).join(p.exe_name());
     let bin = format!("{SIDECAR_BIN}{}", std::env::consts::EXE_SUFFIX);
-    let beside = exe_dir.join(&bin);
-    // The shipping profile's build (`cargo build --profile sidecar`), beside this binary's profile.
-    let profile = exe_dir
-        .parent()
-        .map(|target| target.join("sidecar").join(&bin))
-        .unwrap_or_default();
-    let native = match newest([beside, profile, in_dist(here)]) {
+    let mut candidates = vec![target.join(SIDECAR_PROFILE).join(&bin), in_dist(here)];
+    if cfg!(debug_assertions) {
+        // The tests' CLI ships the debug sidecar they build beside it, when it is the latest.
+        candidates.push(exe_dir.join(&bin));
+    }
+    let native = match newest(candidates) {
         Some(found) => found,
         None => build_here(here)?,
     };
@@ -56,8 +72,54 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
     Ok(found)
 }
 
+/// The sidecars the installed tool carries beside its binary, if any.
+fn installed_sidecars(exe_dir: &Path) -> Vec<(Platform, PathBuf)> {
+    AZD_PLATFORMS
+        .into_iter()
+        .map(|p| (p, exe_dir.join(INSTALLED_SIDECARS).join(p.slug()).join(p.exe_name())))
+        .filter(|(_, path)| path.is_file())
+        .collect()
+}
+
+/// Which build the sidecar at `path` is, in a few words: what its
+/// [`BUILD_NOTE`] says, else what the profile folder cargo built it in says.
+pub(super) fn describe(path: &Path) -> String {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    if let Ok(text) = std::fs::read_to_string(dir.join(BUILD_NOTE)) {
+        let note: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let profile = note["profile"].as_str().unwrap_or("unknown");
+        let guided = note["profile_guided"].as_bool().unwrap_or(false);
+        return match (profile, guided) {
+            (SIDECAR_PROFILE, true) => "size-optimised, profile-guided".to_owned(),
+            (SIDECAR_PROFILE, false) => "size-optimised, without a profile".to_owned(),
+            (other, _) => format!("built with the `{other}` profile, not size-optimised"),
+        };
+    }
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some(SIDECAR_PROFILE) => "size-optimised, without a profile".to_owned(),
+        Some("debug") => {
+            "a debug build, not size-optimised (for tests: ship a scripts/release.sh build)"
+                .to_owned()
+        }
+        Some("release") => "built with the `release` profile, not size-optimised".to_owned(),
+        _ => "as given".to_owned(),
+    }
+}
+
+/// Prints which build of the host `package` ships for `platform` (from
+/// `source`) and its size as shipped (`staged`, stripped).
+pub(super) fn announce(platform: Platform, source: &Path, staged: &Path) {
+    let size = std::fs::metadata(staged).map_or(0, |m| m.len());
+    eprintln!(
+        "==> ship the host for {platform}: {}, {:.1} MB ({})",
+        describe(source),
+        size as f64 / 1e6,
+        crate::paths::shown(source),
+    );
+}
+
 /// The most recently modified of `candidates` that are files.
-fn newest<const N: usize>(candidates: [PathBuf; N]) -> Option<PathBuf> {
+fn newest(candidates: impl IntoIterator<Item = PathBuf>) -> Option<PathBuf> {
     candidates
         .into_iter()
         .filter_map(|p| {
@@ -68,25 +130,22 @@ fn newest<const N: usize>(candidates: [PathBuf; N]) -> Option<PathBuf> {
         .map(|(_, p)| p)
 }
 
-/// Builds this machine's sidecar from the checkout this binary was built from
-/// (with the same profile) and returns its path.
+/// Builds this machine's size-optimised sidecar from the checkout this
+/// binary was built from and returns its path.
 fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     if !checkout.join("host/sidecar/Cargo.toml").is_file() {
         bail!(
             "no sidecar build for {here} beside this binary, and no checkout to build it from: \
-             build it with `cargo build --release -p {SIDECAR_PACKAGE}` (or scripts/release.sh), or \
-             pass --host {here}=BINARY"
+             install the author's tool (docs/packaging.md), build one with \
+             `cargo build --profile {SIDECAR_PROFILE} -p {SIDECAR_PACKAGE}` (or scripts/release.sh), \
+             or pass --host {here}=BINARY"
         );
     }
-    let (profile, folder) = if cfg!(debug_assertions) {
-        ("dev", "debug")
-    } else {
-        ("release", "release")
-    };
     let target_dir = checkout.join("target").join("sidecar-auto");
     eprintln!(
-        "==> build the sidecar for {here}: cargo build --profile {profile} -p {SIDECAR_PACKAGE}"
+        "==> build the size-optimised sidecar for {here}, once (several minutes): \
+         cargo build --profile {SIDECAR_PROFILE} -p {SIDECAR_PACKAGE}"
     );
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = std::process::Command::new(&cargo)
@@ -94,7 +153,7 @@ fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
             "build",
             "--quiet",
             "--profile",
-            profile,
+            SIDECAR_PROFILE,
             "-p",
             SIDECAR_PACKAGE,
             "--target-dir",
@@ -102,12 +161,17 @@ fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
         .arg(&target_dir)
         .current_dir(&checkout)
         .status()
-        .with_context(|| format!("cannot run {}", Path::new(&cargo).display()))?;
+        .with_context(|| {
+            format!(
+                "cannot run {} to build the sidecar (install the author's tool instead: docs/packaging.md)",
+                Path::new(&cargo).display()
+            )
+        })?;
     if !status.success() {
         bail!("building the sidecar failed ({status}); its output is above");
     }
     let built = target_dir
-        .join(folder)
+        .join(SIDECAR_PROFILE)
         .join(format!("{SIDECAR_BIN}{}", std::env::consts::EXE_SUFFIX));
     if !built.is_file() {
         bail!(
@@ -127,7 +191,53 @@ mod tests {
 
     use std::time::{Duration, SystemTime};
 
-    use super::newest;
+    use super::{BUILD_NOTE, INSTALLED_SIDECARS, describe, installed_sidecars, newest};
+    use crate::package::platforms::{AZD_PLATFORMS, Platform};
+
+    #[test]
+    fn a_build_says_what_it_is_by_its_note_or_its_profile_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let in_folder = |folder: &str| {
+            let d = dir.path().join(folder);
+            std::fs::create_dir_all(&d).unwrap();
+            d.join("azd-wasm-host")
+        };
+        assert_eq!(
+            describe(&in_folder("sidecar")),
+            "size-optimised, without a profile"
+        );
+        assert!(describe(&in_folder("debug")).starts_with("a debug build, not size-optimised"));
+        assert!(describe(&in_folder("release")).contains("not size-optimised"));
+        assert_eq!(describe(&in_folder("elsewhere")), "as given");
+        let noted = in_folder("linux-amd64");
+        let note = noted.with_file_name(BUILD_NOTE);
+        std::fs::write(&note, r#"{"profile": "sidecar", "profile_guided": true}"#).unwrap();
+        assert_eq!(describe(&noted), "size-optimised, profile-guided");
+        std::fs::write(&note, r#"{"profile": "sidecar", "profile_guided": false}"#).unwrap();
+        assert_eq!(describe(&noted), "size-optimised, without a profile");
+        std::fs::write(&note, r#"{"profile": "dev"}"#).unwrap();
+        assert!(describe(&noted).contains("`dev` profile, not size-optimised"));
+        // A note that is no JSON says nothing it cannot back.
+        std::fs::write(&note, "not json").unwrap();
+        assert!(describe(&noted).contains("`unknown` profile"));
+    }
+
+    #[test]
+    fn the_installed_tool_ships_the_sidecar_of_every_platform_it_carries() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(installed_sidecars(dir.path()).is_empty());
+        let carried = [AZD_PLATFORMS[0], AZD_PLATFORMS[2]];
+        for p in carried {
+            let folder = dir.path().join(INSTALLED_SIDECARS).join(p.slug());
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join(p.exe_name()), b"binary").unwrap();
+        }
+        // A folder without its binary carries nothing.
+        let empty = AZD_PLATFORMS[1];
+        std::fs::create_dir_all(dir.path().join(INSTALLED_SIDECARS).join(empty.slug())).unwrap();
+        let found: Vec<Platform> = installed_sidecars(dir.path()).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(found, carried);
+    }
 
     #[test]
     fn the_latest_build_is_shipped_whatever_its_place() {

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Makes the author's tool an azd extension source: a registry.json and one archive per platform,
+# in target/tools-dist/ (or OUT_DIR). Each archive holds, for its platform:
+#   azd-wasm-host[.exe]                          the development CLI (azd's entry point: `azd wasm …`)
+#   sidecars/<os>-<arch>/azd-wasm-host[.exe]     the size-optimised sidecar of every platform built,
+#   sidecars/<os>-<arch>/sidecar-build.json      with what it is (profile-guided or not)
+# so that `azd wasm package` needs no Rust toolchain and ships the same sidecars whoever runs it
+# (host/author/src/package/sidecars.rs finds them there first).
+#
+#   scripts/release-tools.sh [PLATFORM...|all]     (default: this machine's own platform)
+#
+# Builds with scripts/release.sh --dev (the sidecar of every platform asked for, and that
+# platform's development CLI), unless told what to bundle:
+#   TOOLS_CLI=BINARY        bundle this development CLI for this machine's platform (no build)
+#   TOOLS_SIDECARS=DIR      with it: DIR/<os>-<arch>/azd-wasm-host[.exe] are the sidecars (default
+#                           target/release-dist); TOOLS_SIDECAR=BINARY names this machine's alone
+# Other environment: OUT_DIR (default target/tools-dist), BASE_URL (the artifacts' URLs are
+# BASE_URL/<archive>; default: their absolute paths, for a local file source), TOOLS_MANIFEST
+# (default host/cli/extension.yaml; host/cli/tests/release_tools.rs gives it a wrong version).
+# The extension's fields come from host/cli/extension.yaml; its version must be the workspace's.
+# Install what it wrote:
+#   azd extension source add -n wasm-tools -t file -l target/tools-dist/registry.json
+#   azd extension install azd-wasm-host.tools --source wasm-tools
+set -euo pipefail
+
+ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+die() { echo "release-tools: $*" >&2; exit 1; }
+
+ALL_PLATFORMS=(linux-amd64 linux-arm64 windows-amd64 darwin-arm64 darwin-amd64)
+native=$(case "$(uname -s)/$(uname -m)" in
+  Linux/x86_64) echo linux-amd64 ;;
+  Linux/aarch64) echo linux-arm64 ;;
+  *) die "unsupported build machine $(uname -s)/$(uname -m)" ;;
+esac)
+platforms=("$@")
+((${#platforms[@]} > 0)) || platforms=("$native")
+[[ ${platforms[*]} == all ]] && platforms=("${ALL_PLATFORMS[@]}")
+OUT=${OUT_DIR:-$ROOT/target/tools-dist}
+exe_of() { [[ $1 == windows-* ]] && echo azd-wasm-host.exe || echo azd-wasm-host; }
+
+# What to bundle: per platform, its CLI; and the sidecars' folder.
+declare -A cli_of=()
+sidecars=${TOOLS_SIDECARS:-$ROOT/target/release-dist}
+if [[ -n ${TOOLS_CLI:-} ]]; then
+  [[ ${platforms[*]} == "$native" ]] || die "TOOLS_CLI bundles this machine's platform ($native) only"
+  [[ -x $TOOLS_CLI ]] || die "TOOLS_CLI=$TOOLS_CLI is no executable"
+  cli_of[$native]=$TOOLS_CLI
+  if [[ -n ${TOOLS_SIDECAR:-} ]]; then
+    sidecars=$(mktemp -d)
+    mkdir -p "$sidecars/$native"
+    cp "$TOOLS_SIDECAR" "$sidecars/$native/azd-wasm-host"
+    strip "$sidecars/$native/azd-wasm-host" || echo "release-tools: warning: strip failed" >&2
+    # What cargo's profile folder says of it (target/debug: the dev profile), for `package` to tell.
+    profile=$(basename "$(dirname "$TOOLS_SIDECAR")")
+    [[ $profile == debug ]] && profile=dev
+    printf '{"profile": "%s", "profile_guided": false}\n' "$profile" >"$sidecars/$native/sidecar-build.json"
+  fi
+else
+  scripts/release.sh --dev "${platforms[@]}" >&2
+  for p in "${platforms[@]}"; do cli_of[$p]=$ROOT/target/release-dist/$p/dev/$(exe_of "$p"); done
+fi
+carried=()
+for p in "${ALL_PLATFORMS[@]}"; do
+  [[ -f $sidecars/$p/$(exe_of "$p") ]] && carried+=("$p")
+done
+((${#carried[@]} > 0)) || die "no sidecar build in $sidecars/<os>-<arch>/ (scripts/release.sh makes them)"
+
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+manifest=${TOOLS_MANIFEST:-$ROOT/host/cli/extension.yaml}
+stage_root=$(mktemp -d)
+trap 'rm -rf "$stage_root" ${TOOLS_SIDECAR:+"$sidecars"}' EXIT
+artifacts=()
+for p in "${platforms[@]}"; do
+  stage="$stage_root/$p"
+  mkdir -p "$stage"
+  cp "${cli_of[$p]}" "$stage/$(exe_of "$p")"
+  # release.sh's builds are stripped already; a CLI given as TOOLS_CLI (a test's debug build) is
+  # stripped here, as is the sidecar beside it: most of a debug build is its debug information.
+  [[ -z ${TOOLS_CLI:-} ]] || strip "$stage/$(exe_of "$p")" || echo "release-tools: warning: strip failed" >&2
+  for q in "${carried[@]}"; do
+    mkdir -p "$stage/sidecars/$q"
+    cp "$sidecars/$q/$(exe_of "$q")" "$stage/sidecars/$q/"
+    if [[ -f $sidecars/$q/sidecar-build.json ]]; then
+      cp "$sidecars/$q/sidecar-build.json" "$stage/sidecars/$q/"
+    fi
+  done
+  archive="$OUT/azd-wasm-host-tools-$p.tar.gz"
+  # Listed by name (azd refuses an entry `./`), owned by nobody in particular, in a stable order.
+  (cd "$stage" && tar --sort=name --owner=0 --group=0 --numeric-owner -czf "$archive" -- *)
+  artifacts+=("$p=$archive")
+  printf 'release-tools: %-14s %s  %.1f MB (sidecars: %s)\n' "$p" "$archive" \
+    "$(($(stat -c %s "$archive") / 1000))e-3" "${carried[*]}" >&2
+done
+
+# registry.json, from extension.yaml (one-line values and simple lists; see its header).
+python3 - "$manifest" "$OUT/registry.json" "$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)" \
+  "${BASE_URL:-}" "${artifacts[@]}" <<'PY'
+import hashlib, json, sys
+
+manifest, out, workspace_version, base_url, *artifacts = sys.argv[1:]
+
+def scalar(text):
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    return text
+
+fields, key, item = {}, None, None
+for raw in open(manifest, encoding="utf-8"):
+    line = raw.rstrip("\n")
+    if not line.strip() or line.lstrip().startswith("#"):
+        continue
+    if not line.startswith(" "):
+        key, _, value = line.partition(":")
+        fields[key] = scalar(value) if value.strip() else []
+        continue
+    body = line.strip()
+    if body.startswith("- "):
+        name, sep, value = body[2:].partition(": ")
+        if sep and key == "examples":
+            item = {name: scalar(value)}
+            fields[key].append(item)
+        else:
+            fields[key].append(scalar(body[2:]))
+    elif item is not None:
+        name, _, value = body.partition(": ")
+        item[name] = scalar(value)
+
+if fields.get("version") != workspace_version:
+    sys.exit(f"release-tools: host/cli/extension.yaml says version {fields.get('version')!r}, "
+             f"the workspace {workspace_version!r}: make them agree")
+
+def artifact(spec):
+    platform, path = spec.split("=", 1)
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    name = path.rsplit("/", 1)[-1]
+    url = f"{base_url.rstrip('/')}/{name}" if base_url else path
+    entry = "azd-wasm-host.exe" if platform.startswith("windows-") else "azd-wasm-host"
+    return platform.replace("-", "/"), {
+        "url": url, "checksum": {"algorithm": "sha256", "value": digest}, "entryPoint": entry}
+
+version = {k: fields[k] for k in ("version", "capabilities", "entryPoint", "usage",
+                                  "requiredAzdVersion", "examples") if k in fields}
+version["artifacts"] = dict(artifact(a) for a in artifacts)
+extension = {k: fields[k] for k in ("id", "namespace", "displayName", "description", "tags")
+             if k in fields}
+extension["versions"] = [version]
+with open(out, "w", encoding="utf-8") as f:
+    json.dump({"schemaVersion": "1.0", "extensions": [extension]}, f, indent=2)
+    f.write("\n")
+print(f"release-tools: {out} ({extension['id']} {version['version']}, "
+      f"namespace {extension.get('namespace')}, platforms {', '.join(version['artifacts'])})",
+      file=sys.stderr)
+PY
+echo "$OUT/registry.json"
