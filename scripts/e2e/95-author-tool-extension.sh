@@ -64,6 +64,7 @@ cd "$work/authors/tool"
 azd_step wasm --version || fail "azd wasm --version"
 grep -q "^azd-wasm-host " "$work/step.out" || fail "azd wasm --version did not print the tool's version"
 azd_step wasm new go hello-tool || fail "azd wasm new go hello-tool"
+grep -q "^  azd wasm build$" "$work/step.out" || fail "azd wasm new did not suggest azd wasm build as the next step"
 cd hello-tool
 azd_step wasm build || fail "azd wasm build (Go, no Rust toolchain)"
 azd_step wasm test || fail "azd wasm test"

@@ -86,8 +86,9 @@ pub fn new(args: &NewArgs) -> anyhow::Result<PathBuf> {
         std::fs::write(&dest, text).with_context(|| format!("cannot write {}", dest.display()))?;
     }
     let shown = crate::paths::shown(&dir);
+    let tool = crate::paths::command_name();
     eprintln!(
-        "Created the {} provider `{}` in {shown} ({} files). Next:\n  cd {}\n  azd-wasm-host build\n  azd-wasm-host run provision",
+        "Created the {} provider `{}` in {shown} ({} files). Next:\n  cd {}\n  {tool} build\n  {tool} run provision",
         args.language.build_language().name(),
         args.name,
         files.len(),

@@ -28,3 +28,42 @@ pub(crate) fn shown(path: &Path) -> String {
         .display()
         .to_string()
 }
+
+/// The id of the author's tool as an azd extension (`host/cli/extension.yaml`):
+/// azd installs it into `~/.azd/extensions/<id>/`.
+const TOOL_EXTENSION_ID: &str = "azd-wasm-host.tools";
+
+/// How the author reaches this binary, for the commands a message suggests:
+/// `azd wasm` when it runs as the author's tool installed into azd, else
+/// `azd-wasm-host`.
+pub(crate) fn command_name() -> &'static str {
+    let exe = std::env::current_exe().ok();
+    command_name_of(exe.as_deref())
+}
+
+fn command_name_of(exe: Option<&Path>) -> &'static str {
+    let installed = exe
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .is_some_and(|dir| dir == TOOL_EXTENSION_ID);
+    if installed { "azd wasm" } else { "azd-wasm-host" }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::command_name_of;
+
+    #[test]
+    fn the_installed_tool_suggests_azd_wasm() {
+        let installed = Path::new("/home/a/.azd/extensions/azd-wasm-host.tools/azd-wasm-host");
+        assert_eq!(command_name_of(Some(installed)), "azd wasm");
+        let checkout = Path::new("/src/azd-wasm-host/target/debug/azd-wasm-host");
+        assert_eq!(command_name_of(Some(checkout)), "azd-wasm-host");
+        // A provider's extension (local.todo) is not the tool.
+        let provider = Path::new("/home/a/.azd/extensions/local.todo/azd-wasm-host");
+        assert_eq!(command_name_of(Some(provider)), "azd-wasm-host");
+        assert_eq!(command_name_of(None), "azd-wasm-host");
+    }
+}
