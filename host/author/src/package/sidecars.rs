@@ -134,6 +134,7 @@ fn newest(candidates: impl IntoIterator<Item = PathBuf>) -> Option<PathBuf> {
 /// binary was built from and returns its path.
 fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let checkout = std::fs::canonicalize(&checkout).unwrap_or(checkout);
     if !checkout.join("host/sidecar/Cargo.toml").is_file() {
         bail!(
             "no sidecar build for {here} beside this binary, and no checkout to build it from: \
