@@ -37,7 +37,7 @@ use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::convert;
 use crate::failure::{self, bounded, guest_error};
 use crate::sandbox;
-use crate::sandbox::GrantedDir;
+use crate::sandbox::{GrantedDir, PathMap};
 use crate::seal::Seal;
 use crate::store::HostState;
 use crate::template::{Compiled, Template};
@@ -112,7 +112,7 @@ impl WasmProvider {
         kind: RequestKind,
         ctx: CallContext,
         f: impl for<'a> FnOnce(&'a ProvisioningProvider, &'a mut Store<HostState>) -> GuestCall<'a, T>,
-        convert: impl FnOnce(T) -> R,
+        convert: impl FnOnce(T, &PathMap) -> R,
     ) -> Result<R, ProviderError> {
         let what = kind.name();
         let ctx = ctx.for_kind(kind);
@@ -144,8 +144,9 @@ impl WasmProvider {
         match self.settle(what, outcome, instance.store.data_mut()) {
             Ok(guest) => {
                 let guest = guest.map_err(|e| guest_error(e, instance.store.data_mut()));
+                let answer = guest.map(|t| convert(t, instance.store.data().paths()));
                 *guard = InstanceState::Running(instance);
-                guest.map(convert)
+                answer
             }
             Err(err) => {
                 // The instance goes, and its memory with it.
@@ -170,7 +171,7 @@ impl WasmProvider {
         let mut guard = self.lock(&ctx).await?;
         // Whatever was there is replaced: a new layer gets a new instance.
         *guard = InstanceState::Empty;
-        let options = options?;
+        let mut options = options?;
         let shared = &self.shared;
         let compiled = shared.compiled(&ctx).await?;
         let environment = shared.environment_for_initialize().await?;
@@ -180,6 +181,7 @@ impl WasmProvider {
             environment.as_ref(),
             &shared.name,
         )?;
+        convert::options_for_guest(&mut options, &PathMap::of_grants(&dirs));
         // Start code made ahead that ran out its deadline ends this instance, as its own would.
         let (mut store, made) = (self.store_for_initialize(&compiled, dirs, &ctx).await)
             .inspect_err(|err| {
@@ -333,7 +335,7 @@ impl Provider for WasmProvider {
             RequestKind::Destroy,
             ctx,
             move |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_destroy(s, options)),
-            convert::destroy_from_wit,
+            |r, _| convert::destroy_from_wit(r),
         )
         .await
     }
@@ -343,7 +345,7 @@ impl Provider for WasmProvider {
             RequestKind::EnsureEnv,
             ctx,
             |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_ensure_env(s)),
-            |()| (),
+            |(), _| (),
         )
         .await
     }
@@ -356,7 +358,7 @@ impl Provider for WasmProvider {
             RequestKind::Parameters,
             ctx,
             |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_parameters(s)),
-            convert::parameters_from_wit,
+            |r, _| convert::parameters_from_wit(r),
         )
         .await
     }
@@ -369,7 +371,7 @@ impl Provider for WasmProvider {
             RequestKind::PlannedOutputs,
             ctx,
             |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_planned_outputs(s)),
-            convert::planned_outputs_from_wit,
+            |r, _| convert::planned_outputs_from_wit(r),
         )
         .await
     }
