@@ -174,14 +174,7 @@ impl WasmProvider {
         let mut options = options?;
         let shared = &self.shared;
         let compiled = shared.compiled(&ctx).await?;
-        let environment = shared.environment_for_initialize().await?;
-        let dirs = sandbox::open_grants(
-            &shared.policy.fs,
-            &project_path,
-            environment.as_ref(),
-            &shared.name,
-        )?;
-        convert::options_for_guest(&mut options, &PathMap::of_grants(&dirs));
+        let dirs = self.open_grants(&project_path, &mut options).await?;
         // Start code made ahead that ran out its deadline ends this instance, as its own would.
         let (mut store, made) = (self.store_for_initialize(&compiled, dirs, &ctx).await)
             .inspect_err(|err| {
@@ -221,6 +214,25 @@ impl WasmProvider {
                 Err(err)
             }
         }
+    }
+
+    /// Opens the grants for the project at `project_path` and writes the
+    /// paths in `options`' virtual-env that lie in them in the guest's form.
+    async fn open_grants(
+        &self,
+        project_path: &str,
+        options: &mut wit::ProvisioningOptions,
+    ) -> Result<Vec<GrantedDir>, ProviderError> {
+        let shared = &self.shared;
+        let environment = shared.environment_for_initialize().await?;
+        let dirs = sandbox::open_grants(
+            &shared.policy.fs,
+            project_path,
+            environment.as_ref(),
+            &shared.name,
+        )?;
+        convert::options_for_guest(options, &PathMap::of_grants(&dirs));
+        Ok(dirs)
     }
 
     /// The store of the instance an Initialize starts: the one made ahead
