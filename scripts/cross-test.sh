@@ -13,7 +13,8 @@
 # - linux-amd64: natively.
 # - windows-amd64: under Wine (scripts/wine/run.sh, with its test-only ProcessPrng stand-in),
 #   from the unpacked folder itself; also the Python example, whose grants (`.`, `localinfra`,
-#   `.azure/{env}`) are opened by Windows code, with the files it made and removed checked.
+#   `.azure/{env}`) are opened by Windows code, with the files it made and removed checked, and
+#   its outputs checked to name those folders as Windows does (`Z:\...\localinfra`).
 # - linux-arm64: under qemu-user.
 # - darwin-*: not runnable here; linked and inspected (scripts/macho-check.py: Mach-O headers,
 #   load commands, and the ad-hoc code signature checked page by page).
@@ -63,6 +64,32 @@ make_project() {
   cp "$ROOT/examples/$example/build/$example.wasm" "$dir/provider/build/"
 }
 
+# native_paths PROJ HOST_PROJECT: the Python example's state outputs name its folders as the host
+# does (on Windows `Z:\...\localinfra`, never the guest's `/Z:/...`): LOCALFILES_ROOT is
+# HOST_PROJECT's localinfra, and each of LOCALFILES_PATHS lies beneath it. Shows the outputs and
+# their lines in .env.
+native_paths() {
+  local proj=$1 host_project=$2
+  python3 - "$proj/state.log" "$host_project" <<'PY' || { note "the outputs are not native paths"; return 1; }
+import json, sys
+log, project = sys.argv[1], sys.argv[2]
+sep = "\\" if project[1:3] == ":\\" else "/"
+text = open(log, encoding="utf-8").read()
+start = 0 if text.startswith("{") else text.index("\n{") + 1
+outputs = json.JSONDecoder().raw_decode(text, start)[0]["outputs"]
+root = outputs["LOCALFILES_ROOT"]["value"]
+paths = json.loads(outputs["LOCALFILES_PATHS"]["value"])
+print(f"    LOCALFILES_ROOT  = {root}", file=sys.stderr)
+print(f"    LOCALFILES_PATHS = {outputs['LOCALFILES_PATHS']['value']}", file=sys.stderr)
+want = project + sep + "localinfra"
+bad = [p for p in [root, *paths.values()] if p != want and not p.startswith(want + sep)]
+guest = [o["value"] for o in outputs.values() if "/Z:/" in o["value"]]
+if root != want or bad or not paths or guest:
+    sys.exit(f"want {want} and paths beneath it, got {root} and {bad or guest or 'no paths'}")
+PY
+  grep -h '^LOCALFILES_\(ROOT\|PATHS\)=' "$proj"/.azure/*/.env | sed 's/^/    .env: /' >&2 || note "no LOCALFILES_ROOT in .env"
+}
+
 # lifecycle LABEL RUNNER... : provision, state, down in a fresh project, with RUNNER the host
 # command (the project is the working directory; paths are relative, so Wine reads them too).
 lifecycle() {
@@ -82,6 +109,7 @@ lifecycle() {
     step "$proj/state.log" "$@" run state -p provider/provider.toml --output json || exit 1
     grep -q '"outputs"' "$proj/state.log" || { note "state printed no outputs"; exit 1; }
     if [[ $example == python-localfiles ]]; then
+      native_paths "$proj" "${AZD_WASM_HOST_EXTENSION_PROJECT_PATH:-$proj}" || exit 1
       [[ -d localinfra/web && -f localinfra/settings ]] || { note "provision made no localinfra/web, localinfra/settings"; exit 1; }
       grep -q "hello from a WebAssembly provider" localinfra/settings || { note "localinfra/settings has the wrong content"; exit 1; }
     else

@@ -3,13 +3,17 @@
 //! - protobuf maps cross as `list<tuple<..>>` sorted by key;
 //! - `options.config` (a `google.protobuf.Struct`) crosses as the JSON text of
 //!   an object, `"{}"` when azd sends none;
-//! - a guest `error` becomes a [`ProviderError`] with every field kept.
+//! - a guest `error` becomes a [`ProviderError`] with every field kept;
+//! - an output value naming a place in a granted folder reaches azd in the
+//!   host's form of the path ([`PathMap`]), and so do paths in
+//!   `virtual-env` reach the guest in its own.
 
 use std::collections::BTreeMap;
 
 use azd_wasm_host_proto::azdext as pb;
 
 use crate::bindings::azd::provisioning0_1_0::types as wit;
+use crate::sandbox::PathMap;
 use azd_wasm_host_core::json::struct_to_json;
 use azd_wasm_host_core::{ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
 
@@ -61,17 +65,31 @@ fn input_param(p: wit::InputParameter) -> pb::ProvisioningInputParameter {
     }
 }
 
-fn output_param(p: wit::OutputParameter) -> pb::ProvisioningOutputParameter {
+/// A guest's output, its value in the host's form when it names a place in a
+/// granted folder.
+fn output_param(p: wit::OutputParameter, paths: &PathMap) -> pb::ProvisioningOutputParameter {
+    let value = paths.to_native(&p.value).unwrap_or(p.value);
     pb::ProvisioningOutputParameter {
         r#type: p.type_,
-        value: p.value,
+        value,
     }
 }
 
-pub(crate) fn state_from_wit(s: wit::ProvisioningState) -> pb::ProvisioningStateResult {
+/// `virtual-env` of the options, its values in the guest's form where they
+/// name a place in a granted folder (azd puts earlier layers' outputs there).
+pub(crate) fn options_for_guest(o: &mut wit::ProvisioningOptions, paths: &PathMap) {
+    for (_, value) in &mut o.virtual_env {
+        paths.guest_in_place(value);
+    }
+}
+
+pub(crate) fn state_from_wit(
+    s: wit::ProvisioningState,
+    paths: &PathMap,
+) -> pb::ProvisioningStateResult {
     pb::ProvisioningStateResult {
         state: Some(pb::ProvisioningState {
-            outputs: map(s.outputs, output_param),
+            outputs: map(s.outputs, |o| output_param(o, paths)),
             resources: s
                 .resources
                 .into_iter()
@@ -81,20 +99,23 @@ pub(crate) fn state_from_wit(s: wit::ProvisioningState) -> pb::ProvisioningState
     }
 }
 
-fn deployment_from_wit(d: wit::Deployment) -> pb::ProvisioningDeployment {
+fn deployment_from_wit(d: wit::Deployment, paths: &PathMap) -> pb::ProvisioningDeployment {
     pb::ProvisioningDeployment {
         parameters: map(d.parameters, input_param),
-        outputs: map(d.outputs, output_param),
+        outputs: map(d.outputs, |o| output_param(o, paths)),
     }
 }
 
-pub(crate) fn deploy_from_wit(r: wit::DeployResult) -> pb::ProvisioningDeployResult {
+pub(crate) fn deploy_from_wit(
+    r: wit::DeployResult,
+    paths: &PathMap,
+) -> pb::ProvisioningDeployResult {
     let skipped = match r.skipped_reason {
         wit::SkippedReason::Unspecified => pb::ProvisioningSkippedReason::Unspecified,
         wit::SkippedReason::DeploymentState => pb::ProvisioningSkippedReason::DeploymentState,
     };
     pb::ProvisioningDeployResult {
-        deployment: Some(deployment_from_wit(r.deployment)),
+        deployment: Some(deployment_from_wit(r.deployment, paths)),
         skipped_reason: skipped as i32,
     }
 }
@@ -105,12 +126,15 @@ fn shown(mut text: String) -> String {
     text
 }
 
-pub(crate) fn preview_from_wit(p: wit::DeploymentPreview) -> pb::ProvisioningPreviewResult {
+pub(crate) fn preview_from_wit(
+    p: wit::DeploymentPreview,
+    paths: &PathMap,
+) -> pb::ProvisioningPreviewResult {
     pb::ProvisioningPreviewResult {
         preview: Some(pb::ProvisioningDeploymentPreview {
             summary: shown(p.summary),
             parameters: map(p.parameters, input_param),
-            outputs: map(p.outputs, output_param),
+            outputs: map(p.outputs, |o| output_param(o, paths)),
             changes: p
                 .changes
                 .into_iter()
@@ -209,6 +233,109 @@ mod tests {
         assert_eq!(keys, ["a", "b", "c"]);
         assert_eq!(w.config, "{}");
         assert!(w.virtual_env.is_empty());
+    }
+
+    /// A project at `Z:\proj` granted `localinfra`, as Windows names it.
+    fn windows_grants() -> PathMap {
+        PathMap::new(
+            [(
+                "/Z:/proj/localinfra".to_owned(),
+                r"Z:\proj\localinfra".to_owned(),
+            )],
+            '\\',
+        )
+    }
+
+    fn outputs() -> Vec<(String, wit::OutputParameter)> {
+        [
+            ("ROOT", "string", "/Z:/proj/localinfra"),
+            ("PATHS", "object", r#"{"web":"/Z:/proj/localinfra/web"}"#),
+            ("OTHER", "string", "/Z:/proj/localinfra-old"),
+        ]
+        .into_iter()
+        .map(|(name, ty, value)| {
+            let value = value.to_owned();
+            let type_ = ty.to_owned();
+            (name.to_owned(), wit::OutputParameter { type_, value })
+        })
+        .collect()
+    }
+
+    fn values(outputs: &BTreeMap<String, pb::ProvisioningOutputParameter>) -> Vec<&str> {
+        outputs.values().map(|o| o.value.as_str()).collect()
+    }
+
+    #[test]
+    fn outputs_of_every_answer_name_granted_paths_as_the_host_does() {
+        let paths = windows_grants();
+        let want = [
+            "/Z:/proj/localinfra-old",
+            r#"{"web":"Z:\\proj\\localinfra\\web"}"#,
+            r"Z:\proj\localinfra",
+        ];
+        let deployment = wit::Deployment {
+            parameters: Vec::new(),
+            outputs: outputs(),
+        };
+        let deployed = deploy_from_wit(
+            wit::DeployResult {
+                deployment,
+                skipped_reason: wit::SkippedReason::Unspecified,
+            },
+            &paths,
+        );
+        assert_eq!(values(&deployed.deployment.unwrap().outputs), want);
+        let state = state_from_wit(
+            wit::ProvisioningState {
+                outputs: outputs(),
+                resources: Vec::new(),
+            },
+            &paths,
+        );
+        assert_eq!(values(&state.state.unwrap().outputs), want);
+        let preview = preview_from_wit(
+            wit::DeploymentPreview {
+                summary: String::new(),
+                parameters: Vec::new(),
+                outputs: outputs(),
+                changes: Vec::new(),
+            },
+            &paths,
+        );
+        assert_eq!(values(&preview.preview.unwrap().outputs), want);
+        // Where the forms agree (Linux, macOS), outputs cross as they are.
+        let same = state_from_wit(
+            wit::ProvisioningState {
+                outputs: outputs(),
+                resources: Vec::new(),
+            },
+            &PathMap::default(),
+        );
+        let got = same.state.unwrap().outputs;
+        let sent: BTreeMap<_, _> = outputs().into_iter().map(|(k, o)| (k, o.value)).collect();
+        assert_eq!(
+            values(&got),
+            sent.values().map(String::as_str).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn virtual_env_reaches_the_guest_in_its_form() {
+        let mut o = options_to_wit(&pb::ProvisioningOptions {
+            virtual_env: BTreeMap::from([
+                ("ROOT".to_owned(), r"Z:\proj\localinfra\web".to_owned()),
+                ("NAME".to_owned(), "web".to_owned()),
+            ]),
+            ..Default::default()
+        });
+        options_for_guest(&mut o, &windows_grants());
+        assert_eq!(
+            o.virtual_env,
+            [
+                ("NAME".to_owned(), "web".to_owned()),
+                ("ROOT".to_owned(), "/Z:/proj/localinfra/web".to_owned()),
+            ]
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::convert;
 use crate::failure::{self, bounded, guest_error};
 use crate::sandbox;
-use crate::sandbox::GrantedDir;
+use crate::sandbox::{GrantedDir, PathMap};
 use crate::seal::Seal;
 use crate::store::HostState;
 use crate::template::{Compiled, Template};
@@ -112,7 +112,7 @@ impl WasmProvider {
         kind: RequestKind,
         ctx: CallContext,
         f: impl for<'a> FnOnce(&'a ProvisioningProvider, &'a mut Store<HostState>) -> GuestCall<'a, T>,
-        convert: impl FnOnce(T) -> R,
+        convert: impl FnOnce(T, &PathMap) -> R,
     ) -> Result<R, ProviderError> {
         let what = kind.name();
         let ctx = ctx.for_kind(kind);
@@ -144,8 +144,9 @@ impl WasmProvider {
         match self.settle(what, outcome, instance.store.data_mut()) {
             Ok(guest) => {
                 let guest = guest.map_err(|e| guest_error(e, instance.store.data_mut()));
+                let answer = guest.map(|t| convert(t, instance.store.data().paths()));
                 *guard = InstanceState::Running(instance);
-                guest.map(convert)
+                answer
             }
             Err(err) => {
                 // The instance goes, and its memory with it.
@@ -170,16 +171,10 @@ impl WasmProvider {
         let mut guard = self.lock(&ctx).await?;
         // Whatever was there is replaced: a new layer gets a new instance.
         *guard = InstanceState::Empty;
-        let options = options?;
+        let mut options = options?;
         let shared = &self.shared;
         let compiled = shared.compiled(&ctx).await?;
-        let environment = shared.environment_for_initialize().await?;
-        let dirs = sandbox::open_grants(
-            &shared.policy.fs,
-            &project_path,
-            environment.as_ref(),
-            &shared.name,
-        )?;
+        let dirs = self.open_grants(&project_path, &mut options).await?;
         // Start code made ahead that ran out its deadline ends this instance, as its own would.
         let (mut store, made) = (self.store_for_initialize(&compiled, dirs, &ctx).await)
             .inspect_err(|err| {
@@ -219,6 +214,25 @@ impl WasmProvider {
                 Err(err)
             }
         }
+    }
+
+    /// Opens the grants for the project at `project_path` and writes the
+    /// paths in `options`' virtual-env that lie in them in the guest's form.
+    async fn open_grants(
+        &self,
+        project_path: &str,
+        options: &mut wit::ProvisioningOptions,
+    ) -> Result<Vec<GrantedDir>, ProviderError> {
+        let shared = &self.shared;
+        let environment = shared.environment_for_initialize().await?;
+        let dirs = sandbox::open_grants(
+            &shared.policy.fs,
+            project_path,
+            environment.as_ref(),
+            &shared.name,
+        )?;
+        convert::options_for_guest(options, &PathMap::of_grants(&dirs));
+        Ok(dirs)
     }
 
     /// The store of the instance an Initialize starts: the one made ahead
@@ -333,7 +347,7 @@ impl Provider for WasmProvider {
             RequestKind::Destroy,
             ctx,
             move |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_destroy(s, options)),
-            convert::destroy_from_wit,
+            |r, _| convert::destroy_from_wit(r),
         )
         .await
     }
@@ -343,7 +357,7 @@ impl Provider for WasmProvider {
             RequestKind::EnsureEnv,
             ctx,
             |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_ensure_env(s)),
-            |()| (),
+            |(), _| (),
         )
         .await
     }
@@ -356,7 +370,7 @@ impl Provider for WasmProvider {
             RequestKind::Parameters,
             ctx,
             |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_parameters(s)),
-            convert::parameters_from_wit,
+            |r, _| convert::parameters_from_wit(r),
         )
         .await
     }
@@ -369,7 +383,7 @@ impl Provider for WasmProvider {
             RequestKind::PlannedOutputs,
             ctx,
             |b, s| Box::pin(b.azd_provisioning0_1_0_provider().call_planned_outputs(s)),
-            convert::planned_outputs_from_wit,
+            |r, _| convert::planned_outputs_from_wit(r),
         )
         .await
     }

@@ -24,7 +24,7 @@ use crate::imports::services::AzdAccess;
 use crate::limits::InstanceLimits;
 use crate::sandbox::{
     BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy,
-    OutputTail, Sandbox,
+    OutputTail, PathMap, Sandbox,
 };
 use crate::seal::Seal;
 
@@ -59,9 +59,10 @@ impl HostState {
         dirs: Vec<GrantedDir>,
         memory_bytes: usize,
         disk_bytes: u64,
-        azd: AzdAccess,
+        mut azd: AzdAccess,
         credentials: Credentials,
     ) -> Self {
+        azd.paths = PathMap::of_grants(&dirs);
         Self {
             wasi: sandbox.wasi,
             table: ResourceTable::new(),
@@ -99,7 +100,13 @@ impl HostState {
 
     /// Grants `dirs` to an instance made ahead of its Initialize.
     pub(crate) fn grant_dirs(&mut self, dirs: Vec<GrantedDir>) {
+        self.azd.paths = PathMap::of_grants(&dirs);
         self.dirs = dirs;
+    }
+
+    /// The granted folders as the guest and the host name them.
+    pub(crate) fn paths(&self) -> &PathMap {
+        &self.azd.paths
     }
 
     /// The granted directories, for `wasi:filesystem/preopens`.

@@ -23,7 +23,7 @@ use crate::imports::services::{AzdAccess, CommandEnvironment};
 use crate::intercept::Intercept;
 use crate::limits::MAX_GUEST_TRANSFER;
 use crate::options::RuntimeOptions;
-use crate::sandbox::{self, GrantedDir};
+use crate::sandbox::{self, GrantedDir, PathMap};
 use crate::seal::Seal;
 use crate::store::HostState;
 use azd_wasm_host_manifest::ConfigSchema;
@@ -214,6 +214,7 @@ impl Template {
             environment: self.environment.clone(),
             interactive: self.interactive,
             seal: seal.clone(),
+            paths: PathMap::default(),
         };
         let credentials = Credentials::new(
             self.name.clone(),

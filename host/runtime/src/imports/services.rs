@@ -18,6 +18,7 @@ use tokio::sync::OnceCell;
 
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
+use crate::sandbox::PathMap;
 use crate::seal::Seal;
 use azd_wasm_host_manifest::{AzdGrants, EnvironmentAccess};
 
@@ -81,6 +82,9 @@ pub(crate) struct AzdAccess {
     pub(crate) interactive: bool,
     /// Closed while the instance is made ahead of its Initialize.
     pub(crate) seal: Seal,
+    /// The granted folders in both forms: a value naming a place in one is
+    /// read in the guest's form and written in the host's.
+    pub(crate) paths: PathMap,
 }
 
 /// What the guest gets for a call the seal refused (it is never used after).
@@ -202,6 +206,7 @@ impl environment::Host for AzdAccess {
             .environment_value(&env, &key)
             .await
             .map_err(|e| failed("read the environment", &e))?;
+        let value = self.paths.to_guest(&value).unwrap_or(value);
         Ok(Some(value).filter(|v| !v.is_empty()))
     }
 
@@ -213,12 +218,16 @@ impl environment::Host for AzdAccess {
             .await
             .map_err(|e| failed("read the environment", &e))?;
         values.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, value) in &mut values {
+            self.paths.guest_in_place(value);
+        }
         Ok(values)
     }
 
     async fn set_value(&mut self, key: String, value: String) -> Result<(), wit::Error> {
         let services = self.environment_services(true)?;
         let env = self.environment_name(services).await?;
+        let value = self.paths.to_native(&value).unwrap_or(value);
         services
             .set_environment_value(&env, &key, &value)
             .await
@@ -282,5 +291,99 @@ impl prompt::Host for AzdAccess {
                 &ServiceError::new(format!("azd answered choice {index} of {count}")),
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use azd_wasm_host_core::ServiceError;
+    use parking_lot::Mutex;
+
+    /// azd's environment, faked: one value, and what the guest wrote.
+    #[derive(Default)]
+    struct Env {
+        values: Mutex<Vec<(String, String)>>,
+    }
+
+    #[async_trait::async_trait]
+    impl AzdServices for Env {
+        async fn current_environment(&self) -> Result<String, ServiceError> {
+            Ok("dev".into())
+        }
+        async fn environment_values(&self, _: &str) -> Result<Vec<(String, String)>, ServiceError> {
+            Ok(self.values.lock().clone())
+        }
+        async fn environment_value(&self, _: &str, key: &str) -> Result<String, ServiceError> {
+            let values = self.values.lock();
+            let found = values.iter().find(|(k, _)| k == key);
+            Ok(found.map(|(_, v)| v.clone()).unwrap_or_default())
+        }
+        async fn set_environment_value(
+            &self,
+            _: &str,
+            key: &str,
+            value: &str,
+        ) -> Result<(), ServiceError> {
+            self.values.lock().push((key.to_owned(), value.to_owned()));
+            Ok(())
+        }
+        async fn confirm(&self, _: ConfirmQuestion) -> Result<bool, ServiceError> {
+            Err(ServiceError::new("not asked here"))
+        }
+        async fn prompt(&self, _: TextQuestion) -> Result<String, ServiceError> {
+            Err(ServiceError::new("not asked here"))
+        }
+        async fn select(&self, _: SelectQuestion) -> Result<u32, ServiceError> {
+            Err(ServiceError::new("not asked here"))
+        }
+    }
+
+    fn access(env: &Arc<Env>, paths: PathMap) -> AzdAccess {
+        let services: Arc<dyn AzdServices> = env.clone();
+        AzdAccess {
+            grants: AzdGrants {
+                environment: EnvironmentAccess::ReadWrite,
+                ..AzdGrants::default()
+            },
+            services: Some(services.clone()),
+            environment: Arc::new(CommandEnvironment::new(Some("dev".into()), Some(services))),
+            interactive: false,
+            seal: Seal::none(),
+            paths,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_environment_holds_granted_paths_as_the_host_names_them() {
+        let env = Arc::new(Env::default());
+        let windows = PathMap::new(
+            [("/Z:/proj/out".to_owned(), r"Z:\proj\out".to_owned())],
+            '\\',
+        );
+        let mut azd = access(&env, windows);
+        environment::Host::set_value(&mut azd, "A".into(), "/Z:/proj/out/web".into())
+            .await
+            .unwrap();
+        environment::Host::set_value(&mut azd, "B".into(), "/Z:/proj/outer".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            *env.values.lock(),
+            [
+                ("A".to_owned(), r"Z:\proj\out\web".to_owned()),
+                ("B".to_owned(), "/Z:/proj/outer".to_owned()),
+            ]
+        );
+        // Read back, the guest gets its own form.
+        let a = environment::Host::get_value(&mut azd, "A".into()).await;
+        assert_eq!(a.unwrap().as_deref(), Some("/Z:/proj/out/web"));
+        let all = environment::Host::get_values(&mut azd).await.unwrap();
+        assert_eq!(all[0].1, "/Z:/proj/out/web");
+        assert_eq!(all[1].1, "/Z:/proj/outer");
+        // Where the two forms agree, values cross as they are.
+        let mut same = access(&env, PathMap::default());
+        let a = environment::Host::get_value(&mut same, "A".into()).await;
+        assert_eq!(a.unwrap().as_deref(), Some(r"Z:\proj\out\web"));
     }
 }

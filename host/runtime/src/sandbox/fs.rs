@@ -67,11 +67,13 @@ fn remove_empty(made: &[(PathBuf, PathBuf)]) {
     }
 }
 
-/// One granted directory: the open handle and the path the guest sees it at.
+/// One granted directory: the open handle, the path the guest sees it at, and
+/// the host's own name for it ([`native_form`]).
 #[derive(Clone)]
 pub(crate) struct GrantedDir {
     pub(crate) dir: WasiDir,
     pub(crate) guest_path: String,
+    pub(crate) native_path: String,
 }
 
 /// The error for a grant that cannot be opened safely.
@@ -119,7 +121,9 @@ pub(crate) fn open_grants(
             tracing::warn!(provider, grant = %grant.path, "granted directory does not exist; not granted");
             continue;
         };
-        let Some(guest_path) = guest.to_str().map(guest_form) else {
+        let Some((guest_path, native_path)) =
+            guest.to_str().map(|g| (guest_form(g), native_form(g)))
+        else {
             return Err(refused(
                 grant,
                 format!("{} is not valid UTF-8", guest.display()),
@@ -133,6 +137,7 @@ pub(crate) fn open_grants(
         granted.push(GrantedDir {
             dir: WasiDir::new(dir, perms, mode, false),
             guest_path,
+            native_path,
         });
     }
     Ok(granted)
@@ -254,17 +259,40 @@ pub(crate) fn guest_form(host: &str) -> String {
     host.to_owned()
 }
 
+/// How the host names a granted folder to the user: as it is, except on
+/// Windows, where it is written with `\` throughout and without the verbatim
+/// prefix canonical paths carry ([`windows_native_form`]).
+pub(crate) fn native_form(host: &str) -> String {
+    #[cfg(windows)]
+    return windows_native_form(host);
+    #[cfg(not(windows))]
+    host.to_owned()
+}
+
+/// `\\?\C:\proj\.azure/dev` → `C:\proj\.azure\dev`;
+/// `\\?\UNC\server\share` → `\\server\share`.
+#[cfg(any(windows, test))]
+fn windows_native_form(host: &str) -> String {
+    without_verbatim(host).replace('/', "\\")
+}
+
+/// `host` without a verbatim prefix (`\\?\C:\x` → `C:\x`,
+/// `\\?\UNC\server\share` → `\\server\share`).
+#[cfg(any(windows, test))]
+fn without_verbatim(host: &str) -> String {
+    if let Some(unc) = host.strip_prefix(r"\\?\UNC\") {
+        format!(r"\\{unc}")
+    } else {
+        host.strip_prefix(r"\\?\").unwrap_or(host).to_owned()
+    }
+}
+
 /// `C:\proj\.azure/dev` → `/C:/proj/.azure/dev`; the verbatim prefixes
 /// canonical paths carry (`\\?\C:\x`, `\\?\UNC\server\share`) are dropped,
 /// and a share is `//server/share`.
 #[cfg(any(windows, test))]
 fn windows_guest_form(host: &str) -> String {
-    let plain = if let Some(unc) = host.strip_prefix(r"\\?\UNC\") {
-        format!(r"\\{unc}")
-    } else {
-        host.strip_prefix(r"\\?\").unwrap_or(host).to_owned()
-    };
-    let slashed = plain.replace('\\', "/");
+    let slashed = without_verbatim(host).replace('\\', "/");
     if azd_wasm_host_manifest::has_drive_prefix(&slashed) {
         format!("/{slashed}")
     } else {
@@ -317,6 +345,64 @@ mod tests {
         // Elsewhere a path reaches the guest as it is.
         if !cfg!(windows) {
             assert_eq!(guest_form("/home/me/a b"), "/home/me/a b");
+        }
+    }
+
+    #[test]
+    fn windows_paths_reach_the_user_in_native_form() {
+        for (host, native, guest) in [
+            (
+                r"Z:\work\proj\.azure/dev",
+                r"Z:\work\proj\.azure\dev",
+                "/Z:/work/proj/.azure/dev",
+            ),
+            (r"\\?\D:\data", r"D:\data", "/D:/data"),
+            (
+                r"\\?\UNC\server\share\x",
+                r"\\server\share\x",
+                "//server/share/x",
+            ),
+        ] {
+            assert_eq!(windows_native_form(host), native, "{host}");
+            // The two forms of one grant are what the path map pairs.
+            let map = super::super::PathMap::new(
+                [(windows_guest_form(host), windows_native_form(host))],
+                '\\',
+            );
+            let inside = format!("{native}\\out.txt");
+            assert_eq!(map.to_native(&format!("{guest}/out.txt")), Some(inside));
+        }
+        if !cfg!(windows) {
+            assert_eq!(native_form(r"/home/me/a\b"), r"/home/me/a\b");
+        }
+    }
+
+    /// On Linux and macOS a grant's two names are one, so no value is ever
+    /// translated.
+    #[cfg(not(windows))]
+    #[test]
+    fn elsewhere_the_grants_translate_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = EnvironmentName::parse("dev").unwrap();
+        let dirs = open_grants(
+            &[
+                grant(".", FsAccess::Read),
+                grant("localinfra", FsAccess::ReadWrite),
+                grant(".azure/{env}", FsAccess::ReadWrite),
+            ],
+            tmp.path().to_str().unwrap(),
+            Some(&env),
+            "p",
+        )
+        .unwrap();
+        assert_eq!(dirs.len(), 3);
+        let map = super::super::PathMap::of_grants(&dirs);
+        assert!(map.is_empty());
+        for dir in &dirs {
+            assert_eq!(dir.native_path, dir.guest_path);
+            let inside = format!("{}/web", dir.guest_path);
+            assert_eq!(map.to_native(&inside), None);
+            assert_eq!(map.to_guest(&inside), None);
         }
     }
 

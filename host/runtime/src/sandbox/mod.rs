@@ -13,7 +13,9 @@
 //!   allowlisted names ([`net`]); UDP never;
 //! - HTTP requests reach only the granted origins, each bounded in time and
 //!   in the bytes it reads ([`http`]);
-//! - guest stdout/stderr go to the host's log ([`output`]).
+//! - guest stdout/stderr go to the host's log ([`output`]);
+//! - a path in a granted folder crosses to azd in the host's form, and back
+//!   to the guest in its own ([`paths`]).
 //!
 //! - what a guest may write into its read-write grants is bounded by
 //!   `[policy] disk_mb` ([`disk`]: `wasi:filesystem/types` behind a budget).
@@ -23,6 +25,7 @@ mod fs;
 mod http;
 mod net;
 mod output;
+mod paths;
 
 use std::sync::Arc;
 
@@ -39,6 +42,7 @@ pub(crate) use http::HttpGate;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 use output::LogStream;
 pub(crate) use output::OutputTail;
+pub(crate) use paths::PathMap;
 
 use crate::intercept::Intercept;
 use crate::seal::Seal;
