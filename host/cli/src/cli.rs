@@ -186,6 +186,34 @@ mod tests {
         assert!(Cli::try_parse_from(["azd-wasm-host", "bogus"]).is_err());
     }
 
+    /// `c-bindings` parses as scripts call it, and stays out of `--help`.
+    #[test]
+    fn c_bindings_is_hidden_and_parses() {
+        let cli = Cli::try_parse_from([
+            "azd-wasm-host",
+            "c-bindings",
+            "wit",
+            "--out-dir",
+            "gen",
+            "--features",
+            "a,b",
+        ])
+        .unwrap();
+        let Command::CBindings(args) = cli.command else {
+            panic!("not c-bindings: {:?}", cli.command);
+        };
+        assert_eq!(args.world, "provisioning-provider");
+        assert_eq!(args.features, ["a", "b"]);
+        assert!(Cli::try_parse_from(["azd-wasm-host", "c-bindings", "wit"]).is_err());
+        let help = <Cli as clap::CommandFactory>::command()
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("build") && !help.contains("c-bindings"),
+            "{help}"
+        );
+    }
+
     /// The words of a README command line as the shell would pass them,
     /// with the doc's notation taken out: `# comments`, `[optional]` parts,
     /// `...`, and `a|b|c` alternatives (the first is kept).
