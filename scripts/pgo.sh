@@ -68,7 +68,8 @@ if [[ -z $CLI ]]; then
   cargo build --locked --release -p azd-wasm-host --bin azd-wasm-host >&2
   CLI="$ROOT/target/release/azd-wasm-host"
 fi
-scripts/build-examples.sh c-hello python-localfiles >&2
+# The C example's bindings come from a CLI of this checkout: the one just built.
+AZD_WASM_HOST_CLI="$CLI" scripts/build-examples.sh c-hello python-localfiles >&2
 
 instrumented=$(sidecar "$PGO/generate" "-Cprofile-generate=$PGO/raw")
 # The profile is named after what it was trained with (the build, the examples, this script):

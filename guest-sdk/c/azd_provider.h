@@ -3,13 +3,14 @@
  *
  * Header-only; include it after generating the bindings of the WIT world:
  *
- *   wit-bindgen c wit --world provisioning-provider --out-dir gen
+ *   azd-wasm-host c-bindings wit --world provisioning-provider --out-dir gen
  *   python -m ziglang cc -target wasm32-wasi -mexec-model=reactor -O2 -s \
  *       -I gen -I guest-sdk/c provider.c gen/provisioning_provider.c \
  *       gen/provisioning_provider_component_type.o -o core.wasm
  *   wasm-tools component new core.wasm -o provider.wasm
  *
- * (scripts/build-examples.sh does that with pinned tools; clang-14 with
+ * (`azd-wasm-host build` does all of it in a project `azd-wasm-host new c` wrote;
+ * scripts/build-examples.sh does it with pinned tools; clang-14 with
  * `--target=wasm32-wasi --sysroot=/usr` from Debian's wasi-libc works the same way.)
  *
  * Ownership, as wit-bindgen's C bindings define it: everything a provider function

@@ -3,7 +3,7 @@
 //!
 //! Rust built for `wasm32-wasip1` and C built for `wasm32-wasi` are core
 //! modules that carry their WIT world in a `component-type` custom section
-//! (wit-bindgen puts it there) and import WASI preview1. The preview1 adapter
+//! (wit-bindgen's generators put it there) and import WASI preview1. The preview1 adapter
 //! of the wasmtime this host runs (reactor flavour: a provider has no `main`)
 //! turns those imports into WASI 0.2; debug sections are dropped first, since
 //! nobody reads them inside a sandbox and they can be most of the file.

@@ -36,7 +36,7 @@ mod tools;
 #[cfg(test)]
 mod typescript;
 
-pub use build::{BuildArgs, build};
+pub use build::{BuildArgs, CBindingsArgs, build, c_bindings};
 pub use names::shell_word;
 pub use new::{Language, NewArgs, new};
 pub use oci::{PublishArgs, Published, PullArgs, Pulled, publish, pull};

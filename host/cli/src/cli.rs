@@ -7,7 +7,8 @@
 //! - `run`: plays azd itself to drive a provider without azd (`azd-wasm-host-runner`).
 //! - `test`: runs a provider's test files, each step a `run` (`azd-wasm-host-testkit`).
 //! - `new`, `build`, `package`: the provider author's toolchain (the
-//!   `azd-wasm-host-author` crate).
+//!   `azd-wasm-host-author` crate); `c-bindings` (hidden): the C bindings
+//!   `build` generates, for the repository's scripts.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +55,10 @@ pub(crate) enum Command {
     New(author::NewArgs),
     /// Build the provider's component from the manifest's `[build]` section.
     Build(author::BuildArgs),
+    /// Write the C bindings of a WIT world, as `build` of a C provider makes them (for scripts:
+    /// `c-bindings WIT [--world NAME] [--features A,B] --out-dir DIR`).
+    #[command(hide = true)]
+    CBindings(author::CBindingsArgs),
     /// Make an azd extension source for the provider (registry JSON + archive), signed.
     Package(author::PackageArgs),
     /// Push the provider, signed, to an OCI registry: `publish oci://REGISTRY/NAME:TAG`.
@@ -132,6 +137,7 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             Command::Test(args) => Ok(azd_wasm_host_testkit::test(args, debug).await),
             Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
             Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
+            Command::CBindings(args) => blocking(move || author::c_bindings(&args)).await,
             Command::Package(args) => {
                 blocking(move || {
                     author::package(&args).map(|p| crate::distribute::print_packaged(&p))
@@ -178,6 +184,34 @@ mod tests {
         let cli = Cli::try_parse_from(["azd-wasm-host", "check", "x.wasm"]).unwrap();
         assert!(matches!(cli.command, Command::Check { .. }));
         assert!(Cli::try_parse_from(["azd-wasm-host", "bogus"]).is_err());
+    }
+
+    /// `c-bindings` parses as scripts call it, and stays out of `--help`.
+    #[test]
+    fn c_bindings_is_hidden_and_parses() {
+        let cli = Cli::try_parse_from([
+            "azd-wasm-host",
+            "c-bindings",
+            "wit",
+            "--out-dir",
+            "gen",
+            "--features",
+            "a,b",
+        ])
+        .unwrap();
+        let Command::CBindings(args) = cli.command else {
+            panic!("not c-bindings: {:?}", cli.command);
+        };
+        assert_eq!(args.world, "provisioning-provider");
+        assert_eq!(args.features, ["a", "b"]);
+        assert!(Cli::try_parse_from(["azd-wasm-host", "c-bindings", "wit"]).is_err());
+        let help = <Cli as clap::CommandFactory>::command()
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("build") && !help.contains("c-bindings"),
+            "{help}"
+        );
     }
 
     /// The words of a README command line as the shell would pass them,

@@ -5,9 +5,10 @@
 //! provider from its precompiled code under the simulated azd.
 //!
 //! Each language needs its build tools: JavaScript needs npm (componentize-qjs
-//! comes from the npm registry), Python `componentize-py`, C `wit-bindgen`
-//! and a wasm32-wasi C compiler, Rust a toolchain with a wasm32 std or its
-//! source. `scripts/test.sh` installs them all (`scripts/build-examples.sh`,
+//! comes from the npm registry), Python `componentize-py`, C a wasm32-wasi C
+//! compiler and nothing else (no `wit-bindgen` is on the PATH these builds
+//! see: `build` generates the C bindings itself), Rust a toolchain with a
+//! wasm32 std or its source. `scripts/test.sh` installs them all (`scripts/build-examples.sh`,
 //! `scripts/build-rust-example.sh`) and puts `.tools/` on PATH for this test;
 //! a missing tool fails the test, unless `AZD_WASM_HOST_SKIP_EXAMPLES=1`.
 
@@ -29,13 +30,16 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
 
-/// PATH and tool variables with the repository's pinned tools (`.tools/`).
+/// PATH and tool variables with the repository's pinned tools (`.tools/`),
+/// and without any folder that holds a `wit-bindgen`.
 fn with_tools(cmd: &mut Command) -> &mut Command {
     let tools = repo_root().join(".tools");
-    let mut path = vec![tools.join("venv/bin"), tools.join("cargo/bin")];
-    path.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
+    let mut path = vec![tools.join("venv/bin")];
+    let wit_bindgen = format!("wit-bindgen{}", std::env::consts::EXE_SUFFIX);
+    path.extend(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .filter(|dir| !dir.join(&wit_bindgen).exists()),
+    );
     cmd.env("PATH", std::env::join_paths(path).unwrap());
     let python = tools.join("venv/bin/python");
     if python.is_file() && std::env::var_os("AZD_WASM_HOST_CC").is_none() {
@@ -118,6 +122,14 @@ async fn author_flow(language: &str, name: &str) {
         return;
     }
     ok(&out, "build");
+    if language == "c" {
+        // The bindings were generated in this process, not by a wit-bindgen.
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("==> C bindings of world provisioning-provider (wit-bindgen-c"),
+            "{said}"
+        );
+    }
     let component = dir.join("build").join(format!("{name}.wasm"));
     assert!(component.is_file());
     println!(

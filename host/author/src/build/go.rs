@@ -38,6 +38,14 @@ world provider {
 }
 ";
 
+/// Go, and what to say when it is missing.
+const GO: crate::tools::Need = crate::tools::Need {
+    tool: "go",
+    version: Some("Go 1.25 or newer"),
+    get: "install it from https://go.dev/dl",
+    var: "AZD_WASM_HOST_GO",
+};
+
 /// The oldest Go whose `go:wasmexport` and `-buildmode=c-shared` for wasip1
 /// the SDK is built and tested with (its `go.mod` says the same).
 const MIN_GO_MINOR: u32 = 25;
@@ -51,9 +59,7 @@ pub(super) fn go(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
             package.display()
         );
     }
-    let (go, pre) = crate::tools::tool("AZD_WASM_HOST_GO", &["go"]).context(
-        "`go` is not on PATH: install Go 1.25 or newer (https://go.dev/dl), or set AZD_WASM_HOST_GO",
-    )?;
+    let (go, pre) = GO.find(&crate::tools::Vars::process(), &["go"])?;
     check_version(&go, &pre, dir)?;
     let scratch = super::step::scratch(staged, dir, "go", "Go")?;
     let core = scratch.path().join("core.wasm");
@@ -96,8 +102,11 @@ fn check_version(
     match go_minor(&version) {
         Some(minor) if minor >= MIN_GO_MINOR => Ok(()),
         Some(_) => bail!(
-            "{version} is too old for Go providers: they need Go 1.{MIN_GO_MINOR} or newer \
-             (go:wasmexport and c-shared WebAssembly modules)"
+            "{version} ({}) is too old for Go providers: they need Go 1.{MIN_GO_MINOR} or newer \
+             (go:wasmexport and c-shared WebAssembly modules): {}, or set {} to a newer one",
+            go.to_string_lossy(),
+            GO.get,
+            GO.var
         ),
         None if out.status.success() => Ok(()), // a development build ("devel …"): let go decide
         None => bail!(
@@ -146,6 +155,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn without_go_the_error_names_the_version_and_where_to_get_it() {
+        let empty = tempfile::tempdir().unwrap();
+        let vars = crate::tools::Vars::fixed([("PATH", empty.path().as_os_str())]);
+        let err = GO.find(&vars, &["go"]).unwrap_err().to_string();
+        assert!(
+            err.contains("`go` (Go 1.25 or newer) is not on PATH")
+                && err.contains("https://go.dev/dl")
+                && err.contains("AZD_WASM_HOST_GO"),
+            "{err}"
+        );
+    }
+
+    /// A `go` that reports 1.24 is refused before it builds, with the remedy
+    /// (`sh -c` stands in for it: no script is written and run).
+    #[cfg(unix)]
+    #[test]
+    fn an_old_go_is_refused_with_the_remedy() {
+        let dir = tempfile::tempdir().unwrap();
+        let go_says = |version: &str| -> Vec<std::ffi::OsString> {
+            ["-c", &format!("echo {version}"), "go"]
+                .map(std::ffi::OsString::from)
+                .to_vec()
+        };
+        let sh = std::ffi::OsStr::new("/bin/sh");
+        let err = check_version(sh, &go_says("go1.24.3"), dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("go1.24.3")
+                && err.contains("Go 1.25 or newer")
+                && err.contains("https://go.dev/dl")
+                && err.contains("AZD_WASM_HOST_GO"),
+            "{err}"
+        );
+        check_version(sh, &go_says("go1.25.0"), dir.path()).unwrap();
+    }
+
+    #[test]
     fn go_versions_are_read_from_go_env() {
         assert_eq!(go_minor("go1.26.8"), Some(26));
         assert_eq!(go_minor("go1.25"), Some(25));
@@ -168,11 +215,11 @@ mod tests {
     #[test]
     fn the_go_sdk_bindings_match_the_world() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut resolve = wit_bindgen_core::wit_parser::Resolve::default();
+        let mut resolve = wit_bindgen_core_go::wit_parser::Resolve::default();
         resolve.push_dir(root.join("wit")).unwrap();
         let package = resolve.push_str("go-provider.wit", WORLD_WIT).unwrap();
         let world = resolve.select_world(&[package], Some("provider")).unwrap();
-        let mut files = wit_bindgen_core::Files::default();
+        let mut files = wit_bindgen_core_go::Files::default();
         let opts = wit_bindgen_go::Opts {
             format: wit_bindgen_go::Format::False,
             pkg_name: Some(SDK_IMPORT.to_owned()),

@@ -16,12 +16,14 @@
 //! - **TypeScript**: `tsc -p .` (the project's `tsconfig.json`: its `outDir`
 //!   is `build/js`), then ComponentizeJS on the JavaScript it wrote.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 
 use super::step::Step;
 use crate::settings::JsEngine;
+use crate::tools::{Need, Vars};
 
 /// The world's name inside the scratch WIT folder.
 const WORLD: &str = "provider";
@@ -61,9 +63,10 @@ pub(super) fn js(
             module.display()
         );
     }
+    let node = Node::find(&Vars::process())?;
     match engine.unwrap_or(JsEngine::ComponentizeJs) {
-        JsEngine::ComponentizeJs => componentize_js(dir, &module, staged),
-        JsEngine::Quickjs => quickjs(dir, &module, staged),
+        JsEngine::ComponentizeJs => componentize_js(&node, dir, &module, staged),
+        JsEngine::Quickjs => quickjs(&node, dir, &module, staged),
     }
 }
 
@@ -82,10 +85,11 @@ pub(super) fn ts(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
             dir.display()
         );
     }
-    let tsc = npm_tool(dir, "tsc", "typescript")?;
+    let node = Node::find(&Vars::process())?;
+    let tsc = npm_tool(&node, dir, "tsc", "typescript")?;
     let out = dir.join(TS_OUT);
     let _ = std::fs::remove_dir_all(&out);
-    Step::new("tsc (type-check, then JavaScript into build/js)", tsc, dir)
+    node.step("tsc (type-check, then JavaScript into build/js)", tsc, dir)
         .args(["-p", "."])
         .run()?;
     let module = out.join(Path::new(source).with_extension("js"));
@@ -95,15 +99,20 @@ pub(super) fn ts(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
             module.display()
         );
     }
-    componentize_js(dir, &module, staged)
+    componentize_js(&node, dir, &module, staged)
 }
 
 /// ComponentizeJS on `module`, against the world assembled in a scratch folder.
-fn componentize_js(dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
-    let bin = npm_tool(dir, "componentize-js", "@bytecodealliance/componentize-js")?;
+fn componentize_js(node: &Node, dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
+    let bin = npm_tool(
+        node,
+        dir,
+        "componentize-js",
+        "@bytecodealliance/componentize-js",
+    )?;
     let scratch = super::step::scratch(staged, dir, "js", "JavaScript")?;
     let wit = assemble_world(dir, scratch.path())?;
-    Step::new("componentize-js (ComponentizeJS, StarlingMonkey)", bin, dir)
+    node.step("componentize-js (ComponentizeJS, StarlingMonkey)", bin, dir)
         .arg(module)
         .arg("-w")
         .arg(&wit)
@@ -168,10 +177,10 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 }
 
 /// QuickJS: componentize-qjs `--sync` on the provider world.
-fn quickjs(dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
+fn quickjs(node: &Node, dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
     let wit = super::lang::wit_dir(dir)?;
-    let bin = npm_tool(dir, "componentize-qjs", "componentize-qjs")?;
-    Step::new("componentize-qjs", &bin, dir)
+    let bin = npm_tool(node, dir, "componentize-qjs", "componentize-qjs")?;
+    node.step("componentize-qjs", &bin, dir)
         .arg("--sync")
         .arg("-w")
         .arg(&wit)
@@ -187,7 +196,7 @@ fn quickjs(dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
 
 /// The project's `node_modules/.bin/NAME`, installed by npm from
 /// `package.json` first when it is not there yet.
-fn npm_tool(dir: &Path, name: &str, package: &str) -> anyhow::Result<PathBuf> {
+fn npm_tool(node: &Node, dir: &Path, name: &str, package: &str) -> anyhow::Result<PathBuf> {
     let bin = dir
         .join("node_modules")
         .join(".bin")
@@ -205,14 +214,13 @@ fn npm_tool(dir: &Path, name: &str, package: &str) -> anyhow::Result<PathBuf> {
             dir.display()
         );
     }
-    let npm = crate::tools::find_program(&["npm", "npm.cmd"])
-        .context("`npm` is not on PATH: install Node.js 20 or newer")?;
+    let npm = node.npm()?;
     let install = if dir.join("package-lock.json").is_file() {
         "ci"
     } else {
         "install"
     };
-    Step::new(
+    node.step(
         format!("npm {install} (the tools package.json pins)"),
         npm,
         dir,
@@ -226,4 +234,139 @@ fn npm_tool(dir: &Path, name: &str, package: &str) -> anyhow::Result<PathBuf> {
         );
     }
     Ok(bin)
+}
+
+/// Node.js, which npm and every tool it installs run on.
+const NODE: Need = Need {
+    tool: "node",
+    version: Some("Node.js 20 or newer"),
+    get: "install it from https://nodejs.org",
+    var: "AZD_WASM_HOST_NODE",
+};
+
+/// The Node.js the JavaScript recipes run: `AZD_WASM_HOST_NODE` (a `node`,
+/// npm beside it), else `node` and `npm` on PATH. npm and the tools'
+/// launchers start `node` through PATH, so a named one's folder goes first
+/// on the PATH of every step.
+struct Node {
+    /// PATH with the named node's folder first; `None`: PATH as it is.
+    path: Option<OsString>,
+    /// Where npm is looked for.
+    vars: Vars,
+}
+
+impl Node {
+    /// Finds node, or says what is missing and how to get it.
+    fn find(vars: &Vars) -> anyhow::Result<Self> {
+        let Some((node, _)) = crate::tools::named_by(vars, NODE.var)? else {
+            if crate::tools::find_program(vars, &["node"]).is_none() {
+                bail!("{}", NODE.missing());
+            }
+            return Ok(Self {
+                path: None,
+                vars: vars.clone(),
+            });
+        };
+        let folder = Path::new(&node).parent().unwrap_or(Path::new("."));
+        let rest = vars.get("PATH").unwrap_or_default();
+        let path = std::env::join_paths(
+            std::iter::once(folder.to_path_buf()).chain(std::env::split_paths(&rest)),
+        )
+        .map_err(|e| {
+            anyhow::anyhow!("{} ({}) cannot go on PATH: {e}", NODE.var, folder.display())
+        })?;
+        Ok(Self {
+            vars: Vars::path_only(path.clone()),
+            path: Some(path),
+        })
+    }
+
+    /// npm, beside the named node or on PATH.
+    fn npm(&self) -> anyhow::Result<PathBuf> {
+        crate::tools::find_program(&self.vars, &["npm", "npm.cmd"]).with_context(|| {
+            format!(
+                "`npm` is not on PATH (it comes with {}): install Node.js from https://nodejs.org, \
+                 or set {} to a `node` with npm beside it",
+                NODE.version.unwrap_or("Node.js"),
+                NODE.var
+            )
+        })
+    }
+
+    /// A step that runs on this node.
+    fn step(&self, what: impl Into<String>, program: impl Into<OsString>, dir: &Path) -> Step {
+        let step = Step::new(what, program, dir);
+        match &self.path {
+            Some(path) => step.env("PATH", path),
+            None => step,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::folder_with;
+
+    #[test]
+    fn without_node_the_error_says_how_to_get_it() {
+        let empty = tempfile::tempdir().unwrap();
+        let vars = Vars::fixed([("PATH", empty.path().as_os_str())]);
+        let err = Node::find(&vars).err().unwrap().to_string();
+        assert!(
+            err.contains("`node` (Node.js 20 or newer) is not on PATH")
+                && err.contains("https://nodejs.org")
+                && err.contains("AZD_WASM_HOST_NODE"),
+            "{err}"
+        );
+    }
+
+    /// node but no npm, and a project whose tools npm has not installed yet.
+    #[test]
+    fn without_npm_the_error_names_it_and_installs_nothing() {
+        let bin = folder_with("node");
+        let vars = Vars::fixed([("PATH", bin.path().as_os_str())]);
+        let node = Node::find(&vars).unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("package.json"), "{}").unwrap();
+        let err = npm_tool(&node, project.path(), "tsc", "typescript")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`npm` is not on PATH")
+                && err.contains("Node.js 20 or newer")
+                && err.contains("https://nodejs.org")
+                && err.contains("AZD_WASM_HOST_NODE"),
+            "{err}"
+        );
+        assert!(!project.path().join("node_modules").exists());
+    }
+
+    /// AZD_WASM_HOST_NODE: its npm is found beside it, and its folder leads PATH.
+    #[test]
+    fn a_named_node_brings_its_npm_and_leads_path() {
+        let bin = folder_with("node");
+        let npm = bin
+            .path()
+            .join(format!("npm{}", std::env::consts::EXE_SUFFIX));
+        std::fs::copy(
+            bin.path()
+                .join(format!("node{}", std::env::consts::EXE_SUFFIX)),
+            &npm,
+        )
+        .unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        let named = bin
+            .path()
+            .join(format!("node{}", std::env::consts::EXE_SUFFIX));
+        let vars = Vars::fixed([
+            ("PATH", empty.path().as_os_str()),
+            ("AZD_WASM_HOST_NODE", named.as_os_str()),
+        ]);
+        let node = Node::find(&vars).unwrap();
+        assert_eq!(node.npm().unwrap(), npm);
+        let path = node.path.unwrap();
+        let first = std::env::split_paths(&path).next().unwrap();
+        assert_eq!(first, bin.path());
+    }
 }

@@ -1,12 +1,12 @@
-//! The Python and C recipes (and the project's WIT every recipe reads).
+//! The Python recipe (and the project's WIT every recipe reads).
 
-use std::ffi::OsString;
 use std::path::Path;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use azd_wasm_host_runtime::WORLD;
 
-use super::step::{Step, write_component};
+use super::step::Step;
+use crate::tools::{Need, Program, Vars};
 
 /// The world's name inside the project's `wit/` package.
 pub(super) const WORLD_NAME: &str = "provisioning-provider";
@@ -37,8 +37,7 @@ pub(super) fn python(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow:
         .and_then(|s| s.to_str())
         .filter(|_| file.is_file())
         .with_context(|| format!("no Python module at {} ([build] source)", file.display()))?;
-    let (program, pre) = crate::tools::tool("AZD_WASM_HOST_COMPONENTIZE_PY", &["componentize-py"])
-        .context("`componentize-py` is not on PATH: pip install componentize-py==0.25.1 (or set AZD_WASM_HOST_COMPONENTIZE_PY)")?;
+    let (program, pre) = componentize_py(&Vars::process())?;
     let base = file.parent().unwrap_or(dir);
     Step::new("componentize-py", program, dir)
         .args(pre)
@@ -53,98 +52,34 @@ pub(super) fn python(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow:
         .run()
 }
 
-/// C: wit-bindgen's bindings into `build/gen`, every `.c` of the source
-/// folder compiled with them for wasm32-wasi, then made a component.
-pub(super) fn c(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
-    let wit = wit_dir(dir)?;
-    let src = source.map_or_else(|| dir.to_path_buf(), |s| dir.join(s));
-    let (bindgen, bindgen_pre) = crate::tools::tool("AZD_WASM_HOST_WIT_BINDGEN", &["wit-bindgen"])
-        .context("`wit-bindgen` is not on PATH: cargo install --locked wit-bindgen-cli --version 0.46.0 (or set AZD_WASM_HOST_WIT_BINDGEN)")?;
-    let (cc, cc_pre) = c_compiler()?;
-    let scratch = super::step::scratch(staged, dir, "c", "C")?;
-    let gen_dir = scratch.path().join("gen");
-    Step::new("wit-bindgen c", bindgen, dir)
-        .args(bindgen_pre)
-        .arg("c")
-        .arg(&wit)
-        .args(["--world", WORLD_NAME, "--out-dir"])
-        .arg(&gen_dir)
-        .run()?;
-    let mut inputs = c_files(&src)?;
-    inputs.extend(c_files(&gen_dir)?);
-    let object = std::fs::read_dir(&gen_dir)
-        .with_context(|| format!("cannot read {}", gen_dir.display()))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with("_component_type.o"))
-        .context("wit-bindgen wrote no *_component_type.o")?;
-    inputs.push(object.into_os_string());
-    let core = scratch.path().join("core.wasm");
-    Step::new("compile the C provider for wasm32-wasi", cc, dir)
-        .args(cc_pre)
-        .args([
-            "-mexec-model=reactor",
-            "-O2",
-            "-s",
-            "-Wall",
-            "-Wl,-z,stack-size=262144",
-            "-I",
-        ])
-        .arg(&gen_dir)
-        .arg("-I")
-        .arg(dir.join("include"))
-        .args(inputs)
-        .arg("-o")
-        .arg(&core)
-        .run()?;
-    let bytes = std::fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
-    write_component(&bytes, staged)
+/// componentize-py: `AZD_WASM_HOST_COMPONENTIZE_PY`, else PATH.
+fn componentize_py(vars: &Vars) -> anyhow::Result<Program> {
+    const NEED: Need = Need {
+        tool: "componentize-py",
+        version: Some("0.25.1"),
+        get: "pip install componentize-py==0.25.1",
+        var: "AZD_WASM_HOST_COMPONENTIZE_PY",
+    };
+    NEED.find(vars, &["componentize-py"])
 }
 
-/// The `.c` files directly in `dir`, sorted.
-fn c_files(dir: &Path) -> anyhow::Result<Vec<OsString>> {
-    let mut files: Vec<OsString> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .map(std::path::PathBuf::into_os_string)
-        .collect();
-    files.sort();
-    Ok(files)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A C compiler for wasm32-wasi, with the arguments that pick the target:
-/// `AZD_WASM_HOST_CC` (its own words, plus the target flag), else `zig cc`,
-/// else clang with a wasi-libc sysroot (Debian's `/usr`, or `WASI_SYSROOT`).
-fn c_compiler() -> anyhow::Result<(OsString, Vec<OsString>)> {
-    if let Some((program, mut pre)) = crate::tools::tool("AZD_WASM_HOST_CC", &[]) {
-        pre.extend(["-target", "wasm32-wasi"].map(OsString::from));
-        return Ok((program, pre));
+    #[test]
+    fn without_componentize_py_the_error_says_how_to_get_it() {
+        let empty = tempfile::tempdir().unwrap();
+        let vars = Vars::fixed([("PATH", empty.path().as_os_str())]);
+        let err = componentize_py(&vars).unwrap_err().to_string();
+        assert!(
+            err.contains("`componentize-py` (0.25.1) is not on PATH")
+                && err.contains("pip install componentize-py==0.25.1")
+                && err.contains("AZD_WASM_HOST_COMPONENTIZE_PY"),
+            "{err}"
+        );
+        let bin = crate::tools::folder_with("componentize-py");
+        let vars = Vars::fixed([("PATH", bin.path().as_os_str())]);
+        assert!(Path::new(&componentize_py(&vars).unwrap().0).starts_with(bin.path()));
     }
-    if let Some(zig) = crate::tools::find_program(&["zig"]) {
-        let pre = ["cc", "-target", "wasm32-wasi"]
-            .map(OsString::from)
-            .to_vec();
-        return Ok((zig.into_os_string(), pre));
-    }
-    let sysroot = std::env::var_os("WASI_SYSROOT")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            Path::new("/usr/lib/wasm32-wasi")
-                .is_dir()
-                .then(|| "/usr".into())
-        });
-    if let (Some(clang), Some(sysroot)) = (crate::tools::find_program(&["clang"]), sysroot) {
-        let mut root = OsString::from("--sysroot=");
-        root.push(sysroot);
-        return Ok((
-            clang.into_os_string(),
-            vec!["--target=wasm32-wasi".into(), root],
-        ));
-    }
-    bail!(
-        "no C compiler for wasm32-wasi: put `zig` on PATH (pip install ziglang gives `python -m ziglang`, \
-         usable as AZD_WASM_HOST_CC=\"python -m ziglang cc\"), or install clang with wasi-libc"
-    )
 }

@@ -6,19 +6,21 @@
 //!
 //! | language | tools it finds | what it runs |
 //! |---|---|---|
-//! | `rust` | a cargo whose rustc has the `wasm32-wasip2` or `wasm32-wasip1` std, or the std's source (build-std) with `wasm-ld` and wasi-libc | `cargo build --release --target …`; a wasip1 module is made a component here |
-//! | `js` | `npm`, `node` | `npm install` (first build), `componentize-js` against the world plus files, HTTP and credentials (`engine = "quickjs"`: `componentize-qjs --sync`) |
-//! | `ts` | `npm`, `node` | `npm install` (first build), `tsc -p .`, then as `js` |
-//! | `python` | `componentize-py` (PATH, or `AZD_WASM_HOST_COMPONENTIZE_PY`) | `componentize-py componentize` |
-//! | `c` | `wit-bindgen` (PATH or `AZD_WASM_HOST_WIT_BINDGEN`), a wasm32-wasi C compiler (`AZD_WASM_HOST_CC`, `zig`, or clang with wasi-libc) | bindings, compile, made a component here |
+//! | `rust` | a cargo (PATH, or `AZD_WASM_HOST_CARGO`) whose rustc has the `wasm32-wasip2` or `wasm32-wasip1` std, or the std's source (build-std) with `wasm-ld` and wasi-libc (`WASI_SYSROOT`) | `cargo build --release --target …`; a wasip1 module is made a component here |
+//! | `js` | `node` 20+ and `npm` (PATH, or `AZD_WASM_HOST_NODE` with npm beside it) | `npm install` (first build), `componentize-js` against the world plus files, HTTP and credentials (`engine = "quickjs"`: `componentize-qjs --sync`) |
+//! | `ts` | as `js` | `npm install` (first build), `tsc -p .`, then as `js` |
+//! | `python` | `componentize-py` 0.25.1 (PATH, or `AZD_WASM_HOST_COMPONENTIZE_PY`) | `componentize-py componentize` |
+//! | `c` | a wasm32-wasi C compiler (`AZD_WASM_HOST_CC`, `zig` or `python-zig`, or clang with wasi-libc) | bindings generated here (wit-bindgen's C generator, linked in), compile, made a component here |
 //! | `go` | `go` 1.25+ (PATH or `AZD_WASM_HOST_GO`) | `go build -buildmode=c-shared` for wasip1 (the SDK carries the bindings), the world embedded and made a component here |
 //!
-//! Every step is printed before it runs; a missing tool is an error that says
-//! how to install it. The component is written to a temporary file and
+//! Every step is printed before it runs; a missing tool is an error that
+//! names it, the version it must be, one way to get it (a command or a URL)
+//! and the variable that names it instead (`crate::tools::Need`). The component is written to a temporary file and
 //! renamed into place only once it has been checked to be a provider (its
 //! exports and imports, without compiling it), so a failed build never leaves
 //! a half-written or foreign component where `run` and `package` look.
 
+mod c;
 mod go;
 mod js;
 mod lang;
@@ -34,6 +36,7 @@ use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_runtime::{self as runtime};
 
 use crate::settings::{BuildLanguage, BuildSettings};
+pub use c::{CBindingsArgs, c_bindings};
 use step::{Step, write_component};
 
 /// Arguments of `build`.
@@ -130,7 +133,7 @@ fn make(
         BuildLanguage::Js => js::js(dir, source, settings.engine, staged),
         BuildLanguage::Ts => js::ts(dir, source, staged),
         BuildLanguage::Python => lang::python(dir, source, staged),
-        BuildLanguage::C => lang::c(dir, source, staged),
+        BuildLanguage::C => c::c(dir, source, staged),
         BuildLanguage::Go => go::go(dir, source, staged),
     }
 }

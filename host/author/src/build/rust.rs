@@ -22,6 +22,7 @@ use std::process::Command;
 use anyhow::{Context as _, bail};
 
 use super::step::{Step, write_component};
+use crate::tools::Vars;
 
 /// How a toolchain can build for WASI, best first.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,7 +61,7 @@ pub(super) fn build(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::
             cargo_toml.display()
         );
     }
-    let toolchains = candidates(&krate);
+    let toolchains = candidates(&Vars::process(), &krate);
     let Some((chosen, route)) = toolchains
         .iter()
         .filter_map(|t| t.route.as_ref().ok().map(|r| (t, r)))
@@ -125,12 +126,12 @@ fn build_std_flags(libc_dir: &Path) -> OsString {
 }
 
 /// Every cargo to consider, with its route.
-fn candidates(krate: &Path) -> Vec<Toolchain> {
-    let cargos = match std::env::var_os("AZD_WASM_HOST_CARGO").filter(|v| !v.is_empty()) {
+fn candidates(vars: &Vars, krate: &Path) -> Vec<Toolchain> {
+    let cargos = match vars.get("AZD_WASM_HOST_CARGO") {
         Some(cargo) => vec![PathBuf::from(cargo)],
         None => {
             let mut seen = Vec::new();
-            crate::tools::on_path("cargo")
+            crate::tools::on_path(vars, "cargo")
                 .into_iter()
                 .filter(|c| {
                     let real = std::fs::canonicalize(c).unwrap_or_else(|_| c.clone());
@@ -145,7 +146,7 @@ fn candidates(krate: &Path) -> Vec<Toolchain> {
         .into_iter()
         .map(|cargo| {
             let rustc = cargo.with_file_name(format!("rustc{}", std::env::consts::EXE_SUFFIX));
-            let route = route_of(&rustc, krate);
+            let route = route_of(vars, &rustc, krate);
             Toolchain {
                 cargo,
                 rustc,
@@ -156,7 +157,7 @@ fn candidates(krate: &Path) -> Vec<Toolchain> {
 }
 
 /// What the toolchain of `rustc` can do for WASI, or why it cannot.
-fn route_of(rustc: &Path, krate: &Path) -> Result<Route, String> {
+fn route_of(vars: &Vars, rustc: &Path, krate: &Path) -> Result<Route, String> {
     let out = Command::new(rustc)
         .args(["--print", "sysroot"])
         .current_dir(krate)
@@ -176,22 +177,26 @@ fn route_of(rustc: &Path, krate: &Path) -> Result<Route, String> {
     if !rustlib.join("src").join("rust").join("library").is_dir() {
         return Err("no wasm32-wasip2 or wasm32-wasip1 std, and no std source to build one".into());
     }
-    let linker = crate::tools::find_program(&[
+    let linker = crate::tools::find_program(
+        vars,
+        &[
         "wasm-ld",
         "wasm-ld-21",
         "wasm-ld-20",
         "wasm-ld-19",
-        "wasm-ld-18",
-    ])
-    .ok_or("has the std source, but no wasm-ld on PATH (Debian: apt-get install lld-19)")?;
-    let libc_dir = wasi_libc_dir()
+            "wasm-ld-18",
+        ],
+    )
+    .ok_or("has the std source, but no `wasm-ld` on PATH (Debian: apt-get install lld-19; or put an LLVM's bin folder on PATH)")?;
+    let libc_dir = wasi_libc_dir(vars)
         .ok_or("has the std source, but no wasi-libc (Debian: apt-get install wasi-libc, or set WASI_SYSROOT)")?;
     Ok(Route::BuildStd { linker, libc_dir })
 }
 
 /// The folder holding wasi-libc's `libc.a` for wasm32-wasi (preview1).
-fn wasi_libc_dir() -> Option<PathBuf> {
-    let mut roots: Vec<PathBuf> = std::env::var_os("WASI_SYSROOT")
+fn wasi_libc_dir(vars: &Vars) -> Option<PathBuf> {
+    let mut roots: Vec<PathBuf> = vars
+        .get("WASI_SYSROOT")
         .map(|r| vec![PathBuf::from(r).join("lib")])
         .unwrap_or_default();
     roots.push(PathBuf::from("/usr/lib"));
@@ -274,7 +279,7 @@ fn cdylib(cargo: &Path, cargo_toml: &Path) -> anyhow::Result<(String, PathBuf)> 
 fn no_toolchain_message(toolchains: &[Toolchain]) -> String {
     let mut text = String::from("no Rust toolchain here can build for WASI");
     if toolchains.is_empty() {
-        text.push_str(" (no cargo on PATH)");
+        text.push_str(" (no `cargo` on PATH, AZD_WASM_HOST_CARGO not set)");
     }
     for t in toolchains {
         if let Err(why) = &t.route {
@@ -282,8 +287,9 @@ fn no_toolchain_message(toolchains: &[Toolchain]) -> String {
         }
     }
     text.push_str(
-        "\nInstall one: `rustup target add wasm32-wasip2`, or on Debian 12 \
-         `apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19`",
+        "\nInstall one: rustup (https://rustup.rs), then `rustup target add wasm32-wasip2`; or on Debian 12 \
+         `apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19`. \
+         AZD_WASM_HOST_CARGO names the cargo to use (its rustc beside it).",
     );
     text
 }
@@ -291,6 +297,38 @@ fn no_toolchain_message(toolchains: &[Toolchain]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_cargo_the_error_says_how_to_get_a_toolchain() {
+        let empty = tempfile::tempdir().unwrap();
+        let vars = Vars::fixed([("PATH", empty.path().as_os_str())]);
+        let toolchains = candidates(&vars, empty.path());
+        assert!(toolchains.is_empty());
+        let text = no_toolchain_message(&toolchains);
+        for needed in [
+            "no `cargo` on PATH",
+            "https://rustup.rs",
+            "rustup target add wasm32-wasip2",
+            "apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19",
+            "AZD_WASM_HOST_CARGO",
+        ] {
+            assert!(text.contains(needed), "no {needed:?} in: {text}");
+        }
+    }
+
+    #[test]
+    fn a_cargo_named_by_the_variable_that_is_not_there_is_named() {
+        let empty = tempfile::tempdir().unwrap();
+        let cargo = empty.path().join("bin").join("cargo");
+        let vars = Vars::fixed([("AZD_WASM_HOST_CARGO", cargo.as_os_str())]);
+        let toolchains = candidates(&vars, empty.path());
+        assert_eq!(toolchains.len(), 1);
+        let text = no_toolchain_message(&toolchains);
+        assert!(
+            text.contains(&format!("{}: cannot run", cargo.display())) && text.contains("rustc"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn build_std_flags_keep_a_path_with_spaces_whole() {
