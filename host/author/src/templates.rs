@@ -206,6 +206,58 @@ pub(crate) const GO: &[File] = &[
         "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_prompt/wit_bindings.go"
     ),
     repo_file!(
+        "azdext/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_outgoing_handler/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_http_outgoing_handler/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_types/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_http_types/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_types/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_http_types/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_error/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_error/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_error/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_error/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_poll/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_poll/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_poll/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_poll/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_streams/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_streams/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_streams/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_streams/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/runtime/handle.go",
+        "guest-sdk/go/internal/wit/runtime/handle.go"
+    ),
+    repo_file!(
         "azdext/internal/wit/runtime/realloc_wasip1.go",
         "guest-sdk/go/internal/wit/runtime/realloc_wasip1.go"
     ),
