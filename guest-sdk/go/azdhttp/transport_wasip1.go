@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"azd-wasm-host/azdext"
@@ -65,6 +66,7 @@ func (wasiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func roundTrip(req *http.Request) (*http.Response, error) {
+	releaseOrphans()
 	ctx := req.Context()
 	if req.URL == nil {
 		return nil, &azdext.HTTPError{Code: "http-request-invalid", Origin: "(no URL)", Detail: "the request has no URL"}
@@ -395,19 +397,22 @@ func toResponse(ctx context.Context, req *http.Request, future *httptypes.Future
 	}
 	fields.Drop()
 	witRuntime.Unpin()
-	body := &responseBody{ctx: ctx, future: future, response: response, where: where}
+	held := &handles{future: future, response: response}
 	consumed := response.Consume()
 	if consumed.IsErr() {
-		body.Close()
+		held.release()
 		return nil, &azdext.HTTPError{Code: "internal-error", Origin: where, Detail: "the response body was taken twice"}
 	}
-	body.body = consumed.Ok()
-	opened := body.body.Stream()
+	held.body = consumed.Ok()
+	opened := held.body.Stream()
 	if opened.IsErr() {
-		body.Close()
+		held.release()
 		return nil, &azdext.HTTPError{Code: "internal-error", Origin: where, Detail: "the response body has no stream"}
 	}
-	body.stream = opened.Ok()
+	held.stream = opened.Ok()
+	body := &responseBody{ctx: ctx, held: held, where: where}
+	// A body nobody closes is released by the next request (see orphans).
+	runtime.AddCleanup(body, adopt, held)
 	length := int64(-1)
 	if v, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && v >= 0 {
 		length = v
@@ -425,16 +430,63 @@ func toResponse(ctx context.Context, req *http.Request, future *httptypes.Future
 	}, nil
 }
 
-// responseBody streams a response's body from the host; Close releases it.
-type responseBody struct {
-	ctx      context.Context
+// handles are the host's resources behind one response, released children first.
+type handles struct {
 	future   *httptypes.FutureIncomingResponse
 	response *httptypes.IncomingResponse
 	body     *httptypes.IncomingBody
 	stream   *streams.InputStream
-	where    string
-	err      error // what every further Read returns (io.EOF at the end)
-	closed   bool
+	released bool
+}
+
+func (h *handles) release() {
+	if h.released {
+		return
+	}
+	h.released = true
+	if h.stream != nil {
+		h.stream.Drop()
+	}
+	if h.body != nil {
+		httptypes.IncomingBodyFinish(h.body).Drop() // the trailers: not read
+	}
+	h.response.Drop()
+	h.future.Drop()
+}
+
+// orphans are the handles of bodies the collector found unclosed. The collector's
+// goroutine only queues them (calling the host from it could come at any moment);
+// the next request releases them, in order, and they stay reachable until then, so
+// the generated types' own cleanups never drop a parent before its children.
+var orphans struct {
+	sync.Mutex
+	list []*handles
+}
+
+func adopt(h *handles) {
+	orphans.Lock()
+	orphans.list = append(orphans.list, h)
+	orphans.Unlock()
+}
+
+func releaseOrphans() {
+	orphans.Lock()
+	list := orphans.list
+	orphans.list = nil
+	orphans.Unlock()
+	for _, h := range list {
+		h.release()
+	}
+}
+
+// responseBody streams a response's body from the host. Its handles are released
+// at the end of the body, on an error, or on Close, whichever comes first.
+type responseBody struct {
+	ctx    context.Context
+	held   *handles
+	where  string
+	err    error // what every further Read returns (io.EOF at the end)
+	closed bool
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
@@ -448,38 +500,30 @@ func (b *responseBody) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		got := b.stream.Read(uint64(min(len(p), chunk)))
+		got := b.held.stream.Read(uint64(min(len(p), chunk)))
 		if got.IsErr() {
 			if got.Err().Tag() == streams.StreamError_Closed {
 				b.err = io.EOF
 			} else {
 				b.err = pastDeadline(b.ctx, streamError(got.Err(), b.where, "http-response-incomplete"))
 			}
+			b.held.release()
 			return 0, b.err
 		}
 		if n := copy(p, got.Ok()); n > 0 {
 			witRuntime.Unpin()
 			return n, nil
 		}
-		if err := wait(b.ctx, b.stream.Subscribe()); err != nil {
+		if err := wait(b.ctx, b.held.stream.Subscribe()); err != nil {
 			b.err = err
+			b.held.release()
 			return 0, err
 		}
 	}
 }
 
 func (b *responseBody) Close() error {
-	if b.closed {
-		return nil
-	}
 	b.closed = true
-	if b.stream != nil {
-		b.stream.Drop()
-	}
-	if b.body != nil {
-		httptypes.IncomingBodyFinish(b.body).Drop() // the trailers: not read
-	}
-	b.response.Drop()
-	b.future.Drop()
+	b.held.release()
 	return nil
 }
