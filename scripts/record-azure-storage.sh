@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Records a storage example's tests (examples/azure-storage in Rust, the default, or
-# examples/js-storage in JavaScript) against a fresh Azurite (the Azure Storage emulator,
+# Records a storage example's tests (examples/azure-storage in Rust, the default,
+# examples/js-storage in JavaScript or examples/go-storage in Go) against a fresh Azurite (the Azure Storage emulator,
 # pinned, installed by scripts/install-azurite.sh) on its default ports, in memory, into
 # examples/<example>/tests/cassettes/, then stops Azurite. The tests then replay offline:
 # `azd-wasm-host test examples/<example>` needs neither Azurite nor a network.
 #
-#   scripts/record-azure-storage.sh [azure-storage | js-storage]
+#   scripts/record-azure-storage.sh [azure-storage | js-storage | go-storage]
 #
 # Run it after changing what the provider sends. Azurite's ports 10000-10002 must be free.
 # A cassette is written only for a test that passes; the tests run one at a time (they share
@@ -25,9 +25,9 @@ cargo build --quiet -p azd-wasm-host
 example=${1:-azure-storage}
 case $example in
   azure-storage) [ -f examples/azure-storage/build/azure-storage.wasm ] || scripts/build-rust-example.sh ;;
-  js-storage) scripts/build-examples.sh js-storage ;;
+  js-storage | go-storage) scripts/build-examples.sh "$example" ;;
   *)
-    echo "record-azure-storage: unknown example '$example' (azure-storage or js-storage)" >&2
+    echo "record-azure-storage: unknown example '$example' (azure-storage, js-storage or go-storage)" >&2
     exit 64
     ;;
 esac

@@ -47,12 +47,14 @@ scripts/install-registry.sh >/dev/null
 step "Go: the SDK's and the Go example's own tests (gofmt, go vet for both targets, go test)"
 # The generated bindings (internal/wit/imports, internal/wit/exports/wit_exports) are the
 # generator's text, kept current by a cargo test; everything else is formatted by gofmt.
-unformatted=$(gofmt -l guest-sdk/go examples/go-devcerts host/author/templates/go |
+unformatted=$(gofmt -l guest-sdk/go examples/go-devcerts examples/go-storage host/cli/tests/guests/http-probe-go host/author/templates/go |
   grep -v -E '^guest-sdk/go/internal/wit/(imports/|exports/wit_exports/)' || true)
 [ -z "$unformatted" ] || { echo "gofmt would change: $unformatted" >&2; exit 1; }
-hand_written=(. ./internal/wit/types ./internal/wit/runtime ./internal/wit/exports/export_azd_provisioning_0_1_0_provider)
+hand_written=(. ./azdhttp ./internal/wit/types ./internal/wit/runtime ./internal/wit/exports/export_azd_provisioning_0_1_0_provider)
 (cd guest-sdk/go && go vet "${hand_written[@]}" && GOOS=wasip1 GOARCH=wasm go vet "${hand_written[@]}" && go test ./...)
-(cd examples/go-devcerts && go vet ./... && GOOS=wasip1 GOARCH=wasm go vet ./... && go test ./...)
+for dir in examples/go-devcerts examples/go-storage host/cli/tests/guests/http-probe-go; do
+  (cd "$dir" && go vet ./... && GOOS=wasip1 GOARCH=wasm go vet ./... && go test ./...)
+done
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
+	"strings"
 
 	t "azd-wasm-host/azdext/internal/wit/imports/azd_provisioning_0_1_0_types"
 	witTypes "azd-wasm-host/azdext/internal/wit/types"
@@ -274,15 +276,18 @@ func toWitLinks(links []ErrorLink) []t.ErrorLink {
 }
 
 // toWitError is azd's WrapError for the component: a LocalError or
-// ServiceError anywhere in err's chain gives its detail; the message is err's
-// whole text.
+// ServiceError anywhere in err's chain gives its detail, and an HTTPError a
+// local one (category dependency, code http_<its code>); the message is err's
+// whole text, without the query of a URL http.Client put in it (a SAS
+// signature, say).
 func toWitError(err error) t.Error {
 	var local *LocalError
 	var service *ServiceError
+	var transport *HTTPError
 	switch {
 	case errors.As(err, &local):
 		return t.Error{
-			Message: err.Error(), Origin: t.ErrorOrigin_Local, Suggestion: local.Suggestion,
+			Message: errorText(err), Origin: t.ErrorOrigin_Local, Suggestion: local.Suggestion,
 			Links: toWitLinks(local.Links),
 			Detail: witTypes.Some(t.MakeErrorDetailLocal(t.LocalError{
 				Code: local.Code, Category: string(local.Category),
@@ -290,15 +295,45 @@ func toWitError(err error) t.Error {
 		}
 	case errors.As(err, &service):
 		return t.Error{
-			Message: err.Error(), Origin: t.ErrorOrigin_Service, Suggestion: service.Suggestion,
+			Message: errorText(err), Origin: t.ErrorOrigin_Service, Suggestion: service.Suggestion,
 			Links: toWitLinks(service.Links),
 			Detail: witTypes.Some(t.MakeErrorDetailService(t.ServiceError{
 				ErrorCode: service.ErrorCode, StatusCode: int32(service.StatusCode), ServiceName: service.ServiceName,
 			})),
 		}
+	case errors.As(err, &transport):
+		return t.Error{
+			Message: errorText(err), Origin: t.ErrorOrigin_Local, Suggestion: transport.suggestion(),
+			Links: []t.ErrorLink{},
+			Detail: witTypes.Some(t.MakeErrorDetailLocal(t.LocalError{
+				Code:     "http_" + strings.ReplaceAll(transport.Code, "-", "_"),
+				Category: string(LocalErrorCategoryDependency),
+			})),
+		}
 	default:
-		return t.Error{Message: err.Error(), Origin: t.ErrorOrigin_Unspecified, Detail: witTypes.None[t.ErrorDetail]()}
+		text := errorText(err)
+		suggestion := ""
+		if strings.Contains(text, "dial tcp ") {
+			// Go's own transport: the sandbox gives it no sockets.
+			suggestion = noTransport
+		}
+		return t.Error{Message: text, Origin: t.ErrorOrigin_Unspecified, Suggestion: suggestion, Detail: witTypes.None[t.ErrorDetail]()}
 	}
+}
+
+// noTransport is what to do when net/http dialled for itself inside the component.
+const noTransport = "Inside the component Go's own HTTP transport cannot connect: add " +
+	"`import _ \"azd-wasm-host/azdext/azdhttp\"` to the provider's main package, which sends " +
+	"net/http's requests through the host (to the origins [policy.http] allow grants)."
+
+// errorText is err's text, with the URL of a *url.Error in its chain shown without its query.
+func errorText(err error) string {
+	text := err.Error()
+	var failed *url.Error
+	if errors.As(err, &failed) && failed.URL != withoutQuery(failed.URL) {
+		text = strings.ReplaceAll(text, failed.URL, withoutQuery(failed.URL)+"?…")
+	}
+	return text
 }
 
 // fromWitError is an error azd (through the host) returned to the provider.

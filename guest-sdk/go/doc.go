@@ -19,11 +19,12 @@
 //     decoded from JSON (map[string]any; DecodeConfig fills a struct), not a
 //     protobuf Struct.
 //   - There is no gRPC client: azd's environment, prompts and credentials are
-//     functions of this package (Environment, Confirm, Text, Select,
-//     AccessToken), and each reaches azd only when the provider's manifest
-//     grants it.
+//     functions of this package (EnvironmentName, GetEnvValue, Confirm,
+//     PromptText, Select, GetAccessToken), and each reaches azd only when the
+//     provider's manifest grants it.
 //   - Files are the os package's, inside the folders `[policy] fs` grants;
-//     there is no network.
+//     HTTP is net/http's once the provider imports the package azdhttp, to
+//     the origins `[policy.http]` grants; there are no other sockets.
 //
 // Built with `azd-wasm-host build` ([build] language = "go"): mainline Go for
 // GOOS=wasip1, -buildmode=c-shared, made a component by the host. Outside a

@@ -6,8 +6,8 @@
 # replayed by `azd-wasm-host test` with Azurite stopped: every answer the same.
 #
 # Needs 70-azure-storage-azurite: its recording ($golden), its extension folder ($ext), Azurite
-# ($azurite_pid, $blob_port: stopped here) and AZURE_STORAGE_KEY (unset here). 80, if it runs,
-# runs before (it needs Azurite).
+# ($azurite_pid, $blob_port: stopped here) and AZURE_STORAGE_KEY (unset here). 80 and 85, if
+# they run, run before (they need Azurite).
 # Leaves: Azurite stopped, AZURE_STORAGE_KEY unset.
 # requires: 70-azure-storage-azurite
 

@@ -168,11 +168,14 @@ const C_NOTES: &str = "`build` needs a wasm32-wasi C compiler and nothing else (
 
 const GO_NOTES: &str = "`build` needs Go 1.25 or newer (`go` on PATH, or `AZD_WASM_HOST_GO`) and nothing \
              else: it runs `go build -buildmode=c-shared` for `GOOS=wasip1 GOARCH=wasm`, and the host \
-             makes the module a component (about 3 MB). The SDK is in `azdext/`: azd's own \
+             makes the module a component (about 4 MB). The SDK is in `azdext/`: azd's own \
              `ProvisioningProvider` interface and types, plus azd's environment, prompts, access \
              tokens and a `slog` logger. `go test ./...` runs the provider's tests natively \
              (`azdext.TestHost` stands in for azd). Files are the `os` package's, in the folders \
-             `[policy] fs` grants; Go providers have no HTTP client yet.";
+             `[policy] fs` grants. For HTTP, `import _ \"azd-wasm-host/azdext/azdhttp\"`: Go's \
+             own `net/http` then goes through the host, to the origins `[policy.http] allow` \
+             grants (about 5 MB more), and `azdhttp.ResponseError` turns a service's refusal into \
+             azd's error.";
 
 /// The parts of `language`.
 fn language_parts(language: Language) -> LanguageParts {

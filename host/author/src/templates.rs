@@ -132,6 +132,20 @@ pub(crate) const GO: &[File] = &[
     template!("main.go", "go/main.go"),
     template!("main_test.go", "go/main_test.go"),
     repo_file!("azdext/azd.go", "guest-sdk/go/azd.go"),
+    repo_file!("azdext/azdhttp/codes.go", "guest-sdk/go/azdhttp/codes.go"),
+    repo_file!("azdext/azdhttp/doc.go", "guest-sdk/go/azdhttp/doc.go"),
+    repo_file!(
+        "azdext/azdhttp/outside.go",
+        "guest-sdk/go/azdhttp/outside.go"
+    ),
+    repo_file!(
+        "azdext/azdhttp/response.go",
+        "guest-sdk/go/azdhttp/response.go"
+    ),
+    repo_file!(
+        "azdext/azdhttp/transport_wasip1.go",
+        "guest-sdk/go/azdhttp/transport_wasip1.go"
+    ),
     repo_file!(
         "azdext/component_wasip1.go",
         "guest-sdk/go/component_wasip1.go"
@@ -140,6 +154,7 @@ pub(crate) const GO: &[File] = &[
     repo_file!("azdext/doc.go", "guest-sdk/go/doc.go"),
     repo_file!("azdext/errors.go", "guest-sdk/go/errors.go"),
     repo_file!("azdext/go.mod", "guest-sdk/go/go.mod"),
+    repo_file!("azdext/httperror.go", "guest-sdk/go/httperror.go"),
     repo_file!("azdext/README.md", "guest-sdk/go/README.md"),
     repo_file!(
         "azdext/internal/wit/exports/export_azd_provisioning_0_1_0_provider/provider.go",
@@ -204,6 +219,58 @@ pub(crate) const GO: &[File] = &[
     repo_file!(
         "azdext/internal/wit/imports/azd_provisioning_0_2_0_prompt/wit_bindings.go",
         "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_prompt/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_outgoing_handler/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_http_outgoing_handler/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_types/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_http_types/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_types/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_http_types/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_error/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_error/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_error/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_error/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_poll/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_poll/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_poll/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_poll/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_streams/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_streams/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_streams/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_streams/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/runtime/handle.go",
+        "guest-sdk/go/internal/wit/runtime/handle.go"
     ),
     repo_file!(
         "azdext/internal/wit/runtime/realloc_wasip1.go",

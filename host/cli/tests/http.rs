@@ -26,8 +26,8 @@ use tokio::net::TcpListener;
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
 
-/// The probes that are built: the Rust one (`scripts/build-rust-example.sh`), the Python one and
-/// the C one (`scripts/build-examples.sh`). They report the same outputs; the C one reads its
+/// The probes that are built: the Rust one (`scripts/build-rust-example.sh`), the Python, C and
+/// Go ones (`scripts/build-examples.sh`). They report the same outputs; the C one reads its
 /// URLs from one string and has no `fail_on_error` (its config helper reads top-level strings).
 fn probes() -> Vec<PathBuf> {
     let guests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guests");
@@ -43,6 +43,10 @@ fn probes() -> Vec<PathBuf> {
         ),
         (
             guests.join("http-probe-c/build/http-probe-c.wasm"),
+            "scripts/build-examples.sh",
+        ),
+        (
+            guests.join("http-probe-go/build/http-probe-go.wasm"),
             "scripts/build-examples.sh",
         ),
     ] {
@@ -98,6 +102,16 @@ async fn serve() -> Server {
                 let text = String::from_utf8_lossy(&head).into_owned();
                 let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
                 let reply: Vec<u8> = match path.as_str() {
+                    "/echo-length" => {
+                        let Some(got) = read_body(&mut sock, &text, &head).await else {
+                            return;
+                        };
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{got}",
+                            got.len()
+                        )
+                        .into_bytes()
+                    }
                     "/ok" => {
                         b"HTTP/1.1 200 OK\r\ncontent-length: 19\r\n\r\nhello from loopback".to_vec()
                     }
@@ -141,6 +155,48 @@ async fn serve() -> Server {
         }
     });
     Server { port, connections }
+}
+
+/// The request body after a request's head (`head` holds what was read so far), as what
+/// `/echo-length` answers: "N bytes" for a `content-length` body, "N bytes, chunked" for a
+/// chunked one.
+async fn read_body(sock: &mut tokio::net::TcpStream, text: &str, head: &[u8]) -> Option<String> {
+    let end = head.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let mut rest = head[end..].to_vec();
+    let lower = text.to_lowercase();
+    let mut buf = [0u8; 4096];
+    if lower.contains("transfer-encoding: chunked") {
+        // Read to the last chunk, then count the data of every chunk.
+        while !rest.windows(5).any(|w| w == b"0\r\n\r\n") {
+            match sock.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => rest.extend_from_slice(&buf[..n]),
+            }
+        }
+        let (mut at, mut total) = (0, 0);
+        loop {
+            let line_end = at + rest[at..].windows(2).position(|w| w == b"\r\n")?;
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&rest[at..line_end]).ok()?, 16).ok()?;
+            if size == 0 {
+                return Some(format!("{total} bytes, chunked"));
+            }
+            total += size;
+            at = line_end + 2 + size + 2;
+        }
+    }
+    let length: usize = lower
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while rest.len() < length {
+        match sock.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => rest.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(format!("{length} bytes"))
 }
 
 /// A project for the probe: its manifest (granting `allow`) and azure.yaml
@@ -338,7 +394,13 @@ async fn a_refused_origin_is_named_with_the_grant_to_add_with(component: &Path) 
         String::from_utf8_lossy(&out.stderr)
     );
     let origin = format!("http://127.0.0.1:{}", other.port);
-    assert!(said.contains("HttpRequestDenied"), "{said}");
+    // `HttpRequestDenied` (Rust, Python) or `http-request-denied` (Go).
+    assert!(
+        said.to_lowercase()
+            .replace(['-', '_'], "")
+            .contains("httprequestdenied"),
+        "{said}"
+    );
     assert!(
         said.contains(&format!(
             "add \"{origin}\" to `allow` under [policy.http] in provider.toml"
@@ -490,4 +552,49 @@ async fn tokens_come_from_azd_for_granted_scopes_only_and_are_never_logged_with(
         !calls.exists(),
         "azd was asked for a scope the manifest does not grant"
     );
+}
+
+/// Go's `net/http` over the SDK's transport: a body of known length goes out with it, one of
+/// unknown length streams out chunked, a request's context ends it at its deadline (well
+/// inside the policy's), as Go callers expect (`context deadline exceeded`), and a response
+/// nobody closes is released without breaking the requests after it.
+#[tokio::test(flavor = "multi_thread")]
+async fn go_requests_stream_their_bodies_and_end_with_their_context() {
+    let Some(component) = probes()
+        .into_iter()
+        .find(|c| c.ends_with("http-probe-go/build/http-probe-go.wasm"))
+    else {
+        return;
+    };
+    let server = serve().await;
+    let base = format!("http://127.0.0.1:{}", server.port);
+    let dir = project(&component, std::slice::from_ref(&base), &[], false);
+    let body = "y".repeat(100_000);
+    std::fs::write(
+        dir.path().join("azure.yaml"),
+        format!(
+            "name: probe\ninfra:\n  provider: http-probe\n  config:\n    requests:\n\
+             \x20     - {{ url: {base}/echo-length, method: PUT, body: {body} }}\n\
+             \x20     - {{ url: {base}/echo-length, method: PUT, body: {body}, chunked: true }}\n\
+             \x20     - {{ url: {base}/echo-length, method: POST }}\n\
+             \x20     - {{ url: {base}/slow, timeout_ms: 200 }}\n\
+             \x20     - {{ url: {base}/chunked, left_open: true }}\n\
+             \x20     - {{ url: {base}/ok }}\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = host_in(dir.path());
+    cmd.args(["run", "provision", "--output", "json"]);
+    let results = value_of(&outputs(&output_of(cmd).await), "RESULTS");
+    println!("{results:#}");
+    assert_eq!(results[0]["body"], "100000 bytes", "{results}");
+    assert_eq!(results[1]["body"], "100000 bytes, chunked", "{results}");
+    assert_eq!(results[2]["body"], "0 bytes", "{results}");
+    let timed_out = results[3]["error"].as_str().unwrap_or_default();
+    assert!(timed_out.contains("context deadline exceeded"), "{results}");
+    // A response left open (its handles found by the collector, released by the next
+    // request) breaks nothing after it.
+    assert_eq!(results[4]["left_open"], true, "{results}");
+    assert_eq!(results[5]["body"], "hello from loopback", "{results}");
+    assert_eq!(server.connections.load(Ordering::SeqCst), 6);
 }

@@ -13,9 +13,10 @@ use std::process::Command;
 
 use quick_junit::{Report, TestCaseStatus};
 
-const EXAMPLES: [&str; 7] = [
+const EXAMPLES: [&str; 8] = [
     "c-hello",
     "go-devcerts",
+    "go-storage",
     "js-storage",
     "js-hello",
     "rust-hello",

@@ -25,16 +25,18 @@ use wit_parser::Resolve;
 
 use super::step::{Step, write_component};
 
-/// The world Go providers are built for: the provider world and azd's
-/// credentials. The SDK's bindings are generated from it, and `build` embeds
-/// it into the module, so the two always agree.
+/// The world Go providers are built for: the provider world, azd's
+/// credentials and outbound HTTP (`wasi:http/outgoing-handler`, which the host
+/// serves under `[policy.http]`). The SDK's bindings are generated from it,
+/// and `build` embeds it into the module, so the two always agree.
 pub(crate) const WORLD_WIT: &str = "\
-// The world of Go providers (azd-wasm-host build): the provider world and azd's credentials.
+// The world of Go providers (azd-wasm-host build): the provider world, azd's credentials and HTTP.
 package local:go-provider;
 
 world provider {
     include azd:provisioning/provisioning-provider@0.2.0;
     import azd:credentials/credentials@0.1.0;
+    import wasi:http/outgoing-handler@0.2.12;
 }
 ";
 
@@ -45,6 +47,16 @@ const GO: crate::tools::Need = crate::tools::Need {
     get: "install it from https://go.dev/dl",
     var: "AZD_WASM_HOST_GO",
 };
+
+/// The WASI packages [`WORLD_WIT`] imports from: `wasi:http` 0.2.12 (the
+/// version the host's wasmtime-wasi-http serves) with the `wasi:io` and
+/// `wasi:clocks` it uses, their interfaces only (no worlds, no docs).
+/// Generated from that crate's WIT by the test `the_wasi_wit_is_the_hosts`.
+const WASI_WIT: &str = include_str!("../../wit/wasi-http.wit");
+
+/// The package [`WASI_WIT`] names first; a project whose WIT has it already
+/// is not given a second copy.
+const WASI_HTTP: &str = "wasi:http@0.2.12";
 
 /// The oldest Go whose `go:wasmexport` and `-buildmode=c-shared` for wasip1
 /// the SDK is built and tested with (its `go.mod` says the same).
@@ -80,7 +92,9 @@ pub(super) fn go(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
         .run()?;
     let mut bytes =
         std::fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
-    eprintln!("==> embed the world's types (azd:provisioning 0.2.0, azd:credentials 0.1.0)");
+    eprintln!(
+        "==> embed the world's types (azd:provisioning 0.2.0, azd:credentials 0.1.0, wasi:http 0.2.12)"
+    );
     embed_world(&mut bytes, dir)?;
     write_component(&bytes, staged)
 }
@@ -127,7 +141,7 @@ fn go_minor(version: &str) -> Option<u32> {
 /// Embeds [`WORLD_WIT`] into the core module, as a `component-type` custom
 /// section, over the project's WIT (`wit/`, which `new` wrote beside the SDK
 /// it generated from it), or this host's own when the project has none (the
-/// repository's examples).
+/// repository's examples), and [`WASI_WIT`] unless the project has wasi:http.
 fn embed_world(core: &mut Vec<u8>, dir: &Path) -> anyhow::Result<()> {
     let mut resolve = Resolve::default();
     if let Some(wit) = super::lang::project_wit(dir) {
@@ -141,6 +155,15 @@ fn embed_world(core: &mut Vec<u8>, dir: &Path) -> anyhow::Result<()> {
                 .push_str(file.path, file.text)
                 .with_context(|| format!("this host's {} does not parse", file.path))?;
         }
+    }
+    if !resolve
+        .package_names
+        .keys()
+        .any(|name| name.to_string() == WASI_HTTP)
+    {
+        resolve
+            .push_str("wasi-http.wit", WASI_WIT)
+            .context("this host's WASI WIT does not parse")?;
     }
     let package = resolve
         .push_str("go-provider.wit", WORLD_WIT)
@@ -217,6 +240,9 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut resolve = wit_bindgen_core_go::wit_parser::Resolve::default();
         resolve.push_dir(root.join("wit")).unwrap();
+        // From the file, not WASI_WIT: the one `the_wasi_wit_is_the_hosts` may just have rewritten.
+        let wasi = std::fs::read_to_string(root.join(WASI_WIT_FILE)).unwrap();
+        resolve.push_str("wasi-http.wit", &wasi).unwrap();
         let package = resolve.push_str("go-provider.wit", WORLD_WIT).unwrap();
         let world = resolve.select_world(&[package], Some("provider")).unwrap();
         let mut files = wit_bindgen_core_go::Files::default();
@@ -229,7 +255,7 @@ mod tests {
         opts.build()
             .generate(&mut resolve, world, &mut files)
             .unwrap();
-        let regenerate = std::env::var_os("AZD_WASM_HOST_REGENERATE").is_some_and(|v| v == "1");
+        let regenerate = regenerate();
         let mut stale = Vec::new();
         let mut count = 0;
         for (name, bytes) in files.iter() {
@@ -250,5 +276,87 @@ mod tests {
             stale.is_empty(),
             "{SDK_WIT} is stale for {stale:?}: run AZD_WASM_HOST_REGENERATE=1 cargo test -p azd-wasm-host-author the_go_sdk_bindings"
         );
+    }
+
+    fn regenerate() -> bool {
+        std::env::var_os("AZD_WASM_HOST_REGENERATE").is_some_and(|v| v == "1")
+    }
+
+    /// [`WASI_WIT`]'s file, from the repository's root.
+    const WASI_WIT_FILE: &str = "host/author/wit/wasi-http.wit";
+
+    /// The WIT folder of the wasmtime-wasi-http crate this workspace builds the
+    /// host with (the WASI the host serves), as `cargo metadata` finds it.
+    fn wasmtime_wasi_http_wit(root: &Path) -> std::path::PathBuf {
+        let out = std::process::Command::new(env!("CARGO"))
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--offline",
+                "--manifest-path",
+            ])
+            .arg(root.join("Cargo.toml"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let manifest = metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "wasmtime-wasi-http")
+            .and_then(|p| p["manifest_path"].as_str())
+            .expect("the workspace depends on wasmtime-wasi-http")
+            .to_owned();
+        Path::new(&manifest).parent().unwrap().join("wit")
+    }
+
+    /// [`WASI_WIT`] is what the host's wasmtime-wasi-http serves, printed
+    /// again: wasi:http, wasi:io and wasi:clocks, without their worlds (which
+    /// would pull in every other WASI package) and docs. An upgrade of
+    /// wasmtime that changes them fails here; `AZD_WASM_HOST_REGENERATE=1`
+    /// rewrites the file (then regenerate the Go bindings, and update
+    /// [`WORLD_WIT`]'s version if it moved).
+    #[test]
+    fn the_wasi_wit_is_the_hosts() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut resolve = Resolve::default();
+        resolve.push_dir(wasmtime_wasi_http_wit(&root)).unwrap();
+        let find = |name: &str| {
+            resolve
+                .package_names
+                .iter()
+                .find(|(n, _)| n.to_string() == name)
+                .map(|(_, id)| *id)
+                .unwrap_or_else(|| panic!("wasmtime-wasi-http's WIT has no {name}"))
+        };
+        let [http, io, clocks] = [WASI_HTTP, "wasi:io@0.2.12", "wasi:clocks@0.2.12"].map(find);
+        for id in [http, io, clocks] {
+            resolve.packages[id].worlds.clear();
+        }
+        let mut printer = wit_component::WitPrinter::default();
+        printer.emit_docs(false);
+        printer.print(&resolve, http, &[io, clocks]).unwrap();
+        let text = format!(
+            "// Generated from wasmtime-wasi-http's WIT by the test the_wasi_wit_is_the_hosts\n\
+             // (host/author/src/build/go.rs): the WASI the host serves, for the Go world. Do not edit.\n{}",
+            printer.output
+        );
+        // It parses alone, as `build` pushes it.
+        Resolve::default().push_str("wasi-http.wit", &text).unwrap();
+        let path = root.join(WASI_WIT_FILE);
+        if regenerate() {
+            std::fs::write(&path, &text).unwrap();
+        } else {
+            assert!(
+                std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()),
+                "{WASI_WIT_FILE} is stale: run AZD_WASM_HOST_REGENERATE=1 cargo test -p azd-wasm-host-author the_wasi_wit_is_the_hosts"
+            );
+        }
     }
 }

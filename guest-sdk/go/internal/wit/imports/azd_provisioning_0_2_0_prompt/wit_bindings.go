@@ -4,6 +4,9 @@
 //     azd:credentials@0.1.0
 //     azd:provisioning@0.1.0
 //     azd:provisioning@0.2.0
+//     wasi:io@0.2.12
+//     wasi:clocks@0.2.12
+//     wasi:http@0.2.12
 //     local:go-provider
 
 package azd_provisioning_0_2_0_prompt
