@@ -14,9 +14,8 @@ use anyhow::{Context as _, bail};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use crate::child::{self, Ran};
+use crate::child::{self, Ran, tail, temp_dir_env};
 use crate::cycle::Outcome;
-use crate::steps::tail;
 use crate::worker::Packaged;
 
 /// azd, and what this session already did with it.
@@ -144,7 +143,7 @@ impl Azd {
     ) -> Result<Option<String>, Outcome> {
         let mut cmd = Command::new(&self.path);
         cmd.args(args);
-        crate::steps::temp_dir_env(&mut cmd, tmp);
+        temp_dir_env(&mut cmd, tmp);
         let shown = format!("azd {}", args.join(" "));
         match child::run(cmd, stop).await {
             Ok(Ran::Stopped) => Ok(None),

@@ -10,6 +10,7 @@
 //! have ended. After [`GRACE`] the group gets SIGKILL. On Windows the child
 //! is ended alone.
 
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -114,10 +115,36 @@ async fn end(child: &mut Child) {
     let _ = child.kill().await;
 }
 
-#[cfg(all(test, target_os = "linux"))]
+/// The last `n` lines of `text`.
+pub(crate) fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    let skip = lines.len().saturating_sub(n);
+    let mut out = String::new();
+    if skip > 0 {
+        out.push_str(&format!("… ({skip} lines before)\n"));
+    }
+    out.push_str(&lines[skip..].join("\n"));
+    out
+}
+
+/// Points a child's temporary files into `tmp`.
+pub(crate) fn temp_dir_env(cmd: &mut Command, tmp: &Path) {
+    for var in ["TMPDIR", "TMP", "TEMP"] {
+        cmd.env(var, tmp);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
+    #[test]
+    fn tail_keeps_the_last_lines_and_counts_the_rest() {
+        assert_eq!(tail("a\nb\nc\n", 2), "… (1 lines before)\nb\nc");
+        assert_eq!(tail("a\n", 5), "a");
+    }
+
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_finished_child_gives_its_status_and_output() {
         let mut cmd = Command::new("sh");
@@ -135,6 +162,7 @@ mod tests {
         assert_eq!(stderr, "err\n");
     }
 
+    #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn a_stopped_child_ends_with_what_it_started() {
         let dir = tempfile::tempdir().unwrap();

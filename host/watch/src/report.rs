@@ -44,10 +44,12 @@ fn step(report: &StepReport) -> String {
     }
 }
 
-/// A duration as people read a step's: `0.4 s`, `12.3 s`, `2 min 5 s`.
+/// A duration as people read a step's: `0.04 s`, `12.3 s`, `2 min 5 s`.
 pub(crate) fn seconds(took: Duration) -> String {
     let secs = took.as_secs_f64();
-    if secs < 100.0 {
+    if secs < 0.995 {
+        format!("{secs:.2} s")
+    } else if secs < 99.95 {
         format!("{secs:.1} s")
     } else {
         let whole = took.as_secs();
@@ -141,11 +143,11 @@ mod tests {
         };
         assert_eq!(
             line(&cycle, Style::Plain),
-            "ok: build 1.2 s, test 0.4 s (5 passed), package 0.8 s, install 2.1 s"
+            "ok: build 1.2 s, test 0.42 s (5 passed), package 0.80 s, install 2.1 s"
         );
         assert_eq!(
             line(&cycle, Style::Terminal),
-            "\x1b[32m✓\x1b[0m build 1.2 s · test 0.4 s (5 passed) · package 0.8 s · install 2.1 s"
+            "\x1b[32m✓\x1b[0m build 1.2 s · test 0.42 s (5 passed) · package 0.80 s · install 2.1 s"
         );
     }
 
@@ -167,13 +169,15 @@ mod tests {
         };
         assert_eq!(
             line(&cycle, Style::Plain),
-            "FAILED: build 0.3 s, test 1.0 s failed (4 passed, 1 failed)"
+            "FAILED: build 0.30 s, test 1.0 s failed (4 passed, 1 failed)"
         );
-        assert!(line(&cycle, Style::Terminal).starts_with("\x1b[31m✗\x1b[0m build 0.3 s · "));
+        assert!(line(&cycle, Style::Terminal).starts_with("\x1b[31m✗\x1b[0m build 0.30 s · "));
     }
 
     #[test]
     fn long_steps_read_in_minutes() {
+        assert_eq!(seconds(Duration::from_millis(42)), "0.04 s");
+        assert_eq!(seconds(Duration::from_millis(1_250)), "1.2 s");
         assert_eq!(seconds(Duration::from_millis(99_940)), "99.9 s");
         assert_eq!(seconds(Duration::from_secs(125)), "2 min 5 s");
     }

@@ -11,7 +11,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use crate::azd::Azd;
-use crate::child::{self, Ran};
+use crate::child::{self, Ran, tail, temp_dir_env};
 use crate::cycle::{Outcome, Steps};
 use crate::worker::{Packaged, StepOptions, WorkerStep};
 
@@ -241,25 +241,6 @@ fn has_tests(dir: &Path) -> bool {
     })
 }
 
-/// The last `n` lines of `text`.
-pub(crate) fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    let skip = lines.len().saturating_sub(n);
-    let mut out = String::new();
-    if skip > 0 {
-        out.push_str(&format!("… ({skip} lines before)\n"));
-    }
-    out.push_str(&lines[skip..].join("\n"));
-    out
-}
-
-/// Points a child's temporary files into `tmp`.
-pub(crate) fn temp_dir_env(cmd: &mut Command, tmp: &Path) {
-    for var in ["TMPDIR", "TMP", "TEMP"] {
-        cmd.env(var, tmp);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,12 +284,6 @@ mod tests {
         };
         assert_eq!(summary, None);
         assert!(detail.contains("unknown key"), "{detail}");
-    }
-
-    #[test]
-    fn tail_keeps_the_last_lines_and_counts_the_rest() {
-        assert_eq!(tail("a\nb\nc\n", 2), "… (1 lines before)\nb\nc");
-        assert_eq!(tail("a\n", 5), "a");
     }
 
     #[test]
