@@ -43,6 +43,7 @@
 #   50-author-go                        (5.)   60-go-devcerts                   (5.)
 #   70-azure-storage-azurite            (6.)   80-js-storage-azurite            (6.)
 #   90-golden-replay-without-azurite    (6.: 70's provision, recorded under azd, replayed)
+#   95-watch-install                    (5.: `azd-wasm-host watch --install`, the dev loop, into azd)
 # This script does the shared setup (1., 2., the credential server, a fresh HOME), then sources
 # each scenario into this one shell: they share its variables, working folder and azd's
 # configuration, as when they were one file. What they share is scripts/e2e/lib.sh (the steps,
