@@ -45,6 +45,8 @@
 #   70-azure-storage-azurite            (6.)   80-js-storage-azurite            (6.)
 #   85-go-storage-azurite               (6.)
 #   90-golden-replay-without-azurite    (6.: 70's provision, recorded under azd, replayed)
+#   95-author-tool-extension            (5.: the author's tool installed as `azd wasm`, used without Rust)
+#   97-watch-install                    (5.: `azd-wasm-host watch --install`, the dev loop, into azd)
 # This script does the shared setup (1., 2., the credential server, a fresh HOME), then sources
 # each scenario into this one shell: they share its variables, working folder and azd's
 # configuration, as when they were one file. What they share is scripts/e2e/lib.sh (the steps,

@@ -9,6 +9,7 @@
 //! - `new`, `build`, `package`: the provider author's toolchain (the
 //!   `azd-wasm-host-author` crate); `c-bindings` (hidden): the C bindings
 //!   `build` generates, for the repository's scripts.
+//! - `watch`: the author's dev loop (`azd-wasm-host-watch`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,6 +62,9 @@ pub(crate) enum Command {
     CBindings(author::CBindingsArgs),
     /// Make an azd extension source for the provider (registry JSON + archive), signed.
     Package(author::PackageArgs),
+    /// Rebuild and test the provider on every change (with --install, also repackage and
+    /// reinstall it into azd) until Ctrl-C.
+    Watch(azd_wasm_host_watch::WatchArgs),
     /// Push the provider, signed, to an OCI registry: `publish oci://REGISTRY/NAME:TAG`.
     Publish(author::PublishArgs),
     /// Fetch a provider from an OCI registry and verify its signature: `pull oci://REGISTRY/NAME:TAG`.
@@ -144,6 +148,7 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
                 })
                 .await
             }
+            Command::Watch(args) => azd_wasm_host_watch::watch(args, debug).await,
             Command::Publish(args) => author::publish(&args).await.map(|p| {
                 println!("published {} ({})", p.reference, p.digest);
                 ExitCode::SUCCESS

@@ -11,6 +11,7 @@
 //! | `run` | `azd-wasm-host-runner` (azd played without azd) |
 //! | `test` | `azd-wasm-host-testkit` (test files, cassettes, golden conversations) |
 //! | `new`, `build`, `package`, `publish`, `pull` | `azd-wasm-host-author` |
+//! | `watch` | `azd-wasm-host-watch` (the dev loop: build, test, package, install on every change) |
 //! | `keygen`, `trust` | `azd-wasm-host-trust` |
 //! | `check` | `azd-wasm-host-runtime` and `azd-wasm-host-manifest` |
 
