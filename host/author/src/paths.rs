@@ -46,7 +46,11 @@ fn command_name_of(exe: Option<&Path>) -> &'static str {
         .and_then(Path::parent)
         .and_then(Path::file_name)
         .is_some_and(|dir| dir == TOOL_EXTENSION_ID);
-    if installed { "azd wasm" } else { "azd-wasm-host" }
+    if installed {
+        "azd wasm"
+    } else {
+        "azd-wasm-host"
+    }
 }
 
 #[cfg(test)]

@@ -33,7 +33,10 @@ fn release_tools(
     let out = work.join("dist");
     let debug = work.join("debug");
     std::fs::create_dir_all(&debug).unwrap();
-    let (cli, sidecar) = (debug.join("azd-wasm-host"), debug.join("azd-wasm-host-sidecar"));
+    let (cli, sidecar) = (
+        debug.join("azd-wasm-host"),
+        debug.join("azd-wasm-host-sidecar"),
+    );
     std::fs::copy(&true_bin, &cli).unwrap();
     std::fs::copy(&true_bin, &sidecar).unwrap();
     let mut cmd = Command::new(root().join("scripts/release-tools.sh"));
@@ -74,14 +77,29 @@ fn the_tools_source_is_what_azd_installs_and_carries_the_sidecar() {
     .unwrap();
     let ext = &registry["extensions"][0];
     for key in ["id", "namespace", "displayName", "description", "tags"] {
-        assert_eq!(ext[key], manifest[key], "registry's {key} is not extension.yaml's");
+        assert_eq!(
+            ext[key], manifest[key],
+            "registry's {key} is not extension.yaml's"
+        );
     }
     assert_eq!(ext["namespace"], "wasm");
     let version = &ext["versions"][0];
-    for key in ["version", "capabilities", "usage", "requiredAzdVersion", "examples"] {
-        assert_eq!(version[key], manifest[key], "registry's {key} is not extension.yaml's");
+    for key in [
+        "version",
+        "capabilities",
+        "usage",
+        "requiredAzdVersion",
+        "examples",
+    ] {
+        assert_eq!(
+            version[key], manifest[key],
+            "registry's {key} is not extension.yaml's"
+        );
     }
-    assert_eq!(version["capabilities"], serde_json::json!(["custom-commands"]));
+    assert_eq!(
+        version["capabilities"],
+        serde_json::json!(["custom-commands"])
+    );
     assert_eq!(version["version"], env!("CARGO_PKG_VERSION"));
 
     let artifact = &version["artifacts"]["linux/amd64"];
@@ -135,11 +153,20 @@ fn a_manifest_whose_version_is_not_the_workspaces_is_refused() {
         &format!("version: {}", env!("CARGO_PKG_VERSION")),
         "version: 9.9.9",
     );
-    assert_ne!(wrong, text, "extension.yaml has no `version: <workspace version>` line");
+    assert_ne!(
+        wrong, text,
+        "extension.yaml has no `version: <workspace version>` line"
+    );
     let manifest = work.path().join("extension.yaml");
     std::fs::write(&manifest, wrong).unwrap();
     let (status, stderr, out) = release_tools(work.path(), Some(&manifest));
     assert!(!status.success(), "a wrong version was accepted:\n{stderr}");
-    assert!(stderr.contains("'9.9.9'") && stderr.contains(env!("CARGO_PKG_VERSION")), "{stderr}");
-    assert!(!out.join("registry.json").exists(), "a registry was written anyway");
+    assert!(
+        stderr.contains("'9.9.9'") && stderr.contains(env!("CARGO_PKG_VERSION")),
+        "{stderr}"
+    );
+    assert!(
+        !out.join("registry.json").exists(),
+        "a registry was written anyway"
+    );
 }

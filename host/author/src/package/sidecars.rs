@@ -52,7 +52,12 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
     }
     let here = Platform::this_machine()?;
     let target = exe_dir.parent().map(Path::to_path_buf).unwrap_or_default();
-    let in_dist = |p: Platform| target.join("release-dist").join(p.slug()).join(p.exe_name());
+    let in_dist = |p: Platform| {
+        target
+            .join("release-dist")
+            .join(p.slug())
+            .join(p.exe_name())
+    };
     let bin = format!("{SIDECAR_BIN}{}", std::env::consts::EXE_SUFFIX);
     let mut candidates = vec![target.join(SIDECAR_PROFILE).join(&bin), in_dist(here)];
     if cfg!(debug_assertions) {
@@ -76,7 +81,15 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
 fn installed_sidecars(exe_dir: &Path) -> Vec<(Platform, PathBuf)> {
     AZD_PLATFORMS
         .into_iter()
-        .map(|p| (p, exe_dir.join(INSTALLED_SIDECARS).join(p.slug()).join(p.exe_name())))
+        .map(|p| {
+            (
+                p,
+                exe_dir
+                    .join(INSTALLED_SIDECARS)
+                    .join(p.slug())
+                    .join(p.exe_name()),
+            )
+        })
         .filter(|(_, path)| path.is_file())
         .collect()
 }
@@ -236,7 +249,10 @@ mod tests {
         // A folder without its binary carries nothing.
         let empty = AZD_PLATFORMS[1];
         std::fs::create_dir_all(dir.path().join(INSTALLED_SIDECARS).join(empty.slug())).unwrap();
-        let found: Vec<Platform> = installed_sidecars(dir.path()).into_iter().map(|(p, _)| p).collect();
+        let found: Vec<Platform> = installed_sidecars(dir.path())
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
         assert_eq!(found, carried);
     }
 
