@@ -10,7 +10,8 @@
 #
 # Needs: only the shared setup. The tool bundles the CLI the run installs (HOST_BINARY, or
 # target/<profile>/azd-wasm-host) and the sidecar built beside it (or the size-optimised one,
-# target/sidecar/), as scripts/release-tools.sh's TOOLS_CLI and TOOLS_SIDECAR.
+# target/sidecar/; AZD_E2E_TOOL_SIDECAR names another), as scripts/release-tools.sh's TOOLS_CLI
+# and TOOLS_SIDECAR.
 # Leaves: azd-wasm-host.tools and local.hello-tool installed; PATH as it found it; the working
 # folder is hello-tool's project ($project, $env_name=e2e, $env_file).
 # requires:
@@ -19,7 +20,7 @@ say ""
 say "== the author's tool as an azd extension, used with azd and Go alone"
 if [[ "${CARGO_PROFILE:-release}" == dev ]]; then tool_sub=debug; else tool_sub="${CARGO_PROFILE:-release}"; fi
 tool_cli="${HOST_BINARY:-$repo_root/target/$tool_sub/azd-wasm-host}"
-tool_sidecar="$(dirname "$tool_cli")/azd-wasm-host-sidecar"
+tool_sidecar="${AZD_E2E_TOOL_SIDECAR:-$(dirname "$tool_cli")/azd-wasm-host-sidecar}"
 [[ -x "$tool_sidecar" ]] || tool_sidecar="$repo_root/target/sidecar/azd-wasm-host-sidecar"
 [[ -x "$tool_sidecar" ]] ||
   fail "no sidecar build beside $tool_cli nor in target/sidecar/ (cargo build -p azd-wasm-host-sidecar)"
