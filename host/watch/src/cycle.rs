@@ -426,8 +426,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_source_that_ends_ends_the_loop() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        drop(tx);
+        let (tx, rx) = mpsc::unbounded_channel::<Event>();
+        // The source closes 50 ms into the first cycle's build (closed from the start, the stop
+        // could win the race with the cycle's first step, which then never starts).
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            drop(tx);
+        });
         let mut steps = FakeSteps::new(100);
         let ended = run(&mut steps, &mut Channel(rx), QUIET, &mut Seen::default()).await;
         // The closed source is seen while the first cycle runs: it is stopped.
