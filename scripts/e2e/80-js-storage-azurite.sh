@@ -17,19 +17,8 @@ dev_cli_on_path # azd-wasm-host on PATH (already there when 30 ran before)
 # --- the same cloud work in JavaScript: examples/js-storage against the same Azurite -----------
 # ComponentizeJS's fetch, Shared Key signed with crypto.subtle, the key read from the variable
 # the manifest grants; installed as its own extension, as its author would ship it.
+install_storage_example js-storage storage-js
 jsstorage="$work/js-storage"
-jsext="$jsstorage/extension"
-mkdir -p "$jsext/build" "$jsstorage/project"
-jsexample="$repo_root/examples/js-storage"
-[[ -f "$jsexample/build/js-storage.wasm" ]] || "$repo_root/scripts/build-examples.sh" js-storage >>"$transcript" 2>&1 ||
-  fail "scripts/build-examples.sh js-storage"
-sed -e "$ports_sed" "$jsexample/provider.toml" >"$jsext/provider.toml"
-sed -e "$ports_sed" "$jsexample/project/azure.yaml" >"$jsstorage/project/azure.yaml"
-cp "$jsexample/build/js-storage.wasm" "$jsext/build/"
-cp "$jsstorage/project/azure.yaml" "$jsext/"
-cp "$jsexample/extension.yaml" "$jsext/"
-cd "$jsext"
-package_and_install storage-js
 approve_installed storage-js
 cd "$jsstorage/project"
 project="$jsstorage/project"

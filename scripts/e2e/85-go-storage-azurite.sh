@@ -18,19 +18,8 @@ dev_cli_on_path # azd-wasm-host on PATH (already there when 30 ran before)
 # Go's own net/http, sent through the host by the SDK's transport, only to the origins the
 # manifest grants; the key read with os.Getenv from the variable the manifest grants. Installed
 # as its own extension, as its author would ship it.
+install_storage_example go-storage storage-go
 gostorage="$work/go-storage"
-goext="$gostorage/extension"
-mkdir -p "$goext/build" "$gostorage/project"
-goexample="$repo_root/examples/go-storage"
-[[ -f "$goexample/build/go-storage.wasm" ]] || "$repo_root/scripts/build-examples.sh" go-storage >>"$transcript" 2>&1 ||
-  fail "scripts/build-examples.sh go-storage"
-sed -e "$ports_sed" "$goexample/provider.toml" >"$goext/provider.toml"
-sed -e "$ports_sed" "$goexample/project/azure.yaml" >"$gostorage/project/azure.yaml"
-cp "$goexample/build/go-storage.wasm" "$goext/build/"
-cp "$gostorage/project/azure.yaml" "$goext/"
-cp "$goexample/extension.yaml" "$goext/"
-cd "$goext"
-package_and_install storage-go
 approve_installed storage-go
 cd "$gostorage/project"
 project="$gostorage/project"

@@ -300,6 +300,21 @@ PY
   pass "azd cached the metadata of $id (its config schema and granted variables) at install"
 }
 
+install_storage_example() { # EXAMPLE NAME: examples/EXAMPLE (built if it is not) staged with
+  # Azurite's ports ($ports_sed) as an extension in $work/EXAMPLE/extension, packaged and installed
+  # as local.NAME, as its author would ship it; its project goes to $work/EXAMPLE/project.
+  local example=$1 name=$2 src="$repo_root/examples/$1" dest="$work/$1"
+  mkdir -p "$dest/extension/build" "$dest/project"
+  [[ -f "$src/build/$example.wasm" ]] || "$repo_root/scripts/build-examples.sh" "$example" >>"$transcript" 2>&1 ||
+    fail "scripts/build-examples.sh $example"
+  sed -e "$ports_sed" "$src/provider.toml" >"$dest/extension/provider.toml"
+  sed -e "$ports_sed" "$src/project/azure.yaml" >"$dest/project/azure.yaml"
+  cp "$src/build/$example.wasm" "$dest/extension/build/"
+  cp "$dest/project/azure.yaml" "$src/extension.yaml" "$dest/extension/"
+  cd "$dest/extension"
+  package_and_install "$name"
+}
+
 approve_installed() { # NAME: the installed local.NAME's `approve`, as CI runs it after installing
   local t rc=0
   say ""
