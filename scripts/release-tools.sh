@@ -16,7 +16,13 @@
 #                           target/release-dist); TOOLS_SIDECAR=BINARY names this machine's alone
 # Other environment: OUT_DIR (default target/tools-dist), BASE_URL (the artifacts' URLs are
 # BASE_URL/<archive>; default: their absolute paths, for a local file source), TOOLS_MANIFEST
-# (default host/cli/extension.yaml; host/cli/tests/release_tools.rs gives it a wrong version).
+# (default host/cli/extension.yaml; host/cli/tests/release_tools.rs gives it a wrong version),
+# SOURCE_DATE_EPOCH (every archive entry's time; default: the last commit's), and for tests
+# RELEASE_SH (default scripts/release.sh) and DIST_DIR (where it leaves its builds, default
+# target/release-dist).
+# Archives are reproducible: entries by name, owned by 0:0, modes 0755 (folders, executables)
+# or 0644, one time for all, gzip without a name or time. At exit it removes only the folders it
+# made itself (never one it was given, such as TOOLS_SIDECARS or target/release-dist).
 # The extension's fields come from host/cli/extension.yaml; its version must be the workspace's.
 # Install what it wrote:
 #   azd extension source add -n wasm-tools -t file -l target/tools-dist/registry.json
@@ -26,6 +32,10 @@ set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 die() { echo "release-tools: $*" >&2; exit 1; }
+# The folders this run made (mktemp), and only those, go at exit.
+made=()
+cleanup() { if ((${#made[@]} > 0)); then rm -rf -- "${made[@]}"; fi; }
+trap cleanup EXIT
 
 ALL_PLATFORMS=(linux-amd64 linux-arm64 windows-amd64 darwin-arm64 darwin-amd64)
 native=$(case "$(uname -s)/$(uname -m)" in
@@ -41,13 +51,15 @@ exe_of() { [[ $1 == windows-* ]] && echo azd-wasm-host.exe || echo azd-wasm-host
 
 # What to bundle: per platform, its CLI; and the sidecars' folder.
 declare -A cli_of=()
-sidecars=${TOOLS_SIDECARS:-$ROOT/target/release-dist}
+DIST=${DIST_DIR:-$ROOT/target/release-dist}
+sidecars=${TOOLS_SIDECARS:-$DIST}
 if [[ -n ${TOOLS_CLI:-} ]]; then
   [[ ${platforms[*]} == "$native" ]] || die "TOOLS_CLI bundles this machine's platform ($native) only"
   [[ -x $TOOLS_CLI ]] || die "TOOLS_CLI=$TOOLS_CLI is no executable"
   cli_of[$native]=$TOOLS_CLI
   if [[ -n ${TOOLS_SIDECAR:-} ]]; then
     sidecars=$(mktemp -d)
+    made+=("$sidecars")
     mkdir -p "$sidecars/$native"
     cp "$TOOLS_SIDECAR" "$sidecars/$native/azd-wasm-host"
     strip "$sidecars/$native/azd-wasm-host" || echo "release-tools: warning: strip failed" >&2
@@ -57,8 +69,8 @@ if [[ -n ${TOOLS_CLI:-} ]]; then
     printf '{"profile": "%s", "profile_guided": false}\n' "$profile" >"$sidecars/$native/sidecar-build.json"
   fi
 else
-  scripts/release.sh --dev "${platforms[@]}" >&2
-  for p in "${platforms[@]}"; do cli_of[$p]=$ROOT/target/release-dist/$p/dev/$(exe_of "$p"); done
+  "${RELEASE_SH:-scripts/release.sh}" --dev "${platforms[@]}" >&2
+  for p in "${platforms[@]}"; do cli_of[$p]=$DIST/$p/dev/$(exe_of "$p"); done
 fi
 carried=()
 for p in "${ALL_PLATFORMS[@]}"; do
@@ -70,7 +82,8 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 manifest=${TOOLS_MANIFEST:-$ROOT/host/cli/extension.yaml}
 stage_root=$(mktemp -d)
-trap 'rm -rf "$stage_root" ${TOOLS_SIDECAR:+"$sidecars"}' EXIT
+made+=("$stage_root")
+epoch=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || echo 0)}
 artifacts=()
 for p in "${platforms[@]}"; do
   stage="$stage_root/$p"
@@ -87,8 +100,10 @@ for p in "${platforms[@]}"; do
     fi
   done
   archive="$OUT/azd-wasm-host-tools-$p.tar.gz"
-  # Listed by name (azd refuses an entry `./`), owned by nobody in particular, in a stable order.
-  (cd "$stage" && tar --sort=name --owner=0 --group=0 --numeric-owner -czf "$archive" -- *)
+  # Listed by name (azd refuses an entry `./`), owned by nobody in particular, in a stable order,
+  # with normalised modes and one time: the same inputs give the same bytes.
+  (cd "$stage" && tar --sort=name --owner=0 --group=0 --numeric-owner --mode='u=rwX,go=rX' \
+    --mtime="@$epoch" --format=gnu -cf - -- * | gzip -n -9 >"$archive")
   artifacts+=("$p=$archive")
   printf 'release-tools: %-14s %s  %.1f MB (sidecars: %s)\n' "$p" "$archive" \
     "$(($(stat -c %s "$archive") / 1000))e-3" "${carried[*]}" >&2

@@ -27,6 +27,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true)]
     pub debug: bool,
 
+    /// Under azd (`azd wasm …`), use this variable though this tool ignores it there
+    /// (azd passes the project's environment values to the tools it runs; repeatable).
+    #[arg(long = "trust-env", value_name = "NAME", global = true)]
+    pub trust_env: Vec<String>,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -26,7 +26,21 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     match cli::Cli::try_parse() {
-        Ok(cli) => cli::main_with(cli),
+        Ok(cli) => {
+            let role = match cli.command {
+                cli::Command::Listen(_) => azd_wasm_host_sidecar::launch::Role::Listen,
+                _ => azd_wasm_host_sidecar::launch::Role::Tool,
+            };
+            // SAFETY: the first thing the process does; no other thread exists yet.
+            #[allow(
+                unsafe_code,
+                reason = "the process environment is settled before any thread starts"
+            )]
+            unsafe {
+                azd_wasm_host_sidecar::launch::settle(role, &cli.trust_env);
+            }
+            cli::main_with(cli)
+        }
         Err(e) => {
             let _ = e.print();
             // Help and --version are not errors; bad arguments exit with

@@ -29,6 +29,15 @@ fn release_tools(
     work: &Path,
     manifest: Option<&Path>,
 ) -> (std::process::ExitStatus, String, PathBuf) {
+    release_tools_at(work, manifest, "@1600000000")
+}
+
+/// [`release_tools`], the stand-ins' file times set to `stamp` (`touch -d`).
+fn release_tools_at(
+    work: &Path,
+    manifest: Option<&Path>,
+    stamp: &str,
+) -> (std::process::ExitStatus, String, PathBuf) {
     let true_bin = PathBuf::from("/usr/bin/true");
     let out = work.join("dist");
     let debug = work.join("debug");
@@ -39,8 +48,19 @@ fn release_tools(
     );
     std::fs::copy(&true_bin, &cli).unwrap();
     std::fs::copy(&true_bin, &sidecar).unwrap();
+    // Modes a umask or a build could leave: the archive must not carry them.
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&sidecar, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let touched = Command::new("touch")
+        .args(["-m", "-d", stamp])
+        .args([&cli, &sidecar])
+        .status()
+        .unwrap();
+    assert!(touched.success());
     let mut cmd = Command::new(root().join("scripts/release-tools.sh"));
     cmd.env("OUT_DIR", &out)
+        .env("SOURCE_DATE_EPOCH", EPOCH.to_string())
         .env("TOOLS_CLI", &cli)
         .env("TOOLS_SIDECAR", &sidecar)
         .env_remove("BASE_URL");
@@ -54,6 +74,9 @@ fn release_tools(
         out,
     )
 }
+
+/// The time every archive entry must carry.
+const EPOCH: u64 = 1_700_000_000;
 
 fn linux_amd64() -> bool {
     cfg!(all(target_os = "linux", target_arch = "x86_64"))
@@ -122,7 +145,16 @@ fn the_tools_source_is_what_azd_installs_and_carries_the_sidecar() {
         if path.ends_with("sidecar-build.json") {
             entry.read_to_string(&mut note).unwrap();
         }
-        let executable = entry.header().mode().unwrap() & 0o111 != 0;
+        let mode = entry.header().mode().unwrap();
+        let executable = mode & 0o111 != 0;
+        // Normalised: 0755 for folders and programs, 0644 otherwise, one time for all.
+        assert_eq!(
+            mode,
+            if executable { 0o755 } else { 0o644 },
+            "{path}: mode {mode:o}"
+        );
+        assert_eq!(entry.header().mtime().unwrap(), EPOCH, "{path}");
+        assert_eq!(entry.header().uid().unwrap(), 0, "{path}");
         members.push((path, executable));
     }
     members.sort();
@@ -168,5 +200,73 @@ fn a_manifest_whose_version_is_not_the_workspaces_is_refused() {
     assert!(
         !out.join("registry.json").exists(),
         "a registry was written anyway"
+    );
+}
+
+/// The same inputs give the same archive, byte for byte.
+#[test]
+fn archives_are_reproducible() {
+    if !linux_amd64() {
+        eprintln!("skipped: the script's stand-ins are this Linux amd64 machine's");
+        return;
+    }
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (s1, e1, out1) = release_tools_at(one.path(), None, "@1600000000");
+    assert!(s1.success(), "{e1}");
+    // Other file times, other folders: the same bytes.
+    let (s2, e2, out2) = release_tools_at(two.path(), None, "@1650000000");
+    assert!(s2.success(), "{e2}");
+    let name = "azd-wasm-host-tools-linux-amd64.tar.gz";
+    assert!(
+        std::fs::read(out1.join(name)).unwrap() == std::fs::read(out2.join(name)).unwrap(),
+        "two runs on the same inputs made different archives"
+    );
+}
+
+/// The script removes only what it made: a sidecar folder it was given
+/// (TOOLS_SIDECARS) and the release builds' folder stay, whatever it bundles.
+#[test]
+fn the_script_never_removes_a_folder_it_did_not_make() {
+    if !linux_amd64() {
+        eprintln!("skipped: the script's stand-ins are this Linux amd64 machine's");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let mine = work.path().join("my-sidecars");
+    std::fs::create_dir_all(mine.join("linux-amd64")).unwrap();
+    std::fs::copy("/usr/bin/true", mine.join("linux-amd64/azd-wasm-host")).unwrap();
+    let dist = work.path().join("release-dist");
+    // A stand-in for release.sh: leaves a development CLI where release.sh would.
+    let release = work.path().join("release.sh");
+    std::fs::write(
+        &release,
+        format!(
+            "#!/bin/sh\nmkdir -p '{d}/linux-amd64/dev' && cp /usr/bin/true '{d}/linux-amd64/dev/azd-wasm-host'\n",
+            d = dist.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&release, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = Command::new(root().join("scripts/release-tools.sh"))
+        .env("OUT_DIR", work.path().join("dist"))
+        .env("RELEASE_SH", &release)
+        .env("DIST_DIR", &dist)
+        .env("TOOLS_SIDECARS", &mine)
+        // Set without TOOLS_CLI: before, this made the exit trap remove TOOLS_SIDECARS.
+        .env("TOOLS_SIDECAR", "/usr/bin/true")
+        .env_remove("TOOLS_CLI")
+        .env_remove("BASE_URL")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        mine.join("linux-amd64/azd-wasm-host").is_file(),
+        "the script removed TOOLS_SIDECARS, a folder it was given"
+    );
+    assert!(
+        dist.join("linux-amd64/dev/azd-wasm-host").is_file(),
+        "the script removed the release builds' folder"
     );
 }

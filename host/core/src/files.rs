@@ -78,6 +78,39 @@ pub fn only_user_may_write(path: &Path) -> Result<(), String> {
     writable_by_owner_alone(&meta)
 }
 
+/// The folder of the running binary, as the system resolves it (links
+/// followed): the one place "installed" (an extension's folder, as azd lays
+/// it out) and "beside the binary" (precompiled code, the packaged manifest)
+/// are measured from, so the two can never disagree.
+pub fn exe_dir() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let exe = std::fs::canonicalize(exe).ok()?;
+    exe.parent().map(Path::to_path_buf)
+}
+
+/// Whether the file at `path` is one nobody but its owner may read or write
+/// (0600 or stricter): what a private key is held to, as ssh holds its keys.
+/// On Windows nothing is checked (see [`only_user_may_write`]).
+#[cfg(unix)]
+pub fn private_to_user(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+    owned_by_user_alone(&meta)?;
+    if meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "others may read or write it (mode {:o}); a private key must be 0600: `chmod 600` it",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// On Windows nothing is checked (see [`only_user_may_write`]).
+#[cfg(not(unix))]
+pub fn private_to_user(_path: &Path) -> Result<(), String> {
+    Ok(())
+}
+
 /// The sha256 of a file, streamed (no copy of a big file in memory); what
 /// the compile cache keys by, a package's artifacts are listed by and a
 /// signature covers.

@@ -20,7 +20,9 @@
 //!   and files only the user may change, and file digests),
 //!   [`authority`] (`host:port` and HTTP origins, and what counts as loopback),
 //!   [`json`] (azd's `Struct` configs as JSON), [`secrets`] (what a
-//!   recording must never hold: credentials by name, value and shape).
+//!   recording must never hold: credentials by name, value and shape),
+//!   [`steering`] (environment variables a provider may not set: what picks
+//!   a program, a trust root, a place written to, or credentials).
 //!
 //! Data crosses as the protobuf types of `azdext` (plain prost structs from
 //! `azd-wasm-host-proto`, without tonic): they are exactly azd's data model.
@@ -39,6 +41,7 @@ pub mod json;
 mod provider;
 pub mod secrets;
 mod services;
+pub mod steering;
 pub mod text;
 
 pub use call::{CallContext, Progress, ProgressSink};

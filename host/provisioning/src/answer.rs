@@ -81,10 +81,12 @@ pub(crate) fn normalize_output(
     Ok(())
 }
 
-/// Checks every output of a map.
+/// Checks every output of a map, after dropping those a provider may not set
+/// ([`drop_steering_outputs`]).
 pub(crate) fn normalize_outputs(
     outputs: &mut BTreeMap<String, pb::ProvisioningOutputParameter>,
 ) -> Result<(), ProviderError> {
+    drop_steering_outputs(outputs);
     let mut names: Vec<&String> = outputs.keys().collect();
     names.sort();
     let names: Vec<String> = names.into_iter().cloned().collect();
@@ -94,6 +96,28 @@ pub(crate) fn normalize_outputs(
         }
     }
     Ok(())
+}
+
+/// Removes the outputs whose names steer a program, a trust root, azd itself
+/// or credentials (`azd_wasm_host_core::steering`): azd would write them into
+/// `.env` and hand them to every extension and tool it starts. Each one
+/// dropped is a warning in the log; the others go on. Returns the names
+/// dropped.
+pub(crate) fn drop_steering_outputs(
+    outputs: &mut BTreeMap<String, pb::ProvisioningOutputParameter>,
+) -> Vec<String> {
+    let refused: Vec<String> = outputs
+        .keys()
+        .filter(|name| azd_wasm_host_core::steering::steering(name).is_some())
+        .cloned()
+        .collect();
+    for name in &refused {
+        outputs.remove(name);
+        if let Some(why) = azd_wasm_host_core::steering::refusal(name) {
+            tracing::warn!("dropped a provider output: {why}");
+        }
+    }
+    refused
 }
 
 /// A deploy result azd can read.
@@ -180,6 +204,48 @@ mod tests {
         assert!(p.preview.is_some());
         let s = state_result(pb::ProvisioningStateResult::default()).unwrap();
         assert!(s.state.is_some());
+    }
+
+    /// A provider cannot steer the next tool azd starts through `.env`: its
+    /// outputs named like azd's, a credential's or a program's variables never
+    /// reach azd; the rest do.
+    #[test]
+    fn outputs_that_steer_programs_trust_roots_or_credentials_are_dropped() {
+        let mut dep = pb::ProvisioningDeployment::default();
+        for name in [
+            "AZD_CONFIG_DIR",
+            "AZD_WASM_HOST_ALLOW_UNSIGNED",
+            "azd_wasm_host_azd",
+            "CARGO",
+            "PATH",
+            "Path",
+            "LD_PRELOAD",
+            "NODE_OPTIONS",
+            "AZURE_CLIENT_SECRET",
+            "AZURE_SUBSCRIPTION_ID",
+            "GREETING",
+            "AZURE_STORAGE_ACCOUNT_NAME",
+        ] {
+            dep.outputs.insert(name.into(), out("string", "/tmp/evil"));
+        }
+        let r = pb::ProvisioningDeployResult {
+            deployment: Some(dep),
+            skipped_reason: 0,
+        };
+        let kept: Vec<String> = deploy_result(r)
+            .unwrap()
+            .deployment
+            .unwrap()
+            .outputs
+            .into_keys()
+            .collect();
+        assert_eq!(kept, ["AZURE_STORAGE_ACCOUNT_NAME", "GREETING"]);
+        let mut state = pb::ProvisioningState::default();
+        state
+            .outputs
+            .insert("AZD_CONFIG_DIR".into(), out("string", "x"));
+        let s = state_result(pb::ProvisioningStateResult { state: Some(state) }).unwrap();
+        assert!(s.state.unwrap().outputs.is_empty());
     }
 
     #[test]

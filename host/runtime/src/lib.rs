@@ -61,6 +61,7 @@ mod instance;
 mod intercept;
 mod limits;
 mod load;
+mod opened;
 mod options;
 mod sandbox;
 mod seal;

@@ -83,7 +83,7 @@ fn compile_file(
     opts: &RuntimeOptions,
 ) -> anyhow::Result<engine::Loaded> {
     if opts.shipped_code_only {
-        return match shipped::shipped_code(manifest, file, opts.shipped_digests.as_ref())? {
+        return match shipped::shipped_code(manifest, file, &opts.signed_code)? {
             Shipped::Loaded(loaded) => Ok(loaded),
             Shipped::Absent(why) | Shipped::Refused(why) => {
                 Err(shipped::repackage_error(manifest, &why))
@@ -244,7 +244,7 @@ fn first_start(
     if opts.shipped_code_only {
         return optimised();
     }
-    match shipped::shipped_code(manifest, &file, opts.shipped_digests.as_ref())? {
+    match shipped::shipped_code(manifest, &file, &opts.signed_code)? {
         Shipped::Loaded(loaded) => return Ok((loaded, Code::Optimised)),
         Shipped::Untrusted(why) => return Err(anyhow::Error::new(why)),
         Shipped::Refused(why) => {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use azd_wasm_host_core::{AzdServices, TokenSource};
 
 use crate::intercept::Intercept;
-use azd_wasm_host_manifest::package::ShippedDigests;
+use azd_wasm_host_manifest::package::SignedCode;
 
 /// Options of [`load_provider`](crate::load_provider) and
 /// [`prepare_provider`](crate::prepare_provider).
@@ -36,11 +36,11 @@ pub struct RuntimeOptions {
     /// compile (the shipped sidecar, which has no compiler): a component
     /// without fitting code fails with the fix, repackaging.
     pub shipped_code_only: bool,
-    /// What the provider's signature gives its precompiled code and binding
-    /// (`listen` passes them once the signature verified): shipped code is
-    /// mapped only when its bytes are these. `None`: checked against its
-    /// binding alone (an unsigned provider the user allows, or development).
-    pub shipped_digests: Option<ShippedDigests>,
+    /// What the provider's signature says of its precompiled code (`listen`
+    /// passes it once the signature verified): shipped code is mapped only
+    /// when its bytes are the signed ones, refused whenever the signature
+    /// names none, and held to its binding alone when nothing was verified.
+    pub signed_code: SignedCode,
     /// Recorded traffic and faults (`azd-wasm-host test`); `None`: the
     /// outside world as it is.
     pub traffic: Option<Arc<dyn Intercept>>,
@@ -55,7 +55,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("tokens", &self.tokens.is_some())
             .field("interactive", &self.interactive)
             .field("shipped_code_only", &self.shipped_code_only)
-            .field("shipped_digests", &self.shipped_digests)
+            .field("signed_code", &self.signed_code)
             .field("traffic", &self.traffic)
             .finish()
     }

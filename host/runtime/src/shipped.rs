@@ -15,12 +15,13 @@
 //!
 //! Before the code is mapped its sha256 is checked against the binding's
 //! `code_sha256` and, for a signed provider, against the value the signature
-//! gives it ([`ShippedDigests`]); the binding's own bytes against the signed
-//! value too. A mismatch is [`UntrustedCode`]: the provider is refused as
-//! untrusted, naming the file. (What is hashed is the file as it is just
-//! before wasmtime maps it by path: someone who can write into the installed
-//! extension's folder between the two could as well replace the host binary
-//! beside it, which nothing signs.)
+//! gives it ([`SignedCode::Digests`]); the binding's own bytes against the
+//! signed value too. A provider whose verified signature names no code
+//! ([`SignedCode::NoCode`]) has any code that appears refused. A mismatch
+//! is [`UntrustedCode`]: the provider is refused as untrusted, naming the
+//! file. The code file is opened once, hashed through that handle, and the
+//! same open file is what wasmtime maps (`opened`): a file renamed over it
+//! after the check is never the one that runs.
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +32,9 @@ use crate::engine::{self, ComponentFile};
 use crate::targets;
 use azd_wasm_host_manifest::Manifest;
 
-use azd_wasm_host_manifest::package::{PRECOMPILED_DIR, ShippedDigests};
+use azd_wasm_host_manifest::package::{PRECOMPILED_DIR, ShippedDigests, SignedCode};
+
+use crate::opened::OpenedCode;
 
 /// The serialized component in [`PRECOMPILED_DIR`].
 const CODE_FILE: &str = "provider.cwasm";
@@ -148,13 +151,24 @@ pub(crate) enum Shipped {
 pub(crate) fn shipped_code(
     manifest: &Manifest,
     file: &ComponentFile<'_>,
-    signed: Option<&ShippedDigests>,
+    signed_code: &SignedCode,
 ) -> anyhow::Result<Shipped> {
     let dir = match shipped_dir(manifest) {
         Ok(dir) => dir,
         Err(why) => return Ok(Shipped::Absent(why)),
     };
     let code = dir.join(CODE_FILE);
+    let signed = match signed_code {
+        SignedCode::Digests(digests) => Some(digests),
+        SignedCode::NotVerified => None,
+        SignedCode::NoCode => {
+            return Ok(Shipped::Untrusted(UntrustedCode(format!(
+                "{} holds precompiled code, and the provider's signature names none: code that \
+                 was not signed never runs; reinstall the provider from its publisher",
+                dir.display()
+            ))));
+        }
+    };
     let binding = match read_binding(&dir, signed.map(|s| s.binding.as_str())) {
         Ok(binding) => binding,
         Err(Checked::Refused(why)) => return Ok(Shipped::Refused(why)),
@@ -168,15 +182,14 @@ pub(crate) fn shipped_code(
         )));
     }
     let start = std::time::Instant::now();
-    if let Err(refusal) = check_code(&code, &dir.join(BINDING_FILE), &binding, signed) {
-        return Ok(match refusal {
-            Checked::Refused(why) => Shipped::Refused(why),
-            Checked::Untrusted(why) => Shipped::Untrusted(why),
-        });
-    }
+    let opened = match check_code(&code, &dir.join(BINDING_FILE), &binding, signed) {
+        Ok(opened) => opened,
+        Err(Checked::Refused(why)) => return Ok(Shipped::Refused(why)),
+        Err(Checked::Untrusted(why)) => return Ok(Shipped::Untrusted(why)),
+    };
     let hashed = start.elapsed();
     let engine = engine::shared_engine()?;
-    let component = match cache::deserialize_file(&engine, &code, &binding.code_sha256) {
+    let component = match opened.deserialize(&engine) {
         Ok(component) => component,
         Err(e) => {
             return Ok(Shipped::Refused(format!(
@@ -197,17 +210,18 @@ enum Checked {
     Untrusted(UntrustedCode),
 }
 
-/// The code's sha256, checked against its binding's `code_sha256` and the
-/// signed value, before anything maps it.
+/// The code, opened once, its sha256 (read through that handle) checked
+/// against its binding's `code_sha256` and the signed value, before anything
+/// maps it.
 fn check_code(
     code: &Path,
     binding_path: &Path,
     binding: &Binding,
     signed: Option<&ShippedDigests>,
-) -> Result<(), Checked> {
-    let actual = azd_wasm_host_core::files::sha256_file(code)
-        .map(hex::encode)
+) -> Result<OpenedCode, Checked> {
+    let opened = OpenedCode::open(code)
         .map_err(|e| Checked::Refused(format!("cannot read {}: {e}", code.display())))?;
+    let actual = opened.sha256().to_owned();
     if let Some(signed) = signed
         && !actual.eq_ignore_ascii_case(&signed.code)
     {
@@ -226,7 +240,7 @@ fn check_code(
             binding.code_sha256
         ))));
     }
-    Ok(())
+    Ok(opened)
 }
 
 /// The refusal of a file whose bytes are not the signed ones.
@@ -294,10 +308,7 @@ fn shipped_dir(manifest: &Manifest) -> Result<PathBuf, String> {
     if !dir.is_dir() {
         return Err(format!("there is no {}", dir.display()));
     }
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|exe| std::fs::canonicalize(exe).ok())
-        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let exe_dir = azd_wasm_host_core::files::exe_dir();
     let base = std::fs::canonicalize(base).ok();
     if exe_dir.is_none() || exe_dir != base {
         return Err(format!(

@@ -26,15 +26,15 @@ use anyhow::Context as _;
 use azd_wasm_host_core::{
     AzdServices, ConfirmQuestion, ErrorCode, Provider, ProviderError, ProviderFactory,
 };
-use azd_wasm_host_manifest::package::ShippedDigests;
+use azd_wasm_host_manifest::package::SignedCode;
 use azd_wasm_host_trust::consent::{self, Consent, Identity, Pending};
 use azd_wasm_host_trust::{BUNDLE_FILE, TrustDir, Verdict};
 
 /// What the trust check leaves to the start: the grants pending the user's
-/// yes, and what the signature gives the precompiled code.
+/// yes, and what the signature says of the precompiled code.
 pub(crate) struct Checked {
     pub(crate) pending: Option<Pending>,
-    pub(crate) shipped: Option<ShippedDigests>,
+    pub(crate) signed_code: SignedCode,
 }
 
 /// Checks the provider of `manifest` before it is loaded. `Err` is the
@@ -45,16 +45,16 @@ pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
     if !installed && !signed {
         return Ok(Checked {
             pending: None,
-            shipped: None,
+            signed_code: SignedCode::NotVerified,
         });
     }
     let trust = TrustDir::from_env()?;
     let verdict = azd_wasm_host_trust::verify_to_run(manifest, &trust)?;
-    let (identity, version, shipped) = identity(manifest, verdict)?;
+    let (identity, version, signed_code) = identity(manifest, verdict)?;
     if !installed {
         return Ok(Checked {
             pending: None,
-            shipped,
+            signed_code,
         });
     }
     let pending = match consent::check(&trust, manifest, &identity, version.as_deref())? {
@@ -68,16 +68,20 @@ pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
             Some(*p)
         }
     };
-    Ok(Checked { pending, shipped })
+    Ok(Checked {
+        pending,
+        signed_code,
+    })
 }
 
 /// Who the provider is for consent, its version and what its signature
-/// gives its precompiled code. A provider run unverified (allowed unsigned)
+/// says of its precompiled code (a verified signature that names none
+/// refuses any that appears later). A provider run unverified (allowed unsigned)
 /// is `unsigned`, of the extension its installed folder is named after.
 fn identity(
     manifest: &Path,
     verdict: Verdict,
-) -> anyhow::Result<(Identity, Option<String>, Option<ShippedDigests>)> {
+) -> anyhow::Result<(Identity, Option<String>, SignedCode)> {
     let name = azd_wasm_host_manifest::Manifest::load(manifest)?.name;
     Ok(match verdict {
         Verdict::Verified(v) => {
@@ -87,7 +91,8 @@ fn identity(
                 extension: v.statement.predicate.extension.clone().unwrap_or_default(),
                 provider: name,
             };
-            (identity, Some(v.statement.predicate.version), v.shipped)
+            let code = v.shipped.map_or(SignedCode::NoCode, SignedCode::Digests);
+            (identity, Some(v.statement.predicate.version), code)
         }
         Verdict::Allowed(why) => {
             tracing::warn!("running a provider that is not verified, as allowed: {why}");
@@ -100,7 +105,7 @@ fn identity(
                 extension,
                 provider: name,
             };
-            (identity, None, None)
+            (identity, None, SignedCode::NotVerified)
         }
     })
 }
@@ -114,9 +119,7 @@ fn is_installed(manifest: &Path) -> bool {
     let Some(dir) = canonical(folder(manifest)) else {
         return false;
     };
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().and_then(canonical));
+    let exe_dir = azd_wasm_host_core::files::exe_dir();
     let handed_over = crate::env::installed_dir().and_then(|d| canonical(&d));
     exe_dir.as_ref() == Some(&dir) || handed_over.as_ref() == Some(&dir)
 }

@@ -53,10 +53,12 @@ pub trait Recording: Send + Sync {
 
 /// The packaged sidecar asked to record: becomes the development CLI's
 /// `listen` with this process's arguments and environment (on Unix the same
-/// process: azd's signals and the exit code are the development CLI's).
-pub(crate) fn hand_over() -> ExitCode {
+/// process: azd's signals and the exit code are the development CLI's), and
+/// the manifest this sidecar would have served (`manifest`: `--manifest`, or
+/// none for the one beside it) named explicitly.
+pub(crate) fn hand_over(manifest: Option<&Path>) -> ExitCode {
     let refusal = match development_cli() {
-        Ok(program) => match run_as(&program) {
+        Ok(program) => match run_as(&program, manifest) {
             Ok(code) => return code,
             Err(e) => e,
         },
@@ -71,9 +73,11 @@ pub(crate) fn hand_over() -> ExitCode {
 }
 
 /// The development CLI: the binary [`DEV_CLI`] names, else
-/// `azd-wasm-host` on PATH (searched here: Windows would look in this
-/// binary's own folder first, where the packaged sidecar itself has that
-/// name). Never this binary, nor a sidecar it handed a session to already.
+/// `azd-wasm-host` in one of PATH's absolute folders (searched here: Windows
+/// would look in this binary's own folder first, where the packaged sidecar
+/// itself has that name; a relative folder would make the working folder,
+/// which a project controls, decide). Only an executable file; never this
+/// binary, nor a sidecar it handed a session to already.
 fn development_cli() -> anyhow::Result<PathBuf> {
     if crate::env::installed_dir().is_some() {
         anyhow::bail!(
@@ -87,36 +91,53 @@ fn development_cli() -> anyhow::Result<PathBuf> {
             not_me(&named),
             "{DEV_CLI} names this packaged sidecar, not the development CLI"
         );
+        anyhow::ensure!(
+            is_executable(&named),
+            "{DEV_CLI} names {}, which is not an executable file",
+            named.display()
+        );
         return Ok(named);
     }
     let file = format!("azd-wasm-host{}", std::env::consts::EXE_SUFFIX);
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(&file))
-        .find(|p| p.is_file() && not_me(p))
-        .with_context(|| format!("no development CLI: {file} is not on PATH"))
+        .find(|p| is_executable(p) && not_me(p))
+        .with_context(|| {
+            format!("no development CLI: {file} is not in any absolute folder of PATH")
+        })
 }
 
-/// Runs `program` as `listen` for this session: the manifest beside this
-/// binary (unless the arguments or azd named one), this folder named as the
+/// A regular file (links followed) the user may execute.
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &Path) -> bool {
+    path.is_file()
+}
+
+/// Runs `program` as `listen` for this session: the manifest this binary
+/// would serve, named explicitly (so nothing of the development CLI's own
+/// lookup, nor a variable, picks another), this folder named as the
 /// installed extension's (so the development CLI checks its signature and
 /// consent as this binary would), and no test's traffic plan (a session
 /// under azd records the real traffic).
-fn run_as(program: &Path) -> anyhow::Result<ExitCode> {
+fn run_as(program: &Path, manifest: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let manifest = crate::locate::locate_manifest(manifest)
+        .context("finding the manifest this packaged sidecar serves")?;
+    let manifest = std::fs::canonicalize(&manifest).unwrap_or(manifest);
     let mut cmd = std::process::Command::new(program);
     cmd.args(std::env::args_os().skip(1))
-        .env_remove(crate::env::TRAFFIC);
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(Path::to_path_buf))
-    {
+        .env_remove(crate::env::TRAFFIC)
+        .env(crate::locate::ENV_MANIFEST, &manifest);
+    if let Some(dir) = azd_wasm_host_core::files::exe_dir() {
         cmd.env(crate::env::INSTALLED_DIR, dir);
-    }
-    if std::env::var_os(crate::locate::ENV_MANIFEST).is_none()
-        && let Ok(manifest) = crate::locate::locate_manifest(None)
-    {
-        cmd.env(crate::locate::ENV_MANIFEST, manifest);
     }
     let started = || {
         format!(

@@ -20,11 +20,13 @@
 //!
 //! Modules: `listen`, `admission` (signature and consent before a provider
 //! runs; `approve`), `develop` (what the development CLI lends, and the
-//! hand-over), `locate` (the manifest), `metadata`, [`env`], [`logs`].
+//! hand-over), `locate` (the manifest), `metadata`, [`env`], [`launch`] (the
+//! environment kept when azd started the process), [`logs`].
 
 mod admission;
 mod develop;
 pub mod env;
+pub mod launch;
 mod listen;
 mod locate;
 pub mod logs;
@@ -54,11 +56,12 @@ pub const STACK_SIZE: usize = 16 << 20;
 /// run on the blocking pool.
 pub fn run_listen(args: ListenArgs, debug_flag: bool, serving: Serving) -> ExitCode {
     if args.record.is_some() && matches!(serving, Serving::Sidecar) {
-        return develop::hand_over();
+        return develop::hand_over(args.manifest.as_deref());
     }
     on_main_thread(move || {
         let debug = logs::debug_requested(debug_flag);
         let log_file = logs::init(debug, true);
+        launch::log_notes();
         let rt = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

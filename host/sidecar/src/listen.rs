@@ -167,7 +167,7 @@ fn provider(
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),
         interactive,
         shipped_code_only: matches!(serving, Serving::Sidecar),
-        shipped_digests: checked.shipped,
+        signed_code: checked.signed_code,
         traffic,
     };
     match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {

@@ -23,18 +23,15 @@ pub(crate) fn locate_manifest(explicit: Option<&Path>) -> anyhow::Result<PathBuf
         );
     }
     let mut tried = vec![format!("--manifest / {ENV_MANIFEST}: not given")];
-    match std::env::current_exe() {
-        Ok(exe) => {
-            let p = exe
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(DEFAULT_MANIFEST_NAME);
+    match azd_wasm_host_core::files::exe_dir() {
+        Some(dir) => {
+            let p = dir.join(DEFAULT_MANIFEST_NAME);
             if p.is_file() {
                 return Ok(p);
             }
             tried.push(format!("{}: not found", p.display()));
         }
-        Err(e) => tried.push(format!("beside the executable: cannot locate it ({e})")),
+        None => tried.push("beside the executable: cannot locate it".to_owned()),
     }
     bail!(
         "no provider manifest found; tried:\n  - {}\npass --manifest PATH (a provider.toml or a .wasm component)",

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use azd_wasm_host_sidecar::{ListenArgs, Serving};
+use azd_wasm_host_sidecar::{ListenArgs, Serving, launch};
 use clap::{Parser, Subcommand};
 
 /// Serve an azd provisioning provider written as a WebAssembly component
@@ -22,6 +22,11 @@ struct Cli {
     /// Write debug logs to stderr (also: AZD_DEBUG=true).
     #[arg(long, global = true)]
     debug: bool,
+
+    /// Under azd, use this variable though azd may have taken it from the project's
+    /// environment (repeatable; see docs/trust.md).
+    #[arg(long = "trust-env", value_name = "NAME", global = true)]
+    trust_env: Vec<String>,
 
     /// What to do.
     #[command(subcommand)]
@@ -46,10 +51,26 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    match Cli::try_parse() {
+    let cli = Cli::try_parse();
+    if let Ok(cli) = &cli {
+        let role = match cli.command {
+            Command::Listen(_) => launch::Role::Listen,
+            _ => launch::Role::Tool,
+        };
+        // SAFETY: the first thing the process does; no other thread exists yet.
+        #[allow(
+            unsafe_code,
+            reason = "the process environment is settled before any thread starts"
+        )]
+        unsafe {
+            launch::settle(role, &cli.trust_env);
+        }
+    }
+    match cli {
         Ok(Cli {
             debug,
             command: Command::Listen(args),
+            ..
         }) => azd_wasm_host_sidecar::run_listen(args, debug, Serving::Sidecar),
         Ok(Cli {
             command: Command::Metadata,

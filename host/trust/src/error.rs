@@ -51,6 +51,21 @@ pub enum TrustError {
          to yourself if it is not yours), then run the command again"
     )]
     UnsafeFolder { path: String, why: String },
+    /// The trust folder is inside a git work tree or an azd project, which a
+    /// clone could carry.
+    #[error(
+        "the trust folder cannot be trusted: {path} is inside {what} {inside}, and a folder a \
+         repository or project carries must not decide what runs: keep the trust folder in azd's \
+         config folder (~/.azd, or AZD_CONFIG_DIR set to a folder outside any repository and project)"
+    )]
+    CarriedFolder {
+        /// The trust folder.
+        path: String,
+        /// The work tree's or project's folder.
+        inside: String,
+        /// "the git work tree" or "the azd project".
+        what: &'static str,
+    },
     /// The signature file cannot be read as a bundle.
     #[error("{file} is not a signature this host can read: {reason}")]
     Malformed { file: String, reason: String },

@@ -102,6 +102,7 @@ impl TrustDir {
     /// checked: see [`azd_wasm_host_core::files::only_user_may_write`]). What is
     /// not there yet is not checked.
     pub fn check_private(&self) -> Result<(), TrustError> {
+        self.check_location()?;
         let mut paths: Vec<PathBuf> = self
             .root
             .parent()
@@ -128,6 +129,43 @@ impl TrustDir {
                     path: path.display().to_string(),
                     why,
                 });
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a trust folder that a repository or a project carries: one
+    /// inside a git work tree, or inside an azd project (a folder with
+    /// `azure.yaml`), could arrive with a clone and decide what runs. The
+    /// folders from the trust folder up to, not including, the user's home
+    /// folder are looked at (a home folder kept in git does not refuse
+    /// `~/.azd`), and at most the filesystem's root's children.
+    pub fn check_location(&self) -> Result<(), TrustError> {
+        let home = dirs::home_dir().and_then(|h| std::fs::canonicalize(h).ok());
+        // Lexically first (what was named), then as the system resolves it.
+        let mut starts = vec![self.root.clone()];
+        if let Some(real) = real_path_of(&self.root) {
+            starts.push(real);
+        }
+        for start in starts {
+            for dir in start.ancestors() {
+                if home.as_deref() == Some(dir) || dir.parent().is_none() {
+                    break;
+                }
+                let carried_by = if dir.join(".git").exists() {
+                    Some("the git work tree")
+                } else if dir.join("azure.yaml").is_file() || dir.join("azure.yml").is_file() {
+                    Some("the azd project")
+                } else {
+                    None
+                };
+                if let Some(what) = carried_by {
+                    return Err(TrustError::CarriedFolder {
+                        path: self.root.display().to_string(),
+                        inside: dir.display().to_string(),
+                        what,
+                    });
+                }
             }
         }
         Ok(())
@@ -208,6 +246,8 @@ impl TrustDir {
     /// The default signing key, made (and its public half trusted on this
     /// machine) when there is none yet; returns the key and whether it was made.
     pub fn default_signing_key(&self) -> anyhow::Result<(KeyPair, bool)> {
+        // Nothing is read from a folder someone else could have written.
+        self.check_private()?;
         let path = self.default_key();
         if path.is_file() {
             return Ok((read_key(&path)?, false));
@@ -225,8 +265,12 @@ impl TrustDir {
     }
 }
 
-/// Reads a signing key file.
+/// Reads a signing key file: one that nobody but its owner may read or
+/// write (0600), as ssh holds its keys; any other is refused unread.
 pub fn read_key(path: &Path) -> anyhow::Result<KeyPair> {
+    if let Err(why) = azd_wasm_host_core::files::private_to_user(path) {
+        anyhow::bail!("the signing key {} is refused: {why}", path.display());
+    }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the signing key {}", path.display()))?;
     KeyPair::from_pem(&text).with_context(|| format!("{} is not a signing key", path.display()))
@@ -287,6 +331,20 @@ fn write_readable(path: &Path, text: &str) -> anyhow::Result<()> {
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The trust folder, or its nearest existing ancestor, as the system
+/// resolves it (links followed), with what is missing put back on.
+fn real_path_of(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return Some(missing.iter().rev().fold(real, |p: PathBuf, m| p.join(m)));
+        }
+        missing.push(at.file_name()?.to_owned());
+        at = at.parent()?;
+    }
 }
 
 fn sanitize(name: &str) -> String {

@@ -11,6 +11,9 @@
 //! roots) everywhere else. Credentials: `--user` with the password in
 //! `AZD_WASM_HOST_REGISTRY_PASSWORD` (never on the command line), else anonymous.
 
+mod bounded;
+#[cfg(test)]
+mod hostile;
 mod publish;
 mod pull;
 mod registry;

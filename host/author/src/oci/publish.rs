@@ -80,12 +80,34 @@ pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
 }
 
 /// The artifact's layers (the component first), the provider's name and its
-/// version. The signature is made in a scratch copy of the folder, so the
-/// project keeps no signature that its next build would make stale.
+/// version: [`stage`] then [`layers_of`].
 fn layers(
     args: &PublishArgs,
     manifest_path: &Path,
 ) -> anyhow::Result<(Vec<ImageLayer>, String, String)> {
+    let staged = stage(args, manifest_path)?;
+    let layers = layers_of(&staged)?;
+    Ok((layers, staged.name, staged.version))
+}
+
+/// The provider's files copied into a scratch folder of our own and signed
+/// there: the project keeps no signature that its next build would make
+/// stale, and what is pushed is read from that folder only, so the layers
+/// are the very files the signature covers, whatever happens to the
+/// project's files meanwhile.
+struct Staged {
+    scratch: tempfile::TempDir,
+    /// The component's name in the provider's folder (`build/x.wasm`).
+    component: String,
+    /// The config schema's, when the manifest names one.
+    schema: Option<String>,
+    /// The signature's file name, when signed.
+    signature: Option<&'static str>,
+    name: String,
+    version: String,
+}
+
+fn stage(args: &PublishArgs, manifest_path: &Path) -> anyhow::Result<Staged> {
     let dir = manifest_path
         .parent()
         .unwrap_or(Path::new("."))
@@ -111,7 +133,7 @@ fn layers(
         std::fs::create_dir_all(parent)?;
     }
     std::fs::copy(&manifest.component, &staged)?;
-    let schema_layer = stage_schema(&manifest, &dir, scratch.path())?;
+    let schema = stage_schema(&manifest, &dir, scratch.path())?;
     // Signed with the component and the manifest: the extension's id and version.
     std::fs::copy(&ext_path, scratch.path().join("extension.yaml"))
         .with_context(|| format!("cannot copy {}", ext_path.display()))?;
@@ -129,42 +151,65 @@ fn layers(
         )?
         .into_iter()
         .next();
+    Ok(Staged {
+        scratch,
+        component: component_rel.to_string_lossy().replace('\\', "/"),
+        schema,
+        signature,
+        name: manifest.name,
+        version: ext.version,
+    })
+}
 
+/// The layers, each read from the staged (signed) folder.
+fn layers_of(staged: &Staged) -> anyhow::Result<Vec<ImageLayer>> {
     let title = |name: &str| Some(BTreeMap::from([(TITLE.to_owned(), name.to_owned())]));
-    let read = |p: &Path| std::fs::read(p).with_context(|| format!("cannot read {}", p.display()));
-    let component_name = component_rel.to_string_lossy().replace('\\', "/");
+    let read = |name: &str| {
+        let path = staged.scratch.path().join(name);
+        std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))
+    };
     let mut layers = vec![
-        ImageLayer::new(read(&staged)?, WASM.to_owned(), title(&component_name)),
         ImageLayer::new(
-            read(manifest_path)?,
+            read(&staged.component)?,
+            WASM.to_owned(),
+            title(&staged.component),
+        ),
+        ImageLayer::new(
+            read("provider.toml")?,
             MANIFEST.to_owned(),
             title("provider.toml"),
         ),
         ImageLayer::new(
-            read(&ext_path)?,
+            read("extension.yaml")?,
             EXTENSION.to_owned(),
             title("extension.yaml"),
         ),
     ];
-    layers.extend(schema_layer);
-    if let Some(file) = signature {
+    if let Some(schema) = &staged.schema {
         layers.push(ImageLayer::new(
-            read(&scratch.path().join(file))?,
+            read(schema)?,
+            CONFIG_SCHEMA.to_owned(),
+            title(schema),
+        ));
+    }
+    if let Some(file) = staged.signature {
+        layers.push(ImageLayer::new(
+            read(file)?,
             SIGNATURE.to_owned(),
             title(file),
         ));
     }
-    Ok((layers, manifest.name, ext.version))
+    Ok(layers)
 }
 
 /// Copies the config schema, if the manifest names one, into the scratch
-/// folder (it is signed with the manifest); returns its layer, titled with
-/// its path in the provider's folder.
+/// folder (it is signed with the manifest); returns its path in the
+/// provider's folder.
 fn stage_schema(
     manifest: &azd_wasm_host_manifest::Manifest,
     dir: &Path,
     scratch: &Path,
-) -> anyhow::Result<Option<ImageLayer>> {
+) -> anyhow::Result<Option<String>> {
     let Some(schema) = &manifest.config_schema else {
         return Ok(None);
     };
@@ -174,12 +219,56 @@ fn stage_schema(
         std::fs::create_dir_all(parent)?;
     }
     std::fs::copy(&schema.path, &staged)?;
-    let bytes =
-        std::fs::read(&staged).with_context(|| format!("cannot read {}", staged.display()))?;
-    let title = BTreeMap::from([(TITLE.to_owned(), rel.to_string_lossy().replace('\\', "/"))]);
-    Ok(Some(ImageLayer::new(
-        bytes,
-        CONFIG_SCHEMA.to_owned(),
-        Some(title),
-    )))
+    Ok(Some(rel.to_string_lossy().replace('\\', "/")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is pushed is what was signed: every layer is read from the
+    /// staged folder the signature was made in, never from the project,
+    /// whose files may change after the signature was made.
+    #[test]
+    fn every_layer_is_the_staged_signed_file() {
+        let scratch = tempfile::tempdir().unwrap();
+        let files = [
+            ("build/p.wasm", "signed component"),
+            ("provider.toml", "signed manifest"),
+            ("extension.yaml", "signed extension"),
+            ("schema.json", "signed schema"),
+            (azd_wasm_host_trust::BUNDLE_FILE, "the signature"),
+        ];
+        for (name, text) in files {
+            let path = scratch.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let staged = Staged {
+            scratch,
+            component: "build/p.wasm".into(),
+            schema: Some("schema.json".into()),
+            signature: Some(azd_wasm_host_trust::BUNDLE_FILE),
+            name: "p".into(),
+            version: "1.0.0".into(),
+        };
+        let layers = layers_of(&staged).unwrap();
+        let got: Vec<(String, String, String)> = layers
+            .iter()
+            .map(|l| {
+                let title = l.annotations.as_ref().unwrap()[TITLE].clone();
+                let text = String::from_utf8(l.data.to_vec()).unwrap();
+                (title, l.media_type.clone(), text)
+            })
+            .collect();
+        let want = [
+            ("build/p.wasm", WASM, "signed component"),
+            ("provider.toml", MANIFEST, "signed manifest"),
+            ("extension.yaml", EXTENSION, "signed extension"),
+            ("schema.json", CONFIG_SCHEMA, "signed schema"),
+            (azd_wasm_host_trust::BUNDLE_FILE, SIGNATURE, "the signature"),
+        ]
+        .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()));
+        assert_eq!(got, want);
+    }
 }

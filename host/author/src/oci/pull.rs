@@ -18,6 +18,10 @@ use super::registry::{CONFIG_SCHEMA, EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM
 
 /// The most a provider artifact may hold, all layers together.
 const MAX_BYTES: i64 = 512 << 20;
+/// The most layers a provider artifact may have: it has at most five (the
+/// component, `provider.toml`, `extension.yaml`, the config schema, the
+/// signature).
+const MAX_LAYERS: usize = 16;
 
 /// Arguments of `pull`.
 #[derive(Debug, clap::Args)]
@@ -82,6 +86,7 @@ pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
         .prefix(".pull-")
         .tempdir_in(&parent)?;
     let digest = fetch(args, &reference, scratch.path()).await?;
+    only_known_files(scratch.path(), &args.reference)?;
     let trust = TrustDir::from_env()?;
     let verdict = azd_wasm_host_trust::verify(&scratch.path().join("provider.toml"), &trust)
         .with_context(|| format!("{} is not kept", args.reference))?;
@@ -123,10 +128,14 @@ pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
 async fn fetch(args: &PullArgs, reference: &Reference, into: &Path) -> anyhow::Result<String> {
     let client = super::registry::client(reference);
     let auth = super::registry::auth(args.user.as_deref())?;
-    let (image, digest) = client
-        .pull_image_manifest(reference, &auth)
-        .await
-        .with_context(|| format!("reading {}", args.reference))?;
+    let (image, digest) =
+        super::bounded::pull_manifest(&client, reference, &auth, &args.reference).await?;
+    anyhow::ensure!(
+        image.layers.len() <= MAX_LAYERS,
+        "{} has {} layers; a provider artifact has at most {MAX_LAYERS}",
+        args.reference,
+        image.layers.len()
+    );
     let total: i64 = image.layers.iter().map(|l| l.size.max(0)).sum();
     anyhow::ensure!(
         total <= MAX_BYTES,
@@ -150,6 +159,57 @@ async fn fetch(args: &PullArgs, reference: &Reference, into: &Path) -> anyhow::R
         std::fs::write(&dest, &data).with_context(|| format!("cannot write {}", dest.display()))?;
     }
     Ok(digest)
+}
+
+/// Refuses a pulled folder that holds anything but what a provider is made
+/// of: `provider.toml`, the component it names, its config schema (if it
+/// names one), `extension.yaml` and the signature. A layer titled
+/// `precompiled/provider.cwasm` (native code) or anything else is refused
+/// before the signature is even looked at, and nothing is kept.
+fn only_known_files(dir: &Path, what: &str) -> anyhow::Result<()> {
+    let manifest = azd_wasm_host_manifest::Manifest::load(&dir.join("provider.toml"))
+        .with_context(|| format!("{what}: its provider.toml"))?;
+    let inside =
+        |path: &Path| -> Option<PathBuf> { path.strip_prefix(dir).ok().map(Path::to_path_buf) };
+    let mut known: Vec<PathBuf> = vec![
+        "provider.toml".into(),
+        "extension.yaml".into(),
+        azd_wasm_host_trust::BUNDLE_FILE.into(),
+    ];
+    known.extend(inside(&manifest.component));
+    known.extend(
+        manifest
+            .config_schema
+            .as_ref()
+            .and_then(|schema| inside(&schema.path)),
+    );
+    for file in files_under(dir)? {
+        let rel = inside(&file).unwrap_or_else(|| file.clone());
+        anyhow::ensure!(
+            known.contains(&rel),
+            "{what} holds {}, which is none of the files a provider is made of (provider.toml, the component it names, its config schema, extension.yaml, {}): refused, nothing kept",
+            rel.display(),
+            azd_wasm_host_trust::BUNDLE_FILE
+        );
+    }
+    Ok(())
+}
+
+/// Every file beneath `dir`.
+fn files_under(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// A blob's bytes, refused past the size its descriptor declared.
@@ -249,6 +309,12 @@ fn files_of<'a>(
         anyhow::ensure!(
             layers.iter().any(|l| l.media_type == kind),
             "{what} is not a provider: it has no {name} layer ({kind})"
+        );
+    }
+    for (kind, name) in [(WASM, "component"), (CONFIG_SCHEMA, "config schema")] {
+        anyhow::ensure!(
+            layers.iter().filter(|l| l.media_type == kind).count() <= 1,
+            "{what} has more than one {name} layer ({kind}): a provider has one"
         );
     }
     Ok(files)

@@ -56,7 +56,7 @@ pub(super) fn client(reference: &Reference) -> Client {
 }
 
 /// Whether `host[:port]` is this machine.
-fn is_loopback(registry: &str) -> bool {
+pub(super) fn is_loopback(registry: &str) -> bool {
     let host = match registry.rsplit_once(':') {
         Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
         _ => registry,

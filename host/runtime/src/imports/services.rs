@@ -226,6 +226,15 @@ impl environment::Host for AzdAccess {
 
     async fn set_value(&mut self, key: String, value: String) -> Result<(), wit::Error> {
         let services = self.environment_services(true)?;
+        if let Some(why) = azd_wasm_host_core::steering::refusal(&key) {
+            tracing::warn!(target: "azd_wasm_host", "refused a provider's environment value: {why}");
+            return Err(error(
+                "reserved_name",
+                "validation",
+                why,
+                "Give the value another name: azd's, credential and program variables are never a provider's to set.",
+            ));
+        }
         let env = self.environment_name(services).await?;
         let value = self.paths.to_native(&value).unwrap_or(value);
         services

@@ -1,0 +1,271 @@
+//! Environment variables that steer: whose value picks a program or a
+//! library that runs, a trust root, a place something is written, azd's own
+//! target, or the credentials something signs in with.
+//!
+//! azd hands an extension the values of the project's azd environment
+//! (`.azure/<env>/.env`) as environment variables, and a provider can write
+//! that file through its outputs and azd's environment service. Without a
+//! rule, a provider could therefore choose which `cargo` the author's tool
+//! runs next, where its trust folder is, or whether unsigned code runs. One
+//! list, here, says which names are off limits; it is applied
+//!
+//! - to a provider's outputs and the values it sets through azd's
+//!   environment service (refused, with a warning in the log), and
+//! - to the variables an extension process finds when azd started it
+//!   (`azd-wasm-host-sidecar`'s `launch`: the ones the project's environment
+//!   supplied are ignored).
+//!
+//! Names are compared without regard to ASCII case (Windows reads `Path` as
+//! `PATH`). Names that merely describe what a provider made
+//! (`AZURE_STORAGE_ACCOUNT_NAME`, `WEB_URL`) are not in it.
+
+/// Why a variable is off limits to a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steering {
+    /// azd's own settings and this extension's (`AZD_*`, `AZURE_DEV_*`,
+    /// `AZURE_ENV_NAME`, `AZURE_SUBSCRIPTION_ID`, `AZURE_LOCATION`, …): what
+    /// azd targets, where its config (and the trust folder) is, what runs.
+    Azd,
+    /// Credentials and where they are read from (`AZURE_CLIENT_*`,
+    /// `AZURE_CONFIG_DIR`, `ARM_*`, `IDENTITY_*`, CI tokens, …).
+    Credentials,
+    /// What picks a program, a library or a compiler flag: `PATH`, `CARGO`,
+    /// `RUSTC_WRAPPER`, `GOTOOLCHAIN`, `NODE_OPTIONS`, `PYTHONPATH`,
+    /// `LD_PRELOAD`, `CC`, `GIT_*`, …
+    Program,
+    /// Where things are read or written, and whom TLS trusts: `HOME`,
+    /// `TMPDIR`, `XDG_*`, `SSL_CERT_FILE`, `HTTPS_PROXY`, …
+    Location,
+}
+
+impl Steering {
+    /// A few words for a warning: "azd's own setting", ….
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Azd => "azd's or this extension's own setting",
+            Self::Credentials => "a credential setting",
+            Self::Program => "it picks a program or what a program loads",
+            Self::Location => "it picks where files are read or written, or whom TLS trusts",
+        }
+    }
+}
+
+/// Whole names (upper case) and what they steer.
+const NAMES: &[(&str, Steering)] = &[
+    // azd's own targets.
+    ("AZURE_ENV_NAME", Steering::Azd),
+    ("AZURE_SUBSCRIPTION_ID", Steering::Azd),
+    ("AZURE_LOCATION", Steering::Azd),
+    ("AZURE_RESOURCE_GROUP", Steering::Azd),
+    ("AZURE_PRINCIPAL_ID", Steering::Azd),
+    ("AZURE_PRINCIPAL_TYPE", Steering::Azd),
+    // Credentials (the Azure SDKs' environment credential, az, CI systems).
+    ("AZURE_TENANT_ID", Steering::Credentials),
+    ("AZURE_USERNAME", Steering::Credentials),
+    ("AZURE_PASSWORD", Steering::Credentials),
+    ("AZURE_AUTHORITY_HOST", Steering::Credentials),
+    ("AZURE_REGIONAL_AUTHORITY_NAME", Steering::Credentials),
+    ("AZURE_TOKEN_CREDENTIALS", Steering::Credentials),
+    ("AZURE_CONFIG_DIR", Steering::Credentials),
+    ("AZURE_EXTENSION_DIR", Steering::Credentials),
+    ("AZURE_ACCESS_TOKEN", Steering::Credentials),
+    ("GITHUB_TOKEN", Steering::Credentials),
+    ("SYSTEM_ACCESSTOKEN", Steering::Credentials),
+    ("GNUPGHOME", Steering::Credentials),
+    // Programs and what they load.
+    ("PATH", Steering::Program),
+    ("PATHEXT", Steering::Program),
+    ("SHELL", Steering::Program),
+    ("COMSPEC", Steering::Program),
+    ("BASH_ENV", Steering::Program),
+    ("ENV", Steering::Program),
+    ("ZDOTDIR", Steering::Program),
+    ("PROMPT_COMMAND", Steering::Program),
+    ("IFS", Steering::Program),
+    ("EDITOR", Steering::Program),
+    ("VISUAL", Steering::Program),
+    ("PAGER", Steering::Program),
+    ("CARGO", Steering::Program),
+    ("RUSTC", Steering::Program),
+    ("RUSTDOC", Steering::Program),
+    ("RUSTFLAGS", Steering::Program),
+    ("RUSTDOCFLAGS", Steering::Program),
+    ("GOROOT", Steering::Program),
+    ("GOPATH", Steering::Program),
+    ("GOBIN", Steering::Program),
+    ("GOFLAGS", Steering::Program),
+    ("GOTOOLCHAIN", Steering::Program),
+    ("GOPROXY", Steering::Program),
+    ("GONOPROXY", Steering::Program),
+    ("GOPRIVATE", Steering::Program),
+    ("GONOSUMDB", Steering::Program),
+    ("GONOSUMCHECK", Steering::Program),
+    ("GOSUMDB", Steering::Program),
+    ("GOINSECURE", Steering::Program),
+    ("GOENV", Steering::Program),
+    ("GOWORK", Steering::Program),
+    ("GOEXPERIMENT", Steering::Program),
+    ("GODEBUG", Steering::Program),
+    ("GOCACHE", Steering::Program),
+    ("GOMODCACHE", Steering::Program),
+    ("GOTMPDIR", Steering::Program),
+    ("GOVCS", Steering::Program),
+    ("GOOS", Steering::Program),
+    ("GOARCH", Steering::Program),
+    ("GCCGO", Steering::Program),
+    ("NODE_OPTIONS", Steering::Program),
+    ("NODE_PATH", Steering::Program),
+    ("NODE_EXTRA_CA_CERTS", Steering::Program),
+    ("NODE_TLS_REJECT_UNAUTHORIZED", Steering::Program),
+    ("NODE_REPL_EXTERNAL_MODULE", Steering::Program),
+    ("VIRTUAL_ENV", Steering::Program),
+    ("PERL5LIB", Steering::Program),
+    ("PERL5OPT", Steering::Program),
+    ("PERLLIB", Steering::Program),
+    ("RUBYOPT", Steering::Program),
+    ("RUBYLIB", Steering::Program),
+    ("JAVA_TOOL_OPTIONS", Steering::Program),
+    ("_JAVA_OPTIONS", Steering::Program),
+    ("JDK_JAVA_OPTIONS", Steering::Program),
+    ("CLASSPATH", Steering::Program),
+    ("CC", Steering::Program),
+    ("CXX", Steering::Program),
+    ("CPP", Steering::Program),
+    ("AR", Steering::Program),
+    ("LD", Steering::Program),
+    ("CFLAGS", Steering::Program),
+    ("CXXFLAGS", Steering::Program),
+    ("CPPFLAGS", Steering::Program),
+    ("LDFLAGS", Steering::Program),
+    ("WASI_SDK_PATH", Steering::Program),
+    // Where things go, and whom TLS trusts.
+    ("HOME", Steering::Location),
+    ("USERPROFILE", Steering::Location),
+    ("APPDATA", Steering::Location),
+    ("LOCALAPPDATA", Steering::Location),
+    ("TMPDIR", Steering::Location),
+    ("TMP", Steering::Location),
+    ("TEMP", Steering::Location),
+    ("SSL_CERT_FILE", Steering::Location),
+    ("SSL_CERT_DIR", Steering::Location),
+    ("REQUESTS_CA_BUNDLE", Steering::Location),
+    ("CURL_CA_BUNDLE", Steering::Location),
+    ("HTTP_PROXY", Steering::Location),
+    ("HTTPS_PROXY", Steering::Location),
+    ("ALL_PROXY", Steering::Location),
+    ("NO_PROXY", Steering::Location),
+];
+
+/// Prefixes (upper case) whose every name steers.
+const PREFIXES: &[(&str, Steering)] = &[
+    ("AZD_", Steering::Azd),
+    ("AZURE_DEV_", Steering::Azd),
+    ("AZURE_CLIENT_", Steering::Credentials),
+    ("AZURE_FEDERATED_", Steering::Credentials),
+    ("AZURE_CORE_", Steering::Credentials),
+    ("ARM_", Steering::Credentials),
+    ("IDENTITY_", Steering::Credentials),
+    ("MSI_", Steering::Credentials),
+    ("ACTIONS_", Steering::Credentials),
+    ("SSH_", Steering::Credentials),
+    ("LD_", Steering::Program),
+    ("DYLD_", Steering::Program),
+    ("CARGO_", Steering::Program),
+    ("RUSTC_", Steering::Program),
+    ("RUSTUP_", Steering::Program),
+    ("CGO_", Steering::Program),
+    ("NPM_CONFIG_", Steering::Program),
+    ("YARN_", Steering::Program),
+    ("PYTHON", Steering::Program),
+    ("PIP_", Steering::Program),
+    ("ZIG_", Steering::Program),
+    ("GIT_", Steering::Program),
+    ("XDG_", Steering::Location),
+];
+
+/// What `name` steers, if anything (ASCII case ignored).
+pub fn steering(name: &str) -> Option<Steering> {
+    let upper = name.trim().to_ascii_uppercase();
+    NAMES
+        .iter()
+        .find(|(n, _)| *n == upper)
+        .or_else(|| PREFIXES.iter().find(|(p, _)| upper.starts_with(p)))
+        .map(|(_, s)| *s)
+}
+
+/// Why a provider may not set `name`, when it may not: the sentence a
+/// refusal or a log warning carries.
+pub fn refusal(name: &str) -> Option<String> {
+    steering(name).map(|s| {
+        format!(
+            "a provider may not set {}: {} (azd passes its environment's values to extensions and tools, so such a value would steer them)",
+            crate::text::quote(name),
+            s.describe()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_steers_a_program_a_trust_root_or_credentials_is_named() {
+        for (name, expected) in [
+            ("AZD_CONFIG_DIR", Steering::Azd),
+            ("AZD_WASM_HOST_ALLOW_UNSIGNED", Steering::Azd),
+            ("azd_wasm_host_azd", Steering::Azd),
+            ("AZURE_DEV_COLLECT_TELEMETRY", Steering::Azd),
+            ("AZURE_SUBSCRIPTION_ID", Steering::Azd),
+            ("AZURE_CLIENT_SECRET", Steering::Credentials),
+            ("AZURE_CLIENT_ID", Steering::Credentials),
+            ("AZURE_CONFIG_DIR", Steering::Credentials),
+            ("ARM_USE_MSI", Steering::Credentials),
+            ("PATH", Steering::Program),
+            ("Path", Steering::Program),
+            ("CARGO", Steering::Program),
+            ("CARGO_HOME", Steering::Program),
+            ("RUSTC_WRAPPER", Steering::Program),
+            ("GOTOOLCHAIN", Steering::Program),
+            ("NODE_OPTIONS", Steering::Program),
+            ("PYTHONPATH", Steering::Program),
+            ("LD_PRELOAD", Steering::Program),
+            ("DYLD_INSERT_LIBRARIES", Steering::Program),
+            ("npm_config_prefix", Steering::Program),
+            ("GIT_SSH_COMMAND", Steering::Program),
+            ("HOME", Steering::Location),
+            ("XDG_CACHE_HOME", Steering::Location),
+            ("SSL_CERT_FILE", Steering::Location),
+            ("https_proxy", Steering::Location),
+        ] {
+            assert_eq!(steering(name), Some(expected), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_that_describe_what_a_provider_made_are_free() {
+        for name in [
+            "AZURE_STORAGE_ACCOUNT_NAME",
+            "AZURE_STORAGE_BLOB_ENDPOINT",
+            "AZURE_KEY_VAULT_ENDPOINT",
+            "GREETING",
+            "WEB_URL",
+            "LOCALFILES_ROOT",
+            "NODE_ENV",
+            "GOOGLE_PROJECT",
+            "PATHWAY",
+            "CARGO_SHIP_NAME_",
+            "",
+        ] {
+            // `CARGO_SHIP_NAME_` is a CARGO_ variable: listed to show prefixes bite.
+            let expected = name.starts_with("CARGO_");
+            assert_eq!(steering(name).is_some(), expected, "{name}");
+        }
+        assert!(refusal("GREETING").is_none());
+        let why = refusal("AZD_CONFIG_DIR").unwrap();
+        assert!(
+            why.contains("AZD_CONFIG_DIR") && why.contains("azd's"),
+            "{why}"
+        );
+    }
+}
