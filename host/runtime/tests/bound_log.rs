@@ -1,5 +1,5 @@
 //! The guest-log budget against a guest that floods the log
-//! (`fixtures::log_flood_component`): stdout, stderr and `log` calls, each
+//! (`fixtures::flood::log_flood_component`): stdout, stderr and `log` calls, each
 //! far past the budget, together, as empty lines, across instances. What
 //! reaches the log sink stays within the documented bounds (4 MiB per
 //! instance, 32 MiB per process: docs/commands.md#logs) plus one line that
@@ -20,8 +20,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use azd_wasm_host_fixtures::flood::{FLOOD_LINE_BYTES, log_flood_component};
 use azd_wasm_host_fixtures::harness::{Setup, code, ctx};
-use azd_wasm_host_fixtures::{FLOOD_LINE_BYTES, log_flood_component};
 
 /// The documented bound of one instance's log output.
 const INSTANCE_BYTES: usize = 4 << 20;
@@ -114,7 +114,10 @@ impl Logged {
 /// documented one, not something smaller).
 fn assert_one_instance_budget(logged: &Logged) {
     let bytes = logged.guest_bytes();
-    assert!(bytes <= INSTANCE_BYTES, "{bytes} bytes of guest lines logged");
+    assert!(
+        bytes <= INSTANCE_BYTES,
+        "{bytes} bytes of guest lines logged"
+    );
     assert!(bytes >= INSTANCE_BYTES / 2, "only {bytes} bytes logged");
     let cut = logged.truncations();
     assert_eq!(cut.len(), 1, "{cut:#?}");
@@ -179,7 +182,10 @@ async fn empty_lines_are_bounded_too() {
     p.parameters(ctx("empty")).await.unwrap();
     let logged = log.take();
     let bytes = logged.guest_bytes();
-    assert!(bytes <= INSTANCE_BYTES, "{bytes} bytes of guest lines logged");
+    assert!(
+        bytes <= INSTANCE_BYTES,
+        "{bytes} bytes of guest lines logged"
+    );
     assert!(logged.guest_lines().count() > 1000);
     assert_eq!(logged.truncations().len(), 1, "{:#?}", logged.truncations());
 }
@@ -219,7 +225,11 @@ async fn the_process_budget_holds_across_instances() {
         let logged = log.take();
         last = logged.guest_bytes();
         assert!(last <= INSTANCE_BYTES, "{last}");
-        assert!(logged.truncations().len() <= 1, "{:#?}", logged.truncations());
+        assert!(
+            logged.truncations().len() <= 1,
+            "{:#?}",
+            logged.truncations()
+        );
         total += last;
         process_lines += logged
             .truncations()
@@ -227,7 +237,10 @@ async fn the_process_budget_holds_across_instances() {
             .filter(|l| l.contains("process"))
             .count();
     }
-    assert!(total <= PROCESS_BYTES, "{total} bytes of guest lines logged");
+    assert!(
+        total <= PROCESS_BYTES,
+        "{total} bytes of guest lines logged"
+    );
     assert_eq!(process_lines, 1);
     assert_eq!(last, 0, "the last instance was still logged");
 }
