@@ -11,7 +11,7 @@
 //! in the user's cache directory (`~/.cache` on Linux, `~/Library/Caches` on
 //! macOS, `%LOCALAPPDATA%` on Windows). Lines are appended (several `listen`
 //! processes may share it); a write that would take it past 8 MiB first moves
-//! it to `….log.1`, while the process runs ([`rolling`]). The folder is
+//! it to `….log.1`, while the process runs (`rolling`). The folder is
 //! created private to the user, the files owner-only.
 //!
 //! What a guest writes is bounded before it gets here (the runtime's log
