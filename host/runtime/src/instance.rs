@@ -266,6 +266,7 @@ impl WasmProvider {
         state: &mut HostState,
     ) -> Result<A, ProviderError> {
         let (name, policy) = (&*self.shared.name, &self.shared.policy);
+        state.report_dropped_output(what);
         match outcome {
             Ok(Ok(answer)) => {
                 state.end_call();

@@ -20,8 +20,9 @@
 //!   made from the provider's `template`: its own sandbox built from the
 //!   manifest policy (`sandbox`: deny by default; grants opened beneath the
 //!   project), its own budget for all its memories and tables (`limits`) and
-//!   for what it writes into its read-write grants (`sandbox::disk`), and a
-//!   bound on what it can hand the host in one piece. The store's data is
+//!   for what it writes into its read-write grants (`sandbox::disk`) and to
+//!   the log (`guest_log`, within a budget all instances share), and a bound
+//!   on what it can hand the host in one piece. The store's data is
 //!   `store`; the host side of each import is in `imports`.
 //! - A guest call is a future raced against its deadline and the request's
 //!   cancellation; the loser is dropped, which stops the guest even inside a
@@ -56,6 +57,7 @@ mod convert;
 mod engine;
 mod factory;
 mod failure;
+mod guest_log;
 mod imports;
 mod instance;
 mod intercept;

@@ -74,7 +74,7 @@ impl HostState {
             limits: InstanceLimits::new(memory_bytes),
             disk: DiskBudget::new(disk_bytes),
             stderr_tail: sandbox.stderr_tail,
-            call: CallBinding::new(provider),
+            call: CallBinding::new(provider, sandbox.log),
             azd,
             credentials,
         }
@@ -96,6 +96,12 @@ impl HostState {
     /// Unbinds the call.
     pub(crate) fn end_call(&mut self) {
         self.call.end();
+    }
+
+    /// Says how much of the guest's output was not logged during `call`, if
+    /// any (once per call, however it ended).
+    pub(crate) fn report_dropped_output(&self, call: &str) {
+        self.call.report_dropped(call);
     }
 
     /// Grants `dirs` to an instance made ahead of its Initialize.

@@ -18,6 +18,7 @@ use wasmtime::Store;
 use wasmtime::component::Component;
 
 use crate::bindings::ProvisioningProviderPre;
+use crate::guest_log::{GuestLog, ProcessLog};
 use crate::imports::credentials::Credentials;
 use crate::imports::services::{AzdAccess, CommandEnvironment};
 use crate::intercept::Intercept;
@@ -126,6 +127,8 @@ pub(crate) struct Template {
     pub(crate) traffic: Option<Arc<dyn Intercept>>,
     /// The JSON Schema azd's config must match (`[config] schema`).
     config_schema: Option<ConfigSchema>,
+    /// What all its instances may write to the log together.
+    log: ProcessLog,
 }
 
 impl Template {
@@ -151,6 +154,7 @@ impl Template {
             interactive: opts.interactive,
             traffic: opts.traffic.clone(),
             config_schema: None,
+            log: ProcessLog::default(),
         }
     }
 
@@ -199,15 +203,17 @@ impl Template {
 
     /// A fresh `Store` for one instance of `compiled`: its sandbox (with the
     /// granted directories `dirs`, under `seal`), azd's services as granted,
-    /// its budget for memories and tables, a yield at every epoch tick, and
-    /// the bound on what the guest may hand the host at once.
+    /// its budget for memories and tables and for what it logs (within all
+    /// instances'), a yield at every epoch tick, and the bound on what the
+    /// guest may hand the host at once.
     pub(crate) fn new_store(
         &self,
         compiled: &Compiled,
         dirs: Vec<GrantedDir>,
         seal: Seal,
     ) -> Store<HostState> {
-        let sandbox = sandbox::build(&self.policy, &self.name, self.traffic.as_ref(), &seal);
+        let log = GuestLog::new(self.name.clone(), &self.log);
+        let sandbox = sandbox::build(&self.policy, &self.name, self.traffic.as_ref(), &seal, &log);
         let azd = AzdAccess {
             grants: self.policy.azd.clone(),
             services: self.services.clone(),

@@ -10,12 +10,19 @@
 //! The file is `AZD_WASM_HOST_LOG_FILE`, else `azd-wasm-host/logs/azd-wasm-host.log`
 //! in the user's cache directory (`~/.cache` on Linux, `~/Library/Caches` on
 //! macOS, `%LOCALAPPDATA%` on Windows). Lines are appended (several `listen`
-//! processes may share it); a file over 8 MiB is moved to `….log.1` when a
-//! process starts. The folder is created private to the user.
+//! processes may share it); a write that would take it past 8 MiB first moves
+//! it to `….log.1`, while the process runs (`rolling`). The folder is
+//! created private to the user, the files owner-only.
+//!
+//! What a guest writes is bounded before it gets here (the runtime's log
+//! budget: 4 MiB per instance, 32 MiB per process).
 
-use std::fs::{File, OpenOptions};
+mod rolling;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+use rolling::RollingFile;
 
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{FilterExt, LevelFilter, Targets};
@@ -24,7 +31,7 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// Environment variable naming the log file.
 pub const ENV_LOG_FILE: &str = "AZD_WASM_HOST_LOG_FILE";
-/// A log file larger than this is rotated when a process starts.
+/// A write that would take the log file past this moves it aside first.
 const ROTATE_BYTES: u64 = 8 << 20;
 
 /// Whether debug logging was asked for by flag or by `AZD_DEBUG`.
@@ -68,26 +75,24 @@ pub fn init(debug: bool, to_file: bool) -> Option<PathBuf> {
         .then(log_file_path)
         .flatten()
         .and_then(|path| open(&path).map(|f| (path, f)));
-    let file_layer = file
-        .as_ref()
-        .and_then(|(_, f)| f.try_clone().ok())
-        .map(|f| {
-            let filter = if debug {
-                "azd_wasm_host=debug,guest=debug,info"
-            } else {
-                "azd_wasm_host=info,guest=debug,warn"
-            };
-            tracing_subscriber::fmt::layer()
-                .with_writer(Mutex::new(f))
-                .with_ansi(false)
-                .with_target(true)
-                .with_filter(targets(filter))
-        });
+    let (path, file) = file.unzip();
+    let file_layer = file.map(|f| {
+        let filter = if debug {
+            "azd_wasm_host=debug,guest=debug,info"
+        } else {
+            "azd_wasm_host=info,guest=debug,warn"
+        };
+        tracing_subscriber::fmt::layer()
+            .with_writer(Mutex::new(f))
+            .with_ansi(false)
+            .with_target(true)
+            .with_filter(targets(filter))
+    });
     let _ = tracing_subscriber::registry()
         .with(stderr)
         .with(file_layer)
         .try_init();
-    let path = file.map(|(p, _)| p)?;
+    let path = path?;
     tracing::info!(pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), args = ?std::env::args().skip(1).collect::<Vec<_>>(), "azd-wasm-host started");
     Some(path)
 }
@@ -103,23 +108,11 @@ fn targets(list: &str) -> Targets {
         .unwrap_or_else(|_| Targets::new().with_default(LevelFilter::INFO))
 }
 
-/// Opens (and if large, first rotates) the log file; `None` if it cannot be
-/// written (logging must never stop the host).
-fn open(path: &Path) -> Option<File> {
+/// Opens the log file (in a private folder); `None` if it cannot be written
+/// (logging must never stop the host).
+fn open(path: &Path) -> Option<RollingFile> {
     if let Some(dir) = path.parent() {
         azd_wasm_host_core::files::create_private_dir(dir).ok()?;
     }
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > ROTATE_BYTES) {
-        let mut rotated = path.as_os_str().to_owned();
-        rotated.push(".1");
-        let _ = std::fs::rename(path, rotated);
-    }
-    let mut options = OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    options.open(path).ok()
+    RollingFile::open(path, ROTATE_BYTES).ok()
 }

@@ -2,7 +2,8 @@
 //!
 //! Progress goes to the call's reporter (azd's stream during deploy, preview
 //! and destroy; the debug log otherwise); log lines go to the host's log,
-//! tagged with the provider and the request.
+//! tagged with the provider and the request, within the instance's log
+//! budget (`guest_log`, which its stdout and stderr share).
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use azd_wasm_host_core::text;
 use azd_wasm_host_core::{CallContext, Progress};
 
 use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
+use crate::guest_log::GuestLog;
 
 /// The call an instance is serving right now.
 struct ActiveCall {
@@ -17,18 +19,25 @@ struct ActiveCall {
     progress: Progress,
 }
 
-/// The provider's name and the call it serves, if any.
+/// The provider's name, the call it serves, if any, and what it may still log.
 pub(crate) struct CallBinding {
     provider: Arc<str>,
     call: Option<ActiveCall>,
+    log: GuestLog,
 }
 
 impl CallBinding {
-    pub(crate) fn new(provider: Arc<str>) -> Self {
+    pub(crate) fn new(provider: Arc<str>, log: GuestLog) -> Self {
         Self {
             provider,
             call: None,
+            log,
         }
+    }
+
+    /// Says how much of the guest's output was not logged during `call`, if any.
+    pub(crate) fn report_dropped(&self, call: &str) {
+        self.log.report_dropped(call);
     }
 
     /// Binds to a call: its progress goes to `ctx`.
@@ -62,9 +71,31 @@ impl progress::Host for CallBinding {
     }
 }
 
+/// Whether a guest's line at `level` reaches any log.
+fn enabled(level: log::Level) -> bool {
+    use tracing::Level;
+    match level {
+        log::Level::Trace => tracing::enabled!(target: "guest", Level::TRACE),
+        log::Level::Debug => tracing::enabled!(target: "guest", Level::DEBUG),
+        log::Level::Info => tracing::enabled!(target: "guest", Level::INFO),
+        log::Level::Warn => tracing::enabled!(target: "guest", Level::WARN),
+        log::Level::Error => tracing::enabled!(target: "guest", Level::ERROR),
+    }
+}
+
 impl log::Host for CallBinding {
     fn write(&mut self, level: log::Level, message: String) {
+        if !enabled(level) {
+            return;
+        }
+        if self.log.spent() {
+            self.log.drop_line(message.len());
+            return;
+        }
         let message = text::line(message);
+        if !self.log.admit(message.len()) {
+            return;
+        }
         let provider = &*self.provider;
         let request_id = self.request_id();
         match level {

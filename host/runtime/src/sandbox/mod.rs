@@ -13,7 +13,8 @@
 //!   allowlisted names ([`net`]); UDP never;
 //! - HTTP requests reach only the granted origins, each bounded in time and
 //!   in the bytes it reads ([`http`]);
-//! - guest stdout/stderr go to the host's log ([`output`]);
+//! - guest stdout/stderr go to the host's log within the instance's log
+//!   budget ([`output`], `guest_log`);
 //! - a path in a granted folder crosses to azd in the host's form, and back
 //!   to the guest in its own ([`paths`]).
 //!
@@ -44,6 +45,7 @@ use output::LogStream;
 pub(crate) use output::OutputTail;
 pub(crate) use paths::PathMap;
 
+use crate::guest_log::GuestLog;
 use crate::intercept::Intercept;
 use crate::seal::Seal;
 use azd_wasm_host_manifest::Policy;
@@ -60,22 +62,31 @@ pub(crate) struct Sandbox {
     pub(crate) stderr_tail: OutputTail,
     /// The HTTP grants (the hook of `wasi:http/outgoing-handler`).
     pub(crate) http: HttpGate,
+    /// What the instance may still write to the log (stdout, stderr, `log`).
+    pub(crate) log: GuestLog,
 }
 
 /// Builds the sandbox of an instance, but for its granted directories, under
-/// `seal`.
+/// `seal`; its stdout and stderr spend `log`.
 pub(crate) fn build(
     policy: &Policy,
     provider: &Arc<str>,
     traffic: Option<&Arc<dyn Intercept>>,
     seal: &Seal,
+    log: &GuestLog,
 ) -> Sandbox {
     let mut b = WasiCtxBuilder::new();
     let stderr_tail = OutputTail::default();
-    b.stdout(LogStream::new(provider.clone(), "stdout", None));
+    b.stdout(LogStream::new(
+        provider.clone(),
+        "stdout",
+        log.clone(),
+        None,
+    ));
     b.stderr(LogStream::new(
         provider.clone(),
         "stderr",
+        log.clone(),
         Some(stderr_tail.clone()),
     ));
     for name in &policy.env {
@@ -95,6 +106,7 @@ pub(crate) fn build(
         network,
         stderr_tail,
         http: HttpGate::new(policy, provider.clone(), traffic.cloned(), seal.clone()),
+        log: log.clone(),
     }
 }
 
