@@ -158,16 +158,9 @@ pub(crate) fn shipped_code(
         Err(why) => return Ok(Shipped::Absent(why)),
     };
     let code = dir.join(CODE_FILE);
-    let signed = match signed_code {
-        SignedCode::Digests(digests) => Some(digests),
-        SignedCode::NotVerified => None,
-        SignedCode::NoCode => {
-            return Ok(Shipped::Untrusted(UntrustedCode(format!(
-                "{} holds precompiled code, and the provider's signature names none: code that \
-                 was not signed never runs; reinstall the provider from its publisher",
-                dir.display()
-            ))));
-        }
+    let signed = match signed_digests(signed_code, &dir) {
+        Ok(signed) => signed,
+        Err(untrusted) => return Ok(Shipped::Untrusted(untrusted)),
     };
     let binding = match read_binding(&dir, signed.map(|s| s.binding.as_str())) {
         Ok(binding) => binding,
@@ -202,6 +195,24 @@ pub(crate) fn shipped_code(
     let loaded = engine::ready(&engine, &linker, file, component, CacheOutcome::Hit, start)?;
     tracing::debug!(provider = %manifest.name, code = %code.display(), hash_ms = hashed.as_secs_f64() * 1e3, ms = loaded.load_time.as_secs_f64() * 1e3, signed = signed.is_some(), "provider component loaded from its package's precompiled code (no compile)");
     Ok(Shipped::Loaded(loaded))
+}
+
+/// What the code in `dir` is held to: the signed digests, its binding alone
+/// (nothing was verified), or nothing at all: a verified signature that
+/// names no code refuses any code found.
+fn signed_digests<'a>(
+    signed_code: &'a SignedCode,
+    dir: &Path,
+) -> Result<Option<&'a ShippedDigests>, UntrustedCode> {
+    match signed_code {
+        SignedCode::Digests(digests) => Ok(Some(digests)),
+        SignedCode::NotVerified => Ok(None),
+        SignedCode::NoCode => Err(UntrustedCode(format!(
+            "{} holds precompiled code, and the provider's signature names none: code that was \
+             not signed never runs; reinstall the provider from its publisher",
+            dir.display()
+        ))),
+    }
 }
 
 /// Why shipped code is not used.
@@ -405,6 +416,25 @@ pub fn is_compiled(path: &Path, cache_dir: Option<&Path>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A signature that verified and names no code is not the same as no
+    /// signature: code that appears beside such a provider (after the
+    /// signature was checked at start) is refused, never held to its binding
+    /// alone.
+    #[test]
+    fn code_beside_a_provider_signed_without_code_is_untrusted() {
+        let dir = Path::new("/x/precompiled");
+        let e = signed_digests(&SignedCode::NoCode, dir).unwrap_err();
+        assert!(e.0.contains("/x/precompiled") && e.0.contains("names none"), "{e}");
+        assert_eq!(signed_digests(&SignedCode::NotVerified, dir).unwrap(), None);
+        let digests = ShippedDigests {
+            code: "c".into(),
+            binding: "b".into(),
+        };
+        let signed = SignedCode::Digests(digests.clone());
+        assert_eq!(signed_digests(&signed, dir).unwrap(), Some(&digests));
+        assert_ne!(SignedCode::NoCode, SignedCode::default());
+    }
 
     fn binding() -> Binding {
         Binding {

@@ -99,15 +99,22 @@ fn development_cli() -> anyhow::Result<PathBuf> {
         return Ok(named);
     }
     let file = format!("azd-wasm-host{}", std::env::consts::EXE_SUFFIX);
-    std::env::var_os("PATH")
-        .iter()
+    on_path(std::env::var_os("PATH"), &file, not_me).with_context(|| {
+        format!("no development CLI: {file} is not in any absolute folder of PATH")
+    })
+}
+
+/// The first executable `file` in PATH's absolute folders that `accept` takes.
+fn on_path(
+    path: Option<std::ffi::OsString>,
+    file: &str,
+    accept: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    path.iter()
         .flat_map(std::env::split_paths)
         .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(&file))
-        .find(|p| is_executable(p) && not_me(p))
-        .with_context(|| {
-            format!("no development CLI: {file} is not in any absolute folder of PATH")
-        })
+        .map(|dir| dir.join(file))
+        .find(|p| is_executable(p) && accept(p))
 }
 
 /// A regular file (links followed) the user may execute.
@@ -158,5 +165,42 @@ fn run_as(program: &Path, manifest: Option<&Path>) -> anyhow::Result<ExitCode> {
             Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             None => ExitCode::FAILURE,
         })
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    fn program(path: &Path, mode: u32) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// The working folder (which a project controls) and files that are not
+    /// programs never pick the development CLI a recording is handed to.
+    #[test]
+    fn only_an_executable_in_an_absolute_folder_of_path_is_the_development_cli() {
+        let work = tempfile::tempdir().unwrap();
+        let (plain, real) = (work.path().join("plain"), work.path().join("real"));
+        program(&plain.join("azd-wasm-host"), 0o644);
+        program(&real.join("azd-wasm-host"), 0o755);
+        // A relative folder: whatever the working folder holds there is never run.
+        let path = std::env::join_paths([
+            PathBuf::from("bin"),
+            PathBuf::from("."),
+            plain.clone(),
+            real.clone(),
+        ])
+        .unwrap();
+        let found = on_path(Some(path), "azd-wasm-host", |_| true);
+        assert_eq!(found, Some(real.join("azd-wasm-host")));
+        let only_bad = std::env::join_paths([PathBuf::from("."), plain]).unwrap();
+        assert_eq!(on_path(Some(only_bad), "azd-wasm-host", |_| true), None);
+        // The binary itself (or one `accept` refuses) is passed over.
+        let path = std::env::join_paths([real]).unwrap();
+        assert_eq!(on_path(Some(path), "azd-wasm-host", |_| false), None);
     }
 }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use azd_wasm_host_trust::consent::{self, Consent, Identity};
 use azd_wasm_host_trust::{
-    BUNDLE_FILE, CODE_BUNDLE_FILE, KeyPair, SignInputs, TrustDir, TrustError, Verdict, sign,
-    sign_code, verify, verify_to_run,
+    BUNDLE_FILE, CODE_BUNDLE_FILE, KeyPair, SignInputs, TrustDir, TrustError, Verdict, read_key,
+    sign, sign_code, verify, verify_to_run, write_key,
 };
 
 const MANIFEST: &str = r#"name = "demo"
@@ -763,14 +763,81 @@ fn commands_making_the_default_key_at_once_agree_on_one() {
     let tmp = tempfile::tempdir().unwrap();
     let made: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..8)
-            .map(|_| s.spawn(|| TrustDir::at(tmp.path()).default_signing_key().unwrap()))
+            .map(|_| {
+                s.spawn(|| {
+                    TrustDir::at(tmp.path().join("azd/wasm-host"))
+                        .default_signing_key()
+                        .unwrap()
+                })
+            })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert_eq!(made.iter().filter(|(_, new)| *new).count(), 1);
     let first = made[0].0.public();
     assert!(made.iter().all(|(k, _)| k.public() == first));
-    let trust = TrustDir::at(tmp.path());
+    let trust = TrustDir::at(tmp.path().join("azd/wasm-host"));
     assert_eq!(trust.trusted_keys().len(), 1);
     assert_eq!(trust.trusted_keys()[0].1, first);
+}
+
+/// A clone can carry a trust folder (trusted keys, `allow_unsigned`) and a
+/// project can point AZD_CONFIG_DIR at it: one inside a git work tree or an
+/// azd project decides nothing.
+#[test]
+fn a_trust_folder_a_repository_or_project_carries_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = KeyPair::generate().unwrap();
+    for (marker, what) in [(".git", "git work tree"), ("azure.yaml", "azd project")] {
+        let repo = tmp.path().join(format!("clone-{what}").replace(' ', "-"));
+        let trust = TrustDir::at(repo.join("tools/.azd/wasm-host"));
+        trust.trust(&key.public(), None).unwrap();
+        let manifest = signed(&tmp.path().join(format!("p-{}", marker.trim_start_matches('.'))), &key);
+        // Without the marker it is a trust folder like any other.
+        assert!(matches!(verify(&manifest, &trust), Ok(Verdict::Verified(_))));
+        if marker == ".git" {
+            std::fs::create_dir_all(repo.join(marker)).unwrap();
+        } else {
+            std::fs::write(repo.join(marker), "name: p\n").unwrap();
+        }
+        let e = refusal(&manifest, &trust);
+        assert!(matches!(e, TrustError::CarriedFolder { .. }), "{e}");
+        assert!(e.to_string().contains(what), "{e}");
+        assert!(
+            e.to_string().contains(&repo.display().to_string()),
+            "{e}"
+        );
+        // Nor is its default signing key made or read.
+        assert!(trust.default_signing_key().is_err());
+    }
+}
+
+/// A signing key others may read is refused unread, as ssh refuses one; the
+/// default key is read only after the trust folder's privacy check.
+#[cfg(unix)]
+#[test]
+fn a_signing_key_others_may_read_is_refused_and_read_only_after_the_folder_check() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("keys/mine.key");
+    write_key(&path, &KeyPair::generate().unwrap()).unwrap();
+    assert!(read_key(&path).is_ok());
+    for mode in [0o644, 0o640, 0o604, 0o660] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let e = read_key(&path).unwrap_err().to_string();
+        assert!(e.contains("chmod 600") && e.contains(&format!("{mode:o}")), "{e}");
+    }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(read_key(&path).is_ok());
+
+    // The default key of a trust folder others may write to: the folder is
+    // refused before the key file is even read (it is not a key at all here).
+    let trust = TrustDir::at(tmp.path().join("azd/wasm-host"));
+    let default = trust.default_key();
+    std::fs::create_dir_all(default.parent().unwrap()).unwrap();
+    std::fs::write(&default, "not a key").unwrap();
+    std::fs::set_permissions(&default, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(trust.root(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = format!("{:#}", trust.default_signing_key().unwrap_err());
+    assert!(e.contains("cannot be trusted") && !e.contains("not a signing key"), "{e}");
 }
