@@ -209,6 +209,12 @@ impl Recorder {
         &self.path
     }
 
+    /// What the author marked safe: strings the scan lets pass, and
+    /// `binary: METHOD URL` marks for bodies that are not text.
+    pub fn safe(&self) -> &[String] {
+        &self.safe
+    }
+
     /// A frame azd sent, as received but for its secrets (one that is not an
     /// envelope is kept too, its known secrets masked).
     fn write_azd_sent(&self, bytes: &[u8]) {
