@@ -97,7 +97,7 @@ async fn a_compressed_list_keys_answer_never_reaches_a_golden_conversation() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
         let recording = recording(&path, &[]);
-        let encoded = crate::traffic::encode_for_tests(keys.as_bytes(), coding);
+        let encoded = crate::traffic::test_bodies::encode(keys.as_bytes(), coding);
         let headers = [
             ("content-type", "application/json"),
             ("content-encoding", coding),
@@ -113,6 +113,12 @@ async fn a_compressed_list_keys_answer_never_reaches_a_golden_conversation() {
             String::from_utf8_lossy(&file)
         );
         let exchange = recorded(&path);
+        let stored = exchange.response.body.bytes().unwrap();
+        let readable = crate::traffic::test_bodies::readable(&stored);
+        assert!(
+            !holds_a_key(&readable),
+            "{coding}: the stored body decodes to a key"
+        );
         let doc: Value =
             serde_json::from_str(exchange.response.body.body.as_deref().unwrap()).unwrap();
         assert_eq!(doc["keys"][0]["keyName"], "key1", "{coding}");

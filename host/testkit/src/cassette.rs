@@ -670,6 +670,17 @@ mod tests {
         assert!(!holds_a_key(&file), "{}", String::from_utf8_lossy(&file));
         let cassette: Cassette = serde_json::from_slice(&file).unwrap();
         let response = &cassette.steps[0].exchanges[0].response;
+        // What a reader gets from the stored body, gunzipped where it would be.
+        let stored = response.body.bytes().unwrap();
+        let mut gunzipped = Vec::new();
+        let _ = std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(stored.as_ref()),
+            &mut gunzipped,
+        );
+        assert!(
+            !holds_a_key(&stored) && !holds_a_key(&gunzipped),
+            "the stored body holds a key"
+        );
         let doc: serde_json::Value =
             serde_json::from_str(response.body.body.as_deref().unwrap()).unwrap();
         assert_eq!(doc["keys"][1]["keyName"], "key2");

@@ -420,7 +420,10 @@ mod tests {
             assert_eq!(found[0].text, long_jwt);
             assert_eq!(found[0].at, text.find("eyJ").unwrap());
             // Marked safe as it reads wrapped or whole.
-            assert_eq!(find_unsafe_credential(&text, &[long_jwt.clone()]), None);
+            assert_eq!(
+                find_unsafe_credential(&text, std::slice::from_ref(&long_jwt)),
+                None
+            );
             let as_wrapped = wrapped(&long_jwt, width, newline);
             assert_eq!(find_unsafe_credential(&text, &[as_wrapped]), None);
             assert_eq!(scrub_shapes(&text), format!("token:\n{REDACTED}\nend"));

@@ -131,44 +131,9 @@ fn bounded(reader: impl std::io::Read, max: usize) -> Result<Vec<u8>, Undo> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
-    use std::io::Write as _;
-
-    /// `data` in `coding`, as a service would send it.
-    pub(crate) fn encode(data: &[u8], coding: &str) -> Vec<u8> {
-        match coding {
-            "gzip" => {
-                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            }
-            "deflate" => {
-                let mut e =
-                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            }
-            "raw-deflate" => {
-                let mut e =
-                    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            }
-            "br" => {
-                let mut out = Vec::new();
-                {
-                    let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
-                    e.write_all(data).unwrap();
-                }
-                out
-            }
-            "zstd" => {
-                ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
-            }
-            other => panic!("no coding {other}"),
-        }
-    }
+    use crate::traffic::test_bodies::encode;
 
     fn headers(value: &str) -> http::HeaderMap {
         let mut h = http::HeaderMap::new();

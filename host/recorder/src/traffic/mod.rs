@@ -35,10 +35,10 @@ mod record_tests;
 mod redact;
 mod redact_body;
 mod serve;
+#[cfg(test)]
+pub(crate) mod test_bodies;
 mod tokens;
 
-#[cfg(test)]
-pub(crate) use coding::tests::encode as encode_for_tests;
 pub use control::{LogEvent, Traffic, TrafficMode, TrafficPlan, read_log};
 pub use exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};
 pub use fault::HttpFault;
