@@ -103,17 +103,47 @@ fn undo(body: &[u8], coding: Coding, max: usize) -> Result<Vec<u8>, Undo> {
     }
 }
 
+/// The largest window a frame of HTTP's `zstd` coding may ask its decoder
+/// to hold (RFC 9659), what the decoder keeps before it gives a byte out.
+const ZSTD_WINDOW_MAX: u64 = 8 << 20;
+
 /// A zstd body: one frame after another (a body may hold several), at most
-/// `max` bytes in all.
+/// `max` bytes in all, no frame asking for a window past [`ZSTD_WINDOW_MAX`].
 fn zstd_frames(mut body: &[u8], max: usize) -> Result<Vec<u8>, Undo> {
     let mut out = Vec::new();
     while !body.is_empty() {
+        if let Some(window) = zstd_window(body).filter(|&w| w > ZSTD_WINDOW_MAX) {
+            return Err(Undo::Invalid(format!(
+                "a frame asks for a window of {window} bytes, past the {ZSTD_WINDOW_MAX} HTTP's \
+                 zstd coding allows (RFC 9659)"
+            )));
+        }
         let decoder = ruzstd::decoding::StreamingDecoder::new(&mut body)
             .map_err(|e| Undo::Invalid(e.to_string()))?;
         let frame = bounded(decoder, max - out.len())?;
         out.extend_from_slice(&frame);
     }
     Ok(out)
+}
+
+/// The window the zstd frame at the start of `frame` declares (RFC 8878
+/// 3.1.1.1): its window descriptor, or its content size when it is one
+/// segment; `None` when the header is cut short.
+fn zstd_window(frame: &[u8]) -> Option<u64> {
+    let descriptor = *frame.get(4)?;
+    if descriptor & 0x20 == 0 {
+        let window = *frame.get(5)?;
+        let base = 1u64 << (10 + u32::from(window >> 3));
+        return Some(base + base / 8 * u64::from(window & 7));
+    }
+    let dictionary = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let size = [1, 2, 4, 8][usize::from(descriptor >> 6)];
+    let field = frame.get(5 + dictionary..5 + dictionary + size)?;
+    let value = field
+        .iter()
+        .rev()
+        .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+    Some(if size == 2 { value + 256 } else { value })
 }
 
 /// Everything `reader` gives, failing past `max` bytes without holding more.
@@ -230,6 +260,19 @@ mod tests {
                 let _ = decode(&changed, &named, 1 << 20, "b");
             }
         }
+        // A zstd frame that asks its decoder to hold 64 MiB before giving a byte out.
+        let mut wide = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 16 << 3];
+        wide.extend([0u8; 16]);
+        let named = codings(&headers("zstd")).unwrap().unwrap();
+        let e = decode(&wide, &named, 64 << 20, "b").unwrap_err();
+        assert!(
+            e.contains("a window of 67108864 bytes, past the 8388608"),
+            "{e}"
+        );
+        // The window a frame declares, both ways of declaring it.
+        assert_eq!(zstd_window(&wide), Some(64 << 20));
+        let small = encode(b"0123456789", "zstd");
+        assert!(zstd_window(&small).is_some_and(|w| w <= ZSTD_WINDOW_MAX));
         let e = codings(&headers("compress")).unwrap_err();
         assert!(
             e.contains("`compress`, which a recording cannot undo"),
