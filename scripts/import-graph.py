@@ -81,11 +81,14 @@ FORBIDDEN = {
         "cranelift-codegen",
         "wasmtime-internal-winch",
     ],
-    # The shipped sidecar: no compiler, no recorder, no author's toolchain, no simulated azd,
-    # none of the development CLI's commands.
+    # The shipped sidecar: no compiler, no recorder (nor the decoders it undoes a recorded body's
+    # content coding with), no author's toolchain, no simulated azd, none of the development
+    # CLI's commands.
     "azd-wasm-host-sidecar": [
         "azd-wasm-host-author",
         "azd-wasm-host-recorder",
+        "brotli",
+        "ruzstd",
         "azd-wasm-host-runner",
         "azd-wasm-host-testkit",
         "azd-wasm-host-watch",

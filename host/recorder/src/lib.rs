@@ -22,6 +22,8 @@
 #![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
 pub mod conversation;
+#[cfg(test)]
+mod golden_http_tests;
 mod tools;
 pub mod traffic;
 

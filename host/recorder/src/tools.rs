@@ -46,13 +46,15 @@ impl Recording for Conversation {
     }
 
     fn traffic(&self) -> anyhow::Result<Arc<dyn Intercept>> {
-        // The guest's HTTP goes into the conversation's own file.
+        // The guest's HTTP goes into the conversation's own file, judged by
+        // what the author marked safe for it.
         Ok(Traffic::new(TrafficPlan {
             mode: TrafficMode::Record,
             log: self.0.path().to_owned(),
             exchanges: Vec::new(),
             tokens: Vec::new(),
             faults: Vec::new(),
+            safe: self.0.safe().to_vec(),
         })?)
     }
 

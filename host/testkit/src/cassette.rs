@@ -51,6 +51,10 @@ pub(super) struct CassetteStep {
     tokens: Vec<String>,
     #[serde(default)]
     exchanges: Vec<Exchange>,
+    /// Exchanges that could not be kept safely (`exchange N (METHOD URL):
+    /// why`): any refuses the recording. Never written.
+    #[serde(skip)]
+    refused: Vec<String>,
 }
 
 /// How a test's traffic runs.
@@ -110,11 +114,13 @@ pub(super) struct StepTraffic {
 }
 
 /// Writes step `number`'s plan into `dir`; `None` when the step runs live
-/// with no fault (then `listen` is told nothing).
+/// with no fault (then `listen` is told nothing). `safe` is what the test
+/// file marks safe, which a recording's exchanges are judged by.
 pub(super) fn plan_step(
     mode: &Mode,
     number: usize,
     faults: &[HttpFault],
+    safe: &[String],
     dir: &Path,
 ) -> anyhow::Result<Option<StepTraffic>> {
     let (traffic_mode, step) = match mode {
@@ -138,6 +144,7 @@ pub(super) fn plan_step(
         exchanges: step.exchanges.clone(),
         tokens: step.tokens,
         faults: faults.to_vec(),
+        safe: safe.to_vec(),
     };
     let path = dir.join(format!("step-{number}.traffic.json"));
     std::fs::write(&path, serde_json::to_vec(&plan)?)?;
@@ -171,6 +178,12 @@ impl StepTraffic {
         for event in events {
             match event {
                 LogEvent::Recorded { exchange } => recorded.exchanges.push(exchange),
+                LogEvent::Refused { request, why } => {
+                    let n = recorded.exchanges.len() + recorded.refused.len() + 1;
+                    recorded
+                        .refused
+                        .push(format!("exchange {n} ({request}): {why}"));
+                }
                 LogEvent::Token { scope } => {
                     if !recorded.tokens.contains(&scope) {
                         recorded.tokens.push(scope);
@@ -240,6 +253,13 @@ pub(super) fn settle(
         Mode::Replay(path, _) => (format!("replayed from {}", path.display()), None),
         Mode::Record(path) if passed => {
             let cassette = Cassette::new(test, recorded);
+            if let Some(why) = cassette.refused() {
+                let refused = format!(
+                    "recording refused: {why}; nothing was written to {}",
+                    path.display()
+                );
+                return (format!("not recorded: {why}"), Some(refused));
+            }
             if let Some(why) = cassette.credential(safe) {
                 let refused = format!(
                     "recording refused: {why}; nothing was written to {}. Redact it in the \
@@ -302,23 +322,43 @@ impl Cassette {
         Ok(())
     }
 
+    /// The first exchange the recording could not keep safely, named by
+    /// its step.
+    fn refused(&self) -> Option<String> {
+        self.steps.iter().find_map(|step| {
+            let first = step.refused.first()?;
+            Some(format!("step {} ({}), {first}", step.step, step.command))
+        })
+    }
+
     /// The first thing in the cassette that still looks like a credential
-    /// and is not one of `safe`, named by its place.
+    /// and is not one of `safe`, named by its place (a body that is not text
+    /// read as lossy text).
     fn credential(&self, safe: &[String]) -> Option<String> {
         for step in &self.steps {
             for (n, exchange) in step.exchanges.iter().enumerate() {
                 let request = &exchange.request;
                 let response = &exchange.response;
                 let mut places: Vec<(String, &str)> = vec![("request URI".into(), &request.uri)];
+                let binary = [&request.body, &response.body].map(|b| match &b.body {
+                    Some(_) => String::new(),
+                    None => String::from_utf8_lossy(&b.bytes().unwrap_or_default()).into_owned(),
+                });
                 let sides = [
-                    ("request", &request.headers, &request.body.body),
-                    ("response", &response.headers, &response.body.body),
+                    ("request", &request.headers, &request.body.body, &binary[0]),
+                    (
+                        "response",
+                        &response.headers,
+                        &response.body.body,
+                        &binary[1],
+                    ),
                 ];
-                for (side, headers, body) in sides {
+                for (side, headers, body, binary) in sides {
                     for (name, value) in headers {
                         places.push((format!("{side} header {name}"), value));
                     }
-                    places.extend(body.as_deref().map(|b| (format!("{side} body"), b)));
+                    let body = body.as_deref().unwrap_or(binary);
+                    places.push((format!("{side} body"), body));
                 }
                 for (place, text) in places {
                     if let Some(f) = azd_wasm_host_core::secrets::find_unsafe_credential(text, safe)
@@ -426,12 +466,13 @@ mod tests {
                 command: "provision".into(),
                 tokens: vec![],
                 exchanges: vec![exchange("http://h/a"), exchange("http://h/b")],
+                refused: vec![],
             }],
         };
         let fault: HttpFault =
             toml::from_str("origin = \"http://127.0.0.1:1\"\nstatus = 403").unwrap();
         let mode = Mode::Replay(dir.path().join("c.json"), cassette);
-        let step = plan_step(&mode, 1, std::slice::from_ref(&fault), dir.path())
+        let step = plan_step(&mode, 1, std::slice::from_ref(&fault), &[], dir.path())
             .unwrap()
             .unwrap();
         let plan: TrafficPlan =
@@ -447,10 +488,10 @@ mod tests {
         );
         assert!(failures[1].contains("met no request"));
         // Step 2 holds nothing: a request there is a miss.
-        let step2 = plan_step(&mode, 2, &[], dir.path()).unwrap().unwrap();
+        let step2 = plan_step(&mode, 2, &[], &[], dir.path()).unwrap().unwrap();
         assert!(step2.finish(2, "state").unwrap().0.is_empty());
         assert!(
-            plan_step(&Mode::Live, 3, &[], dir.path())
+            plan_step(&Mode::Live, 3, &[], &[], dir.path())
                 .unwrap()
                 .is_none()
         );
@@ -488,6 +529,7 @@ mod tests {
             command: "provision".into(),
             tokens: vec![],
             exchanges: vec![exchange("http://h/ok"), leaky],
+            refused: vec![],
         };
         let mode = Mode::Record(path.clone());
         let (said, refused) = settle(&mode, "t", true, vec![step.clone()], &[]);
@@ -515,7 +557,7 @@ mod tests {
     fn recording_gathers_exchanges_and_scopes_once_each() {
         let dir = tempfile::tempdir().unwrap();
         let mode = Mode::Record(dir.path().join("c.json"));
-        let step = plan_step(&mode, 1, &[], dir.path()).unwrap().unwrap();
+        let step = plan_step(&mode, 1, &[], &[], dir.path()).unwrap().unwrap();
         log(
             dir.path(),
             1,
@@ -533,5 +575,160 @@ mod tests {
         assert_eq!(recorded.exchanges.len(), 1);
         let c = Cassette::new("t", vec![recorded]);
         assert_eq!(c.exchanges(), 1);
+    }
+
+    /// A `listKeys` answer as ARM sends it to a client that asks for gzip.
+    const KEY1: &str =
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    const KEY2: &str =
+        "Zm9vYmFyYmF6cXV4Q29ycmVjdEhvcnNlQmF0dGVyeVN0YXBsZTEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcQ==";
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        use std::io::Write as _;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn body(bytes: Vec<u8>) -> wasmtime_wasi_http::WasiBody {
+        use http_body_util::BodyExt as _;
+        http_body_util::Full::new(bytes::Bytes::from(bytes))
+            .map_err(|never: std::convert::Infallible| match never {})
+            .boxed_unsync()
+    }
+
+    /// Step 1 of a test recorded into `dir`: one request through the
+    /// recorder (as `listen` sends it), the service answering `answer` with
+    /// `headers`; what `settle` says, and the step's log as written.
+    async fn record_one(
+        dir: &Path,
+        safe: &[String],
+        known: &str,
+        headers: &[(&str, &str)],
+        answer: Vec<u8>,
+    ) -> (String, Option<String>, Vec<u8>) {
+        use azd_wasm_host_runtime::{Intercept as _, Io, Live};
+        let mode = Mode::Record(dir.join("tests/cassettes/keys.json"));
+        let step = plan_step(&mode, 1, &[], safe, dir).unwrap().unwrap();
+        let traffic = azd_wasm_host_recorder::traffic::Traffic::open(&step.plan).unwrap();
+        traffic.keep_secret(known);
+        let mut response = http::Response::builder().status(200);
+        for (name, value) in headers {
+            response = response.header(*name, *value);
+        }
+        let response = response.body(body(answer)).unwrap();
+        let live: Live = Box::new(move |_| {
+            let io: Io = Box::new(async { Ok(()) });
+            Box::pin(async move { Ok((response, io)) })
+        });
+        let request = http::Request::post(
+            "https://management.azure.com/subscriptions/s/storageAccounts/a/listKeys?api-version=2023-01-01",
+        )
+        .header("accept-encoding", "gzip, deflate")
+        .body(body(Vec::new()))
+        .unwrap();
+        let (response, _) = traffic.send(request, 1 << 20, live).await.unwrap();
+        drop(response);
+        let log = std::fs::read(dir.join("step-1.traffic.jsonl")).unwrap();
+        let (failures, recorded) = step.finish(1, "provision").unwrap();
+        assert!(failures.is_empty(), "{failures:?}");
+        let (said, refused) = settle(&mode, "keys", true, vec![recorded], safe);
+        (said, refused, log)
+    }
+
+    /// Whether `bytes` hold a key in a form a reader could use.
+    fn holds_a_key(bytes: &[u8]) -> bool {
+        use base64::Engine as _;
+        let text = String::from_utf8_lossy(bytes);
+        [KEY1, KEY2].iter().any(|key| {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(key);
+            text.contains(key) || text.contains(&key[..40]) || text.contains(&b64[8..b64.len() - 8])
+        })
+    }
+
+    #[tokio::test]
+    async fn a_gzip_list_keys_answer_reaches_the_cassette_decoded_and_without_its_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = format!(
+            r#"{{"keys":[{{"keyName":"key1","value":"{KEY1}","permissions":"FULL"}},{{"keyName":"key2","value":"{KEY2}","permissions":"FULL"}}]}}"#
+        );
+        let headers = [
+            ("content-type", "application/json"),
+            ("content-encoding", "gzip"),
+        ];
+        let (said, refused, log) = record_one(
+            dir.path(),
+            &[],
+            "unused-known-value",
+            &headers,
+            gzip(keys.as_bytes()),
+        )
+        .await;
+        assert_eq!(refused, None, "{said}");
+        assert!(!holds_a_key(&log), "the step's log holds a key");
+        let file = std::fs::read(dir.path().join("tests/cassettes/keys.json")).unwrap();
+        assert!(!holds_a_key(&file), "{}", String::from_utf8_lossy(&file));
+        let cassette: Cassette = serde_json::from_slice(&file).unwrap();
+        let response = &cassette.steps[0].exchanges[0].response;
+        // What a reader gets from the stored body, gunzipped where it would be.
+        let stored = response.body.bytes().unwrap();
+        let mut gunzipped = Vec::new();
+        let _ = std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(stored.as_ref()),
+            &mut gunzipped,
+        );
+        assert!(
+            !holds_a_key(&stored) && !holds_a_key(&gunzipped),
+            "the stored body holds a key"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(response.body.body.as_deref().unwrap()).unwrap();
+        assert_eq!(doc["keys"][1]["keyName"], "key2");
+        assert_eq!(doc["keys"][0]["value"], "REDACTED");
+        assert!(
+            !response
+                .headers
+                .iter()
+                .any(|(n, _)| n == "content-encoding")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_that_is_not_text_refuses_the_cassette_unless_the_test_file_marks_it_safe() {
+        let known = "granted-storage-key-0001";
+        let mut answer = format!(r#"{{"keyName":"key1","value":"{known}"}}"#).into_bytes();
+        answer.push(0xff);
+        let dir = tempfile::tempdir().unwrap();
+        let (said, refused, log) = record_one(dir.path(), &[], known, &[], answer.clone()).await;
+        let refused = refused.unwrap();
+        assert!(
+            refused.starts_with(
+                "recording refused: step 1 (provision), exchange 1 (POST https://management.azure.com/subscriptions/s/storageAccounts/a/listKeys): the response body is not text"
+            ) && refused.contains(
+                "add \"binary: POST https://management.azure.com/subscriptions/s/storageAccounts/a/listKeys\" to `safe`"
+            ),
+            "{refused}"
+        );
+        assert!(said.starts_with("not recorded"), "{said}");
+        assert!(!String::from_utf8_lossy(&log).contains(known));
+        let path = dir.path().join("tests/cassettes/keys.json");
+        assert!(!path.exists(), "a refused recording was written");
+        // Marked safe: written, the known value masked in its bytes.
+        let safe = vec!["binary: POST https://management.azure.com/subscriptions/".to_owned()];
+        let again = tempfile::tempdir().unwrap();
+        let (said, refused, _) = record_one(again.path(), &safe, known, &[], answer).await;
+        assert_eq!(refused, None, "{said}");
+        let path = again.path().join("tests/cassettes/keys.json");
+        let cassette: Cassette = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let kept = cassette.steps[0].exchanges[0]
+            .response
+            .body
+            .bytes()
+            .unwrap();
+        let kept = String::from_utf8_lossy(&kept);
+        assert!(
+            kept.contains(&"*".repeat(known.len())) && !kept.contains(known),
+            "{kept}"
+        );
     }
 }

@@ -160,8 +160,13 @@ impl Project {
             failures: Vec::new(),
             stderr: String::new(),
         };
-        let traffic =
-            cassette::plan_step(&case.traffic, number, &step.fault.http, self.scratch.path());
+        let traffic = cassette::plan_step(
+            &case.traffic,
+            number,
+            &step.fault.http,
+            &case.spec.safe,
+            self.scratch.path(),
+        );
         let traffic = match traffic {
             Ok(t) => t,
             Err(e) => {

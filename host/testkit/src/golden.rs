@@ -288,6 +288,7 @@ fn write_plan(dir: &Path, conversation: &Conversation) -> anyhow::Result<(PathBu
         exchanges: Vec::new(),
         tokens: Vec::new(),
         faults: Vec::new(),
+        safe: Vec::new(),
     };
     for event in &conversation.traffic {
         match event {

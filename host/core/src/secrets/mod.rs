@@ -9,22 +9,32 @@
 //!   …).
 //! - **By value** ([`SecretValues`]): every value the host knows to be
 //!   secret (tokens it handed out, granted environment values, secret
-//!   parameters and answers), wherever it appears, plain, URL-encoded (any
-//!   mix of `%XX` and literal bytes, `+` for a space) or in base64 (standard
-//!   or URL-safe, padded or not, alone or inside a larger base64 text).
+//!   parameters and answers), wherever it appears, plain, percent-encoded
+//!   (any mix of `%XX` and literal bytes, once or more: `%3D`, `%253D`; `+`
+//!   for a space) or in base64 (standard or URL-safe, padded or not, alone or
+//!   inside a larger base64 text, wrapped at any column, itself
+//!   percent-encoded).
 //! - **By shape** ([`scrub_shapes`]): SAS signatures (`sig=…` in any URL,
-//!   encoded or not), user-info in URLs (`https://user:pass@host`), JWTs,
-//!   PEM private keys, and the key parts of connection strings
-//!   (`AccountKey=`, `SharedAccessKey=`, `Password=`, …).
+//!   encoded or not, at any depth, whatever its name's encoding: `s%69g=`),
+//!   user-info in URLs (`https://user:pass@host`), JWTs, PEM private keys,
+//!   and the key parts of connection strings (`AccountKey=`,
+//!   `SharedAccessKey=`, `Password=`, …).
+//! - Names as they read once percent-decoded until they no longer change
+//!   ([`percent_decoded`]: `s%2569g` is `sig`).
 //!
 //! After redaction [`find_credential`] looks for what still looks like one
 //! (a JWT, a private key, a connection string's key, an Azure storage key, a
-//! long high-entropy string), so that a recording holding one is refused.
+//! long high-entropy string; in base64 wrapped at 64 or 76 columns too), so
+//! that a recording holding one is refused.
 
 mod names;
+mod percent;
+mod query;
 mod shapes;
 mod values;
+mod wrap;
 
 pub use names::{REDACTED, is_secret_header, is_secret_name};
+pub use percent::percent_decoded;
 pub use shapes::{Finding, find_credential, find_unsafe_credential, scrub_shapes};
 pub use values::SecretValues;

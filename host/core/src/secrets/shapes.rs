@@ -3,6 +3,8 @@
 //! ([`find_credential`]).
 
 use super::names::REDACTED;
+use super::query::sas_signatures;
+use super::wrap;
 
 /// Connection-string keys whose values are credentials (lower case, with `=`).
 const CONNECTION_KEYS: &[&str] = &[
@@ -17,19 +19,26 @@ const CONNECTION_KEYS: &[&str] = &[
 ];
 
 /// `text` with what has the shape of a credential replaced by [`REDACTED`]:
-/// the value of every `sig` in a URL's query (also URL-encoded, `%26sig%3D`),
-/// user-info in URLs, JWTs, PEM private keys and the key parts of connection
-/// strings.
+/// the value of every `sig` in a URL's query (also percent-encoded, once or
+/// more, `%26sig%3D`, `%2526sig%253D`, and whatever its name's encoding,
+/// `s%69g=`), user-info in URLs, JWTs, PEM private keys and the key parts of
+/// connection strings; a JWT in base64 wrapped at 64 or 76 columns too.
 pub fn scrub_shapes(text: &str) -> String {
+    let unwrapped = wrap::unwrap(text);
+    let joined: &str = &unwrapped.text;
     let mut ranges = Vec::new();
-    let lower = text.to_ascii_lowercase();
-    let bytes = text.as_bytes();
-    sas_signatures(&lower, &mut ranges);
+    let lower = joined.to_ascii_lowercase();
+    let bytes = joined.as_bytes();
+    sas_signatures(joined, &mut ranges);
     user_info(bytes, &mut ranges);
     connection_keys(&lower, &mut ranges);
-    for (start, end, _) in jwts(bytes).into_iter().chain(private_keys(text)) {
+    for (start, end, _) in jwts(bytes).into_iter().chain(private_keys(joined)) {
         ranges.push((start, end));
     }
+    let ranges = ranges
+        .into_iter()
+        .map(|(start, end)| unwrapped.original(start, end))
+        .collect();
     replace(text, ranges)
 }
 
@@ -58,19 +67,36 @@ impl Finding {
 }
 
 /// The first of [`find_credential`]'s findings in `text` that is not in one of
-/// `safe` (texts an author marked as no secret).
+/// `safe` (texts an author marked as no secret; their line breaks do not count,
+/// as a finding's text has none).
 pub fn find_unsafe_credential(text: &str, safe: &[String]) -> Option<Finding> {
+    let safe: Vec<String> = safe
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| s.replace(['\r', '\n'], ""))
+        .collect();
     find_credential(text)
         .into_iter()
-        .find(|f| !safe.iter().any(|s| !s.is_empty() && s.contains(&f.text)))
+        .find(|f| !safe.iter().any(|s| s.contains(&f.text)))
 }
 
 /// The credentials-looking strings in `text`: a JWT, a PEM private key, a
 /// connection string's key, an Azure storage key (88 characters of base64),
 /// a long string of high entropy (32 or more base64 characters mixing upper
 /// and lower case and digits, about as random as a key). [`REDACTED`] and
-/// masks (`***`) are not.
+/// masks (`***`) are not. Base64 wrapped at 64 or 76 columns is read as one
+/// line: a finding's text is without the line breaks, its place the original's.
 pub fn find_credential(text: &str) -> Vec<Finding> {
+    let unwrapped = wrap::unwrap(text);
+    let mut found = find_joined(&unwrapped.text);
+    for f in &mut found {
+        f.at = unwrapped.original(f.at, f.at).0;
+    }
+    found
+}
+
+/// [`find_credential`] in a text whose wrapped base64 is joined.
+fn find_joined(text: &str) -> Vec<Finding> {
     let bytes = text.as_bytes();
     let mut found: Vec<Finding> = Vec::new();
     let mut push = |kind, start: usize, end: usize| {
@@ -110,46 +136,6 @@ pub fn find_credential(text: &str) -> Vec<Finding> {
     found.sort_by_key(|f| f.at);
     found.dedup_by_key(|f| f.at);
     found
-}
-
-/// `sig` values in URLs: after `?sig=`, `&sig=`, `;sig=` (`&amp;`), or
-/// their URL-encoded forms, up to the next separator.
-fn sas_signatures(lower: &str, ranges: &mut Vec<(usize, usize)>) {
-    let bytes = lower.as_bytes();
-    for (marker, encoded) in [("sig=", false), ("sig%3d", true)] {
-        let mut from = 0;
-        while let Some(at) = lower[from..].find(marker) {
-            let start = from + at;
-            from = start + marker.len();
-            let before = &lower[..start];
-            let in_query = before.ends_with('?')
-                || before.ends_with('&')
-                || before.ends_with(';')
-                || before.ends_with("%26")
-                || before.ends_with("%3f")
-                || start == 0;
-            if !in_query {
-                continue;
-            }
-            let value_start = start + marker.len();
-            let mut end = value_start;
-            while end < bytes.len() {
-                let b = bytes[end];
-                if matches!(
-                    b,
-                    b'&' | b'"' | b'\'' | b'<' | b'>' | b'#' | b';' | b',' | b'\\'
-                ) || b.is_ascii_whitespace()
-                    || (encoded && lower[end..].starts_with("%26"))
-                {
-                    break;
-                }
-                end += 1;
-            }
-            if end > value_start {
-                ranges.push((value_start, end));
-            }
-        }
-    }
 }
 
 /// The user-info of URLs (`scheme://user:pass@host`).
@@ -408,6 +394,63 @@ mod tests {
             "eyJhbGciOiJIUzI1NiJ9 alone",
         ] {
             assert_eq!(scrub_shapes(plain), plain);
+        }
+    }
+
+    /// `text` wrapped at `width` columns with `newline`.
+    fn wrapped(text: &str, width: usize, newline: &str) -> String {
+        let lines: Vec<&str> = text
+            .as_bytes()
+            .chunks(width)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        lines.join(newline)
+    }
+
+    #[test]
+    fn the_scan_and_the_shapes_read_base64_wrapped_at_64_and_76_columns() {
+        let long_jwt = format!("{JWT}{}", "Q".repeat(60));
+        for (width, newline) in [(64, "\n"), (64, "\r\n"), (76, "\n"), (76, "\r\n")] {
+            // A JWT cut by the wrap: one JWT, its text whole, its place the original's.
+            let text = format!("token: {}\nend", wrapped(&long_jwt, width, newline))
+                .replacen("token: ", "token:\n", 1);
+            let found = find_credential(&text);
+            assert_eq!(found.len(), 1, "{width}: {found:?}");
+            assert_eq!(found[0].kind, "a JWT", "{width}");
+            assert_eq!(found[0].text, long_jwt);
+            assert_eq!(found[0].at, text.find("eyJ").unwrap());
+            // Marked safe as it reads wrapped or whole.
+            assert_eq!(
+                find_unsafe_credential(&text, std::slice::from_ref(&long_jwt)),
+                None
+            );
+            let as_wrapped = wrapped(&long_jwt, width, newline);
+            assert_eq!(find_unsafe_credential(&text, &[as_wrapped]), None);
+            assert_eq!(scrub_shapes(&text), format!("token:\n{REDACTED}\nend"));
+            // A storage key cut by the wrap is still a storage key.
+            let key_alone = format!("k:\n{}", wrapped(KEY, width, newline));
+            let found = find_credential(&key_alone);
+            assert_eq!(found.len(), 1, "{width}: {found:?}");
+            assert_eq!(
+                (found[0].kind, found[0].text.as_str()),
+                ("an Azure storage key", KEY)
+            );
+        }
+    }
+
+    #[test]
+    fn a_sig_is_redacted_however_its_name_and_its_url_are_encoded() {
+        for (text, want) in [
+            (
+                "https://a.blob.core.windows.net/c?sv=1&s%69g=abc&se=2",
+                "https://a.blob.core.windows.net/c?sv=1&s%69g=REDACTED&se=2",
+            ),
+            (
+                "src=https%253A%252F%252Fa%252Fc%253Fsv%253D1%2526sig%253Dabc%25252F%2526se%253D2",
+                "src=https%253A%252F%252Fa%252Fc%253Fsv%253D1%2526sig%253DREDACTED%2526se%253D2",
+            ),
+        ] {
+            assert_eq!(scrub_shapes(text), want, "{text}");
         }
     }
 

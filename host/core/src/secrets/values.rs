@@ -4,6 +4,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
 use super::names::REDACTED;
+use super::percent;
 
 /// Values shorter than this are found only where they stand alone (not
 /// inside a longer word or number), so that a short value does not take out
@@ -78,9 +79,9 @@ impl SecretValues {
         }
         for form in &self.encoded {
             let mut from = 0;
-            while let Some(at) = find_bytes(&hay[from..], form) {
-                found.push((from + at, from + at + form.len()));
-                from += at + form.len();
+            while let Some((start, end)) = find_form(hay, from, form) {
+                found.push((start, end));
+                from = end;
             }
         }
         merge(found)
@@ -114,30 +115,19 @@ impl SecretValues {
     }
 }
 
-/// Where `value` ends when it starts at `hay[at]`, each of its bytes literal
-/// or `%XX` (either case), a space also `+`.
+/// Where `value` ends when it starts at `hay[at]`, each of its bytes
+/// literal or percent-encoded (either case, once or more: `%3D`, `%253D`),
+/// a space also `+`.
 fn encoded_at(hay: &[u8], at: usize, value: &[u8]) -> Option<usize> {
-    let mut i = at;
-    for &want in value {
-        let got = *hay.get(i)?;
-        if got == want {
-            i += 1;
-        } else if got == b'%' && hex_at(hay, i + 1) == Some(want) {
-            i += 3;
-        } else if got == b'+' && want == b' ' {
-            i += 1;
-        } else {
-            return None;
-        }
+    // Every form of a byte starts with the byte itself, `+` or `%`.
+    let first = *value.first()?;
+    let starts = hay
+        .get(at)
+        .is_some_and(|&b| b == first || b == b'%' || b == b'+');
+    if !starts {
+        return None;
     }
-    Some(i)
-}
-
-fn hex_at(hay: &[u8], at: usize) -> Option<u8> {
-    let digit = |b: u8| (b as char).to_digit(16);
-    let hi = digit(*hay.get(at)?)?;
-    let lo = digit(*hay.get(at + 1)?)?;
-    u8::try_from(hi * 16 + lo).ok()
+    percent::value_end(hay, at, value)
 }
 
 /// Whether `hay[start..end]` is not part of a longer word or number.
@@ -147,11 +137,51 @@ fn stands_alone(hay: &[u8], start: usize, end: usize) -> bool {
     !before.is_some_and(word) && !hay.get(end).is_some_and(word)
 }
 
-fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || needle.len() > hay.len() {
-        return None;
+/// The first place from `from` where `hay` holds `form` (a base64 form of
+/// a value): each of its bytes literal or percent-encoded (`%2B`, `%252F`),
+/// and line breaks (`\n`, `\r\n`) allowed after its first byte, as in base64
+/// wrapped at 64 or 76 columns (PEM, MIME). Its start and end.
+fn find_form(hay: &[u8], from: usize, form: &[u8]) -> Option<(usize, usize)> {
+    let &first = form.first()?;
+    let mut start = from;
+    while start < hay.len() {
+        let at = start + hay[start..].iter().position(|&b| b == first || b == b'%')?;
+        if let Some(end) = form_end(hay, at, form) {
+            return Some((at, end));
+        }
+        start = at + 1;
     }
-    hay.windows(needle.len()).position(|w| w == needle)
+    None
+}
+
+/// Where `form` ends when it starts at `hay[at]` (see [`find_form`]).
+fn form_end(hay: &[u8], at: usize, form: &[u8]) -> Option<usize> {
+    let mut positions = vec![at];
+    for (k, &want) in form.iter().enumerate() {
+        let mut next = Vec::new();
+        for &p in &positions {
+            let p = if k == 0 { p } else { after_line_breaks(hay, p) };
+            percent::byte_ends(hay, p, want, percent::DEPTH, &mut next);
+        }
+        next.sort_unstable();
+        next.dedup();
+        if next.is_empty() {
+            return None;
+        }
+        positions = next;
+    }
+    positions.last().copied()
+}
+
+/// `at`, past the line breaks (`\n`, `\r\n`) that start there.
+fn after_line_breaks(hay: &[u8], mut at: usize) -> usize {
+    loop {
+        match hay.get(at..) {
+            Some([b'\n', ..]) => at += 1,
+            Some([b'\r', b'\n', ..]) => at += 2,
+            _ => return at,
+        }
+    }
 }
 
 /// Sorted ranges, overlapping ones joined.
@@ -203,6 +233,69 @@ mod tests {
             }
         }
         assert_eq!(s.scrub("nothing here"), "nothing here");
+    }
+
+    #[test]
+    fn a_value_is_found_percent_encoded_twice_and_deeper() {
+        let key = "Eby8vdM02xNOcqFl/K1SZ+FPTOtr==";
+        let s = of(&[key]);
+        for text in [
+            "k=Eby8vdM02xNOcqFl%252FK1SZ%252BFPTOtr%253D%253D&x=1",
+            "k=Eby8vdM02xNOcqFl%25252FK1SZ%25252BFPTOtr%25253D%25253D",
+            "k=%45by8vdM02xNOcqFl%252fK1SZ%2BFPTOtr%25%33%44%3D",
+        ] {
+            let out = s.scrub(text);
+            assert!(out.starts_with("k=REDACTED"), "{text} → {out}");
+            assert!(!out.contains("Eby8vdM02xNO"), "{text} → {out}");
+        }
+        // Its base64 percent-encoded (in a query, say) too.
+        let b64 = STANDARD.encode(format!("user:{key}"));
+        let encoded = b64
+            .replace('+', "%2B")
+            .replace('/', "%2F")
+            .replace('=', "%253D");
+        let out = s.scrub(&format!("q={encoded}"));
+        assert!(out.contains(REDACTED), "{encoded} → {out}");
+        assert!(!out.contains(&STANDARD.encode(key)[8..24]), "{out}");
+    }
+
+    #[test]
+    fn a_value_is_found_in_base64_wrapped_at_64_and_76_columns() {
+        let key = "Eby8vdM02xNOcqFl/K1SZ+FPTOtr-known-secret-value==";
+        let s = of(&[key]);
+        // A body whose base64 puts the value across a line break, PEM and MIME style.
+        let payload = format!("{}{key}{}", "p".repeat(40), "s".repeat(60));
+        let b64 = STANDARD.encode(&payload);
+        for (width, newline) in [(64, "\n"), (64, "\r\n"), (76, "\n"), (76, "\r\n")] {
+            let wrapped: Vec<&str> = b64
+                .as_bytes()
+                .chunks(width)
+                .map(|c| std::str::from_utf8(c).unwrap())
+                .collect();
+            let wrapped = wrapped.join(newline);
+            let middles: Vec<String> = (0..3)
+                .map(|shift| {
+                    let mut shifted = vec![0u8; shift];
+                    shifted.extend_from_slice(key.as_bytes());
+                    let form = STANDARD_NO_PAD.encode(&shifted);
+                    form[8..form.len() - 8].to_owned()
+                })
+                .collect();
+            assert!(
+                middles.iter().any(|m| b64.contains(m.as_str()))
+                    && !middles.iter().any(|m| wrapped.contains(m.as_str())),
+                "the case: the value's base64 is cut by a line break"
+            );
+            let out = s.scrub(&wrapped);
+            assert!(out.contains(REDACTED), "{width}: {out}");
+            let joined = out.replace(['\r', '\n'], "");
+            for m in &middles {
+                assert!(!joined.contains(m.as_str()), "{width}: {out}");
+            }
+            let mut bytes = wrapped.clone().into_bytes();
+            s.mask(&mut bytes);
+            assert!(bytes.contains(&b'*'), "{width}: masked too");
+        }
     }
 
     #[test]

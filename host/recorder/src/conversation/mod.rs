@@ -20,8 +20,10 @@
 //! secrets: record against an environment that holds nothing you would not
 //! commit. The file is the user's alone (0600); when the conversation ends
 //! ([`Recorder::finish`]) it is written again without everything learned
-//! secret, then scanned: one still holding what looks like a credential is
-//! removed, unless its first line's `safe` list holds it.
+//! secret, then scanned: one still holding what looks like a credential (not
+//! in its first line's `safe` list), or an HTTP exchange the traffic refused
+//! to keep (`traffic::LogEvent::Refused`: a body that does not decode, or is
+//! not text and not marked `binary: METHOD URL` in that list), is removed.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -207,6 +209,12 @@ impl Recorder {
     /// The file written.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the author marked safe: strings the scan lets pass, and
+    /// `binary: METHOD URL` marks for bodies that are not text.
+    pub fn safe(&self) -> &[String] {
+        &self.safe
     }
 
     /// A frame azd sent, as received but for its secrets (one that is not an

@@ -290,10 +290,27 @@ impl Known {
             }
             Value::Object(map) => {
                 for (key, inner) in map.iter_mut() {
-                    self.json(inner, secret || self.is_secret_key(key));
+                    match inner {
+                        Value::String(b64) if key == "body_base64" => self.binary(b64),
+                        _ => self.json(inner, secret || self.is_secret_key(key)),
+                    }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A body that is not text (its base64): known values masked in its
+    /// bytes, so its base64 stays base64. What does not decode is replaced.
+    fn binary(&self, b64: &mut String) {
+        use base64::Engine as _;
+        let engine = base64::engine::general_purpose::STANDARD;
+        match engine.decode(b64.as_bytes()) {
+            Ok(mut bytes) => {
+                self.mask(&mut bytes);
+                *b64 = engine.encode(bytes);
+            }
+            Err(_) => REDACTED.clone_into(b64),
         }
     }
 }
@@ -307,6 +324,9 @@ pub(crate) fn rewrite(text: &str, known: &Known, safe: &[String]) -> Result<Stri
     for (n, raw) in text.lines().enumerate() {
         if raw.trim().is_empty() {
             continue;
+        }
+        if let Some(why) = refused(raw) {
+            return Err(format!("line {}: {why}", n + 1));
         }
         let (line, scanned) = rewrite_line(raw, known);
         if let Some(f) = azd_wasm_host_core::secrets::find_unsafe_credential(&scanned, safe) {
@@ -324,8 +344,29 @@ pub(crate) fn rewrite(text: &str, known: &Known, safe: &[String]) -> Result<Stri
     Ok(out)
 }
 
+/// Why the HTTP exchange a line names could not be recorded, when it is a
+/// refusal (`traffic::LogEvent::Refused`).
+fn refused(raw: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(raw).ok()?;
+    if value.get("event").and_then(Value::as_str) != Some("refused") {
+        return None;
+    }
+    let text = |key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Some(format!(
+        "the HTTP exchange {} could not be recorded: {}",
+        text("request"),
+        text("why")
+    ))
+}
+
 /// One line redacted, and the text the scan reads of it (a message's
-/// fields, not its base64; an exchange's strings but a binary body's).
+/// fields, not its base64; an exchange's strings, a binary body as lossy text).
 fn rewrite_line(raw: &str, known: &Known) -> (String, String) {
     let Ok(mut value) = serde_json::from_str::<Value>(raw) else {
         let scrubbed = known.scrub(raw);
@@ -368,7 +409,8 @@ fn rewrite_line(raw: &str, known: &Known) -> (String, String) {
     }
 }
 
-/// Every string of `value` but a binary body's base64, one per line.
+/// Every string of `value`, one per line; a binary body as its bytes read
+/// as lossy text (not its base64).
 fn strings(value: &Value, out: &mut String) {
     match value {
         Value::String(s) => {
@@ -378,8 +420,15 @@ fn strings(value: &Value, out: &mut String) {
         Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
         Value::Object(map) => {
             for (key, v) in map {
-                if key != "body_base64" {
-                    strings(v, out);
+                match v.as_str() {
+                    Some(b64) if key == "body_base64" => {
+                        use base64::Engine as _;
+                        let engine = base64::engine::general_purpose::STANDARD;
+                        let bytes = engine.decode(b64).unwrap_or_default();
+                        out.push_str(&String::from_utf8_lossy(&bytes));
+                        out.push('\n');
+                    }
+                    _ => strings(v, out),
                 }
             }
         }

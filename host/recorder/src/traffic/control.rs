@@ -43,6 +43,12 @@ pub struct TrafficPlan {
     /// Faults applied in every mode.
     #[serde(default)]
     pub faults: Vec<HttpFault>,
+    /// Record: what the author marked safe (the test file's `safe`, or
+    /// `listen --record`'s): strings the credential scan lets pass, and
+    /// `binary: METHOD URL` entries whose bodies that are not text may be
+    /// kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub safe: Vec<String>,
 }
 
 /// What happened, one line of the log each.
@@ -53,6 +59,14 @@ pub enum LogEvent {
     Recorded {
         /// The request and its answer.
         exchange: Exchange,
+    },
+    /// Record: an exchange that could not be kept safely, so the recording
+    /// is refused (nothing of its bodies is written).
+    Refused {
+        /// `METHOD URL` of the request, redacted, without its query.
+        request: String,
+        /// Why, and how to mark it safe where that is the way.
+        why: String,
     },
     /// Replay: the recorded exchange at this index answered.
     Served {

@@ -8,8 +8,11 @@
 //! runner writes for one step; the development `listen` reads it from
 //! `AZD_WASM_HOST_TRAFFIC`, the shipped sidecar never does) says how:
 //! - **record**: requests go out as usual (after the policy's gate); each
-//!   exchange and each token scope asked is written to the plan's log, with
-//!   credentials redacted ([`redact`]);
+//!   exchange and each token scope asked is written to the plan's log, its
+//!   bodies' content coding undone ([`coding`]) and credentials redacted
+//!   ([`redact`], [`keep`]); an exchange that cannot be kept safely (a body
+//!   that does not decode, decodes past its bound, or is not text and not
+//!   marked safe) is logged as refused instead, which refuses the recording;
 //! - **replay**: nothing goes out; each request is answered from the plan's
 //!   recorded exchanges ([`matching`]), a request not recorded fails with the
 //!   nearest recorded one and the difference, and tokens are stand-ins for the
@@ -21,13 +24,19 @@
 //! step did survives however its process ends. The policy is enforced first
 //! in every mode: a cassette cannot reach an origin the manifest does not grant.
 
+mod coding;
 mod control;
 mod exchange;
 mod fault;
+mod keep;
 mod matching;
+#[cfg(test)]
+mod record_tests;
 mod redact;
 mod redact_body;
 mod serve;
+#[cfg(test)]
+pub(crate) mod test_bodies;
 mod tokens;
 
 pub use control::{LogEvent, Traffic, TrafficMode, TrafficPlan, read_log};

@@ -8,15 +8,21 @@
 //!   `*secret*`, `*token*`, `*signature*`, cookies, …) is redacted whole; any
 //!   other value loses known secrets and shapes (a SAS URL in `Location`,
 //!   `x-ms-copy-source` or `Azure-AsyncOperation` loses its `sig`);
-//! - the URI: secret query values by name (`sig`, `code`, `*token*`, …),
-//!   known secrets (also URL-encoded), user-info;
-//! - bodies (`redact_body`): JSON fields, form fields and XML
-//!   elements named like secrets (and Key Vault's or `listKeys`' `value`),
-//!   and everywhere known secrets and shapes;
+//! - the URI: secret query values by name (`sig`, `code`, `*token*`, …;
+//!   the name read percent-decoded until it no longer changes, so `s%69g`
+//!   and `s%2569g` are `sig`), known secrets (also percent-encoded, once or
+//!   more), user-info;
+//! - bodies (`keep`, `redact_body`): their content coding undone first;
+//!   JSON fields, form fields and XML elements named like secrets (and Key
+//!   Vault's or `listKeys`' `value`), and everywhere known secrets and
+//!   shapes; a body that is not text loses known secrets byte by byte and is
+//!   kept only where the author marks it safe;
 //! - known secrets: every token the host handed the guest and every value of
 //!   an `env` grant, of any length.
 
-use azd_wasm_host_core::secrets::{SecretValues, is_secret_header, is_secret_name, scrub_shapes};
+use azd_wasm_host_core::secrets::{
+    SecretValues, is_secret_header, is_secret_name, percent_decoded, scrub_shapes,
+};
 
 pub use azd_wasm_host_core::secrets::REDACTED;
 
@@ -40,6 +46,12 @@ impl Secrets {
         scrub_shapes(&self.0.scrub(text))
     }
 
+    /// `bytes` (a body that is not text) with every known secret overwritten
+    /// by as many `*`.
+    pub(crate) fn mask(&self, bytes: &mut [u8]) {
+        self.0.mask(bytes);
+    }
+
     /// A header's value, redacted by its name or by what it holds.
     pub(crate) fn header(&self, name: &str, value: &str) -> String {
         if is_secret_header(name) {
@@ -61,6 +73,14 @@ impl Secrets {
             .collect()
     }
 
+    /// `METHOD URL` of a request, redacted and without its query: how a
+    /// refusal names it, and what a `binary:` mark is matched to.
+    pub(crate) fn line(&self, parts: &http::request::Parts) -> String {
+        let uri = self.uri(&parts.uri.to_string());
+        let url = uri.split(['?', '#']).next().unwrap_or_default();
+        format!("{} {url}", parts.method)
+    }
+
     /// A URI with its secret query values (by name or by value) and
     /// user-info redacted.
     pub(crate) fn uri(&self, uri: &str) -> String {
@@ -79,11 +99,14 @@ impl Secrets {
     }
 }
 
-/// Whether a query parameter (or form field) named `name` is a credential.
+/// Whether a query parameter (or form field) named `name` is a credential:
+/// its name percent-decoded until it no longer changes (`s%69g`, `s%2569g`
+/// and `%73ig` are `sig`; `%24skiptoken` is `$skiptoken`).
 pub(super) fn secret_query(name: &str) -> bool {
-    let decoded = name.replace("%24", "$");
+    let decoded = percent_decoded(name);
     let lower = decoded.trim_start_matches('$').to_ascii_lowercase();
-    SECRET_QUERY.contains(&lower.as_str()) || is_secret_name(&lower)
+    let plain: String = lower.chars().filter(char::is_ascii_alphanumeric).collect();
+    SECRET_QUERY.contains(&plain.as_str()) || is_secret_name(&lower)
 }
 
 #[cfg(test)]
@@ -131,6 +154,16 @@ mod tests {
             "https://a.blob.core.windows.net/c?sv=1&sig=REDACTED&comp=list&$skiptoken=REDACTED&code=REDACTED"
         );
         assert_eq!(s.uri("http://h/p?u=pw1"), "http://h/p?u=REDACTED");
+        // Names written in percent-encoding, once or more, are read decoded.
+        assert_eq!(
+            s.uri("https://a/c?sv=1&s%69g=abc&S%2569G=def&%63ode=c&sk%256Fid=o&ok=1"),
+            "https://a/c?sv=1&s%69g=REDACTED&S%2569G=REDACTED&%63ode=REDACTED&sk%256Fid=REDACTED&ok=1"
+        );
+        // A known value percent-encoded twice.
+        assert_eq!(
+            s.uri("http://h/p?x=Eby8vdM02xNOcqFl%252Fkey%253D%253D"),
+            "http://h/p?x=REDACTED"
+        );
         assert_eq!(s.uri("http://h/p"), "http://h/p");
         assert_eq!(s.scrub("apw1b stays"), "apw1b stays");
     }

@@ -1,8 +1,8 @@
-//! Bodies as a cassette holds them: JSON, form-encoded and XML bodies lose
-//! what their field and element names say is a credential; every body loses
-//! known secrets and credential shapes. A body that needed nothing keeps its
-//! exact bytes; one that is not UTF-8 is kept as it is (the recording's scan
-//! does not read it either).
+//! Text bodies as a cassette holds them: JSON, form-encoded and XML bodies
+//! lose what their field and element names say is a credential; every body
+//! loses known secrets and credential shapes. A body that needed nothing
+//! keeps its exact text. (`keep` decodes a body first, and handles one that
+//! is not text.)
 
 use azd_wasm_host_core::secrets::is_secret_name;
 use serde_json::Value;
@@ -15,11 +15,8 @@ use super::redact::{REDACTED, Secrets, secret_query};
 const SECRET_VALUE_SIBLINGS: [&str; 5] =
     ["keyname", "permissions", "attributes", "contenttype", "kid"];
 
-/// `bytes`, redacted as their kind allows.
-pub(super) fn body(secrets: &Secrets, bytes: &[u8], headers: &http::HeaderMap) -> Vec<u8> {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return bytes.to_vec();
-    };
+/// `text` (a decoded body), redacted as its kind allows.
+pub(super) fn text(secrets: &Secrets, text: &str, headers: &http::HeaderMap) -> String {
     let content_type = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -29,22 +26,17 @@ pub(super) fn body(secrets: &Secrets, bytes: &[u8], headers: &http::HeaderMap) -
         && (doc.is_object() || doc.is_array())
     {
         return if json(secrets, &mut doc, false) {
-            doc.to_string().into_bytes()
+            doc.to_string()
         } else {
-            bytes.to_vec()
+            text.to_owned()
         };
     }
-    let redacted = if content_type.contains("x-www-form-urlencoded") || looks_like_form(text) {
+    if content_type.contains("x-www-form-urlencoded") || looks_like_form(text) {
         form(secrets, text)
     } else if text.trim_start().starts_with('<') {
         xml(&secrets.scrub(text))
     } else {
         secrets.scrub(text)
-    };
-    if redacted == text {
-        bytes.to_vec()
-    } else {
-        redacted.into_bytes()
     }
 }
 
@@ -234,7 +226,7 @@ mod tests {
         if !content_type.is_empty() {
             headers.insert(http::header::CONTENT_TYPE, content_type.parse().unwrap());
         }
-        String::from_utf8(super::body(&s, text.as_bytes(), &headers)).unwrap()
+        super::text(&s, text, &headers)
     }
 
     #[test]
@@ -304,6 +296,14 @@ mod tests {
         );
         // Recognised without the header too.
         assert!(redacted("password=hunter2&user=me", "").contains("password=REDACTED"));
+        // Names written in percent-encoding, once or more; a known value encoded twice.
+        assert_eq!(
+            redacted(
+                "client_s%65cret=a&client%255Fsecret=b&s%2569g=c&x=granted%252Denv%252Dvalue&ok=1",
+                "application/x-www-form-urlencoded",
+            ),
+            "client_s%65cret=REDACTED&client%255Fsecret=REDACTED&s%2569g=REDACTED&x=REDACTED&ok=1"
+        );
         let key = redacted(
             "<?xml version=\"1.0\"?><UserDelegationKey><SignedOid>o</SignedOid><Value>dmFsdWU=</Value></UserDelegationKey>",
             "application/xml",

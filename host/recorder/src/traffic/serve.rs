@@ -10,8 +10,9 @@ use wasmtime_wasi_http::{Error, WasiBody};
 use super::control::{LogEvent, Traffic, TrafficMode};
 use super::exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};
 use super::fault::Effect;
+use super::keep::{self, Judge, Part};
 use super::matching;
-use super::redact_body;
+use super::redact::Secrets;
 
 use azd_wasm_host_runtime::{Intercept, Io, Live, Sending, Sent};
 
@@ -108,7 +109,9 @@ impl Traffic {
         }
     }
 
-    /// Record: sends `request` with `live`, reads the answer whole, writes both.
+    /// Record: sends `request` with `live`, reads the answer whole, writes
+    /// both, or that they could not be kept (the guest gets the answer as
+    /// the service gave it either way).
     async fn record<F, Fut>(&self, request: http::Request<WasiBody>, limit: u64, live: F) -> Sent
     where
         F: FnOnce(http::Request<WasiBody>) -> Fut,
@@ -116,23 +119,28 @@ impl Traffic {
     {
         let (parts, body) = request.into_parts();
         let bytes = read_request_body(body).await?;
-        let recorded = self.recorded_request(&parts, &bytes);
+        let line = self.secrets.lock().line(&parts);
+        let judge = Judge::Record {
+            safe: &self.plan.safe,
+            request: &line,
+        };
+        let recorded = self.kept_request(&parts, &bytes, judge);
         let (response, io) = live(http::Request::from_parts(parts, whole(bytes))).await?;
         // The connection runs on its own while the body is read whole.
         let connection = tokio::spawn(Box::into_pin(io));
         let (head, body) = response.into_parts();
         let body = read_capped(body, limit).await?;
-        let secrets = self.secrets.lock();
-        let exchange = Exchange {
-            request: recorded,
-            response: RecordedResponse {
-                status: head.status.as_u16(),
-                headers: secrets.headers(&head.headers),
-                body: RecordedBody::of(&redact_body::body(&secrets, &body, &head.headers)),
+        let answered = self.kept_response(&head, &body, limit, judge);
+        let event = match (recorded, answered) {
+            (Ok(request), Ok(response)) => LogEvent::Recorded {
+                exchange: Exchange { request, response },
             },
+            (Err(why), _) | (_, Err(why)) => {
+                tracing::warn!(request = %line, "the recording is refused: {why}");
+                LogEvent::Refused { request: line, why }
+            }
         };
-        drop(secrets);
-        self.log(&LogEvent::Recorded { exchange });
+        self.log(&event);
         let io: Io = Box::new(async move {
             connection
                 .await
@@ -141,16 +149,80 @@ impl Traffic {
         Ok((http::Response::from_parts(head, whole(body)), io))
     }
 
-    /// The request as a cassette holds it, redacted.
+    /// The request as a replay compares it, redacted as a recording was.
     fn recorded_request(&self, parts: &http::request::Parts, body: &[u8]) -> RecordedRequest {
+        let kept = self.kept_request(parts, body, Judge::Replay);
+        // A replay refuses nothing (`Judge::Replay`).
+        kept.unwrap_or_else(|_| RecordedRequest {
+            method: parts.method.as_str().to_owned(),
+            uri: self.secrets.lock().uri(&parts.uri.to_string()),
+            headers: Vec::new(),
+            body: RecordedBody::default(),
+        })
+    }
+
+    /// The request as a cassette holds it, redacted, or why it cannot be kept.
+    fn kept_request(
+        &self,
+        parts: &http::request::Parts,
+        body: &[u8],
+        judge: Judge<'_>,
+    ) -> Result<RecordedRequest, String> {
         let secrets = self.secrets.lock();
-        RecordedRequest {
+        let part = Part {
+            side: "request",
+            headers: &parts.headers,
+            bytes: body,
+            max: MAX_REQUEST_BODY,
+            bound: "the recorder's 64 MiB bound on a request body",
+        };
+        let kept = keep::keep(&secrets, &part, judge)?;
+        Ok(RecordedRequest {
             method: parts.method.as_str().to_owned(),
             uri: secrets.uri(&parts.uri.to_string()),
-            headers: secrets.headers(&parts.headers),
-            body: RecordedBody::of(&redact_body::body(&secrets, body, &parts.headers)),
-        }
+            headers: stored_headers(&secrets, &parts.headers, kept.decoded),
+            body: kept.body,
+        })
     }
+
+    /// The answer as a cassette holds it, redacted, or why it cannot be kept.
+    fn kept_response(
+        &self,
+        head: &http::response::Parts,
+        body: &[u8],
+        limit: u64,
+        judge: Judge<'_>,
+    ) -> Result<RecordedResponse, String> {
+        let secrets = self.secrets.lock();
+        let bound = format!("the provider's `max_response_bytes`, {limit}");
+        let part = Part {
+            side: "response",
+            headers: &head.headers,
+            bytes: body,
+            max: usize::try_from(limit).unwrap_or(usize::MAX),
+            bound: &bound,
+        };
+        let kept = keep::keep(&secrets, &part, judge)?;
+        Ok(RecordedResponse {
+            status: head.status.as_u16(),
+            headers: stored_headers(&secrets, &head.headers, kept.decoded),
+            body: kept.body,
+        })
+    }
+}
+
+/// A message's headers as a recording stores them (redacted), without
+/// `Content-Encoding` when its body is stored decoded.
+fn stored_headers(
+    secrets: &Secrets,
+    headers: &http::HeaderMap,
+    decoded: bool,
+) -> Vec<(String, String)> {
+    let mut stored = secrets.headers(headers);
+    if decoded {
+        stored.retain(|(name, _)| name != http::header::CONTENT_ENCODING.as_str());
+    }
+    stored
 }
 
 /// A whole body, as `wasi:http` carries bodies.
@@ -242,6 +314,7 @@ mod tests {
             exchanges,
             tokens: vec![],
             faults,
+            safe: vec![],
         })
         .unwrap()
     }

@@ -95,6 +95,7 @@ mod tests {
             exchanges: vec![],
             tokens: tokens.iter().map(|s| (*s).to_owned()).collect(),
             faults: vec![],
+            safe: vec![],
         })
         .unwrap()
     }

@@ -1,0 +1,282 @@
+//! Content codings (`Content-Encoding`) undone before a recording redacts a
+//! body: gzip (`x-gzip`), deflate (zlib-wrapped, or raw as some servers send
+//! it), br and zstd, stacked ones in reverse order (`gzip, br` is br's
+//! output of gzip's). The decoded body is bounded at every stage, so a
+//! decompression bomb is refused rather than held in memory; a body that
+//! does not decode as its header says, or in a coding none of these, is
+//! refused too (never kept as it came).
+
+use std::io::Read as _;
+
+/// A coding a recording can undo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Coding {
+    Gzip,
+    Deflate,
+    Brotli,
+    Zstd,
+}
+
+impl Coding {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Gzip => "gzip",
+            Self::Deflate => "deflate",
+            Self::Brotli => "br",
+            Self::Zstd => "zstd",
+        }
+    }
+}
+
+/// The codings `headers` say a body is in, in the order they were applied
+/// (`identity` left out); `None` when no `Content-Encoding` is there.
+pub(super) fn codings(headers: &http::HeaderMap) -> Result<Option<Vec<Coding>>, String> {
+    let mut named = false;
+    let mut out = Vec::new();
+    for value in headers.get_all(http::header::CONTENT_ENCODING) {
+        named = true;
+        let text = value
+            .to_str()
+            .map_err(|_| "names a `Content-Encoding` that is not text".to_owned())?;
+        for token in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            let coding = match token.to_ascii_lowercase().as_str() {
+                "identity" => continue,
+                "gzip" | "x-gzip" => Coding::Gzip,
+                "deflate" => Coding::Deflate,
+                "br" => Coding::Brotli,
+                "zstd" => Coding::Zstd,
+                _ => {
+                    return Err(format!(
+                        "is in the content coding `{}`, which a recording cannot undo",
+                        azd_wasm_host_core::text::clip(token, 40)
+                    ));
+                }
+            };
+            out.push(coding);
+        }
+    }
+    Ok(named.then_some(out))
+}
+
+/// `body` with `codings` undone, last applied first; at no stage more than
+/// `max` bytes (`bound` names that limit in the refusal).
+pub(super) fn decode(
+    body: &[u8],
+    codings: &[Coding],
+    max: usize,
+    bound: &str,
+) -> Result<Vec<u8>, String> {
+    let mut current = body.to_vec();
+    for &coding in codings.iter().rev() {
+        current = undo(&current, coding, max).map_err(|e| match e {
+            Undo::TooLarge => format!(
+                "decodes ({}) to more than {max} bytes ({bound}): refused as a \
+                 decompression bomb would be",
+                coding.name()
+            ),
+            Undo::Invalid(why) => format!(
+                "says `Content-Encoding: {}` but does not decode as it: {why}",
+                coding.name()
+            ),
+        })?;
+    }
+    Ok(current)
+}
+
+/// Why one coding could not be undone.
+enum Undo {
+    TooLarge,
+    Invalid(String),
+}
+
+fn undo(body: &[u8], coding: Coding, max: usize) -> Result<Vec<u8>, Undo> {
+    match coding {
+        // Several members, as `gzip` may hold; anything after the last is an error.
+        Coding::Gzip => bounded(flate2::read::MultiGzDecoder::new(body), max),
+        // RFC 9110's deflate is zlib's format; some servers send raw deflate.
+        Coding::Deflate => match bounded(flate2::read::ZlibDecoder::new(body), max) {
+            Err(Undo::Invalid(_)) => bounded(flate2::read::DeflateDecoder::new(body), max),
+            other => other,
+        },
+        Coding::Brotli => bounded(brotli::Decompressor::new(body, 4096), max),
+        Coding::Zstd => zstd_frames(body, max),
+    }
+}
+
+/// The largest window a frame of HTTP's `zstd` coding may ask its decoder
+/// to hold (RFC 9659), what the decoder keeps before it gives a byte out.
+const ZSTD_WINDOW_MAX: u64 = 8 << 20;
+
+/// A zstd body: one frame after another (a body may hold several), at most
+/// `max` bytes in all, no frame asking for a window past [`ZSTD_WINDOW_MAX`].
+fn zstd_frames(mut body: &[u8], max: usize) -> Result<Vec<u8>, Undo> {
+    let mut out = Vec::new();
+    while !body.is_empty() {
+        if let Some(window) = zstd_window(body).filter(|&w| w > ZSTD_WINDOW_MAX) {
+            return Err(Undo::Invalid(format!(
+                "a frame asks for a window of {window} bytes, past the {ZSTD_WINDOW_MAX} HTTP's \
+                 zstd coding allows (RFC 9659)"
+            )));
+        }
+        let decoder = ruzstd::decoding::StreamingDecoder::new(&mut body)
+            .map_err(|e| Undo::Invalid(e.to_string()))?;
+        let frame = bounded(decoder, max - out.len())?;
+        out.extend_from_slice(&frame);
+    }
+    Ok(out)
+}
+
+/// The window the zstd frame at the start of `frame` declares (RFC 8878
+/// 3.1.1.1): its window descriptor, or its content size when it is one
+/// segment; `None` when the header is cut short.
+fn zstd_window(frame: &[u8]) -> Option<u64> {
+    let descriptor = *frame.get(4)?;
+    if descriptor & 0x20 == 0 {
+        let window = *frame.get(5)?;
+        let base = 1u64 << (10 + u32::from(window >> 3));
+        return Some(base + base / 8 * u64::from(window & 7));
+    }
+    let dictionary = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let size = [1, 2, 4, 8][usize::from(descriptor >> 6)];
+    let field = frame.get(5 + dictionary..5 + dictionary + size)?;
+    let value = field
+        .iter()
+        .rev()
+        .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+    Some(if size == 2 { value + 256 } else { value })
+}
+
+/// Everything `reader` gives, failing past `max` bytes without holding more.
+fn bounded(reader: impl std::io::Read, max: usize) -> Result<Vec<u8>, Undo> {
+    let mut out = Vec::new();
+    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    reader
+        .take(limit)
+        .read_to_end(&mut out)
+        .map_err(|e| Undo::Invalid(e.to_string()))?;
+    if out.len() > max {
+        return Err(Undo::TooLarge);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::traffic::test_bodies::encode;
+
+    fn headers(value: &str) -> http::HeaderMap {
+        let mut h = http::HeaderMap::new();
+        h.insert(http::header::CONTENT_ENCODING, value.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn each_coding_and_a_stack_of_them_is_undone() {
+        let data = b"{\"keys\":[{\"keyName\":\"key1\",\"value\":\"v\"}]}".repeat(20);
+        for (coding, header) in [
+            ("gzip", "gzip"),
+            ("gzip", "x-gzip"),
+            ("deflate", "deflate"),
+            ("raw-deflate", "deflate"),
+            ("br", "br"),
+            ("zstd", "zstd"),
+        ] {
+            let body = encode(&data, coding);
+            let named = codings(&headers(header)).unwrap().unwrap();
+            assert_eq!(
+                decode(&body, &named, 1 << 20, "b").unwrap(),
+                data,
+                "{coding}"
+            );
+        }
+        // `gzip, br`: gzip first, then br over it; undone br first.
+        let stacked = encode(&encode(&data, "gzip"), "br");
+        let named = codings(&headers("gzip, identity, br")).unwrap().unwrap();
+        assert_eq!(named, [Coding::Gzip, Coding::Brotli]);
+        assert_eq!(decode(&stacked, &named, 1 << 20, "b").unwrap(), data);
+        // A zstd body of two frames.
+        let mut frames = encode(b"first ", "zstd");
+        frames.extend(encode(b"second", "zstd"));
+        let named = codings(&headers("zstd")).unwrap().unwrap();
+        assert_eq!(
+            decode(&frames, &named, 1 << 20, "b").unwrap(),
+            b"first second"
+        );
+        // Two header lines stack the same way.
+        let mut two = headers("gzip");
+        two.append(http::header::CONTENT_ENCODING, "zstd".parse().unwrap());
+        let body = encode(&encode(&data, "gzip"), "zstd");
+        let named = codings(&two).unwrap().unwrap();
+        assert_eq!(decode(&body, &named, 1 << 20, "b").unwrap(), data);
+        assert_eq!(codings(&http::HeaderMap::new()).unwrap(), None);
+        assert_eq!(codings(&headers("identity")).unwrap(), Some(vec![]));
+    }
+
+    #[test]
+    fn a_bomb_a_lie_and_an_unknown_coding_are_refused() {
+        // 64 MiB of zeros in a few kilobytes: refused past the bound, never held whole.
+        let zeros = vec![0u8; 64 << 20];
+        for coding in ["gzip", "br", "zstd", "deflate"] {
+            let bomb = encode(&zeros, coding);
+            assert!(bomb.len() < 1 << 20, "{coding}: {}", bomb.len());
+            let named = codings(&headers(coding)).unwrap().unwrap();
+            let e = decode(&bomb, &named, 1 << 20, "the bound").unwrap_err();
+            assert!(
+                e.contains("more than 1048576 bytes (the bound)"),
+                "{coding}: {e}"
+            );
+        }
+        for coding in ["gzip", "deflate", "br", "zstd"] {
+            let named = codings(&headers(coding)).unwrap().unwrap();
+            let e = decode(b"{\"plain\":\"json\"}", &named, 1 << 20, "b").unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "says `Content-Encoding: {coding}` but does not decode"
+                )),
+                "{e}"
+            );
+        }
+        // Cut short or with a byte changed, a body is refused, never a panic.
+        let data = b"{\"keys\":[{\"keyName\":\"key1\",\"value\":\"v\"}]}".repeat(40);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for coding in ["gzip", "deflate", "br", "zstd"] {
+            let body = encode(&data, coding);
+            let named = codings(&headers(coding)).unwrap().unwrap();
+            for cut in [1, 2, body.len() / 2, body.len() - 1] {
+                assert!(
+                    decode(&body[..cut], &named, 1 << 20, "b").is_err(),
+                    "{coding} cut at {cut}"
+                );
+            }
+            for _ in 0..200 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let mut changed = body.clone();
+                let at = usize::try_from(seed % body.len() as u64).unwrap();
+                changed[at] ^= u8::try_from(seed >> 56).unwrap() | 1;
+                // Either refused or decoded to something; never a panic.
+                let _ = decode(&changed, &named, 1 << 20, "b");
+            }
+        }
+        // A zstd frame that asks its decoder to hold 64 MiB before giving a byte out.
+        let mut wide = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 16 << 3];
+        wide.extend([0u8; 16]);
+        let named = codings(&headers("zstd")).unwrap().unwrap();
+        let e = decode(&wide, &named, 64 << 20, "b").unwrap_err();
+        assert!(
+            e.contains("a window of 67108864 bytes, past the 8388608"),
+            "{e}"
+        );
+        // The window a frame declares, both ways of declaring it.
+        assert_eq!(zstd_window(&wide), Some(64 << 20));
+        let small = encode(b"0123456789", "zstd");
+        assert!(zstd_window(&small).is_some_and(|w| w <= ZSTD_WINDOW_MAX));
+        let e = codings(&headers("compress")).unwrap_err();
+        assert!(
+            e.contains("`compress`, which a recording cannot undo"),
+            "{e}"
+        );
+    }
+}
