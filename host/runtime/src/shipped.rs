@@ -425,7 +425,10 @@ mod tests {
     fn code_beside_a_provider_signed_without_code_is_untrusted() {
         let dir = Path::new("/x/precompiled");
         let e = signed_digests(&SignedCode::NoCode, dir).unwrap_err();
-        assert!(e.0.contains("/x/precompiled") && e.0.contains("names none"), "{e}");
+        assert!(
+            e.0.contains("/x/precompiled") && e.0.contains("names none"),
+            "{e}"
+        );
         assert_eq!(signed_digests(&SignedCode::NotVerified, dir).unwrap(), None);
         let digests = ShippedDigests {
             code: "c".into(),

@@ -792,9 +792,16 @@ fn a_trust_folder_a_repository_or_project_carries_is_refused() {
         let repo = tmp.path().join(format!("clone-{what}").replace(' ', "-"));
         let trust = TrustDir::at(repo.join("tools/.azd/wasm-host"));
         trust.trust(&key.public(), None).unwrap();
-        let manifest = signed(&tmp.path().join(format!("p-{}", marker.trim_start_matches('.'))), &key);
+        let manifest = signed(
+            &tmp.path()
+                .join(format!("p-{}", marker.trim_start_matches('.'))),
+            &key,
+        );
         // Without the marker it is a trust folder like any other.
-        assert!(matches!(verify(&manifest, &trust), Ok(Verdict::Verified(_))));
+        assert!(matches!(
+            verify(&manifest, &trust),
+            Ok(Verdict::Verified(_))
+        ));
         if marker == ".git" {
             std::fs::create_dir_all(repo.join(marker)).unwrap();
         } else {
@@ -803,10 +810,7 @@ fn a_trust_folder_a_repository_or_project_carries_is_refused() {
         let e = refusal(&manifest, &trust);
         assert!(matches!(e, TrustError::CarriedFolder { .. }), "{e}");
         assert!(e.to_string().contains(what), "{e}");
-        assert!(
-            e.to_string().contains(&repo.display().to_string()),
-            "{e}"
-        );
+        assert!(e.to_string().contains(&repo.display().to_string()), "{e}");
         // Nor is its default signing key made or read.
         assert!(trust.default_signing_key().is_err());
     }
@@ -825,7 +829,10 @@ fn a_signing_key_others_may_read_is_refused_and_read_only_after_the_folder_check
     for mode in [0o644, 0o640, 0o604, 0o660] {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         let e = read_key(&path).unwrap_err().to_string();
-        assert!(e.contains("chmod 600") && e.contains(&format!("{mode:o}")), "{e}");
+        assert!(
+            e.contains("chmod 600") && e.contains(&format!("{mode:o}")),
+            "{e}"
+        );
     }
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert!(read_key(&path).is_ok());
@@ -839,5 +846,8 @@ fn a_signing_key_others_may_read_is_refused_and_read_only_after_the_folder_check
     std::fs::set_permissions(&default, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(trust.root(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let e = format!("{:#}", trust.default_signing_key().unwrap_err());
-    assert!(e.contains("cannot be trusted") && !e.contains("not a signing key"), "{e}");
+    assert!(
+        e.contains("cannot be trusted") && !e.contains("not a signing key"),
+        "{e}"
+    );
 }
