@@ -6,7 +6,9 @@
 #   scripts/install-azd-extension.sh [--no-build]
 #
 # Environment:
-#   AZD_CONFIG_DIR   azd configuration directory to install into. Default: <repo>/.tools/azd-config
+#   AZD_CONFIG_DIR   azd configuration directory to install into. Default:
+#                    ${XDG_STATE_HOME:-~/.local/state}/azd-wasm-host/azd-config (outside the
+#                    repository: a trust folder inside a git work tree is refused)
 #                    (an isolated one; set it to ~/.azd to install for your own azd).
 #   OFFLINE_SOURCES  1 removes azd's official extension source (fetched from the internet) from
 #                    that configuration, so that azd works offline without a 7-10 s retry delay
@@ -59,7 +61,7 @@ die() {
 if [[ -n "${AZD_CONFIG_DIR:-}" ]]; then
   offline_sources="${OFFLINE_SOURCES:-0}"
 else
-  export AZD_CONFIG_DIR="$repo_root/.tools/azd-config"
+  export AZD_CONFIG_DIR="${XDG_STATE_HOME:-$HOME/.local/state}/azd-wasm-host/azd-config"
   offline_sources="${OFFLINE_SOURCES:-1}"
 fi
 example="${EXAMPLE:-python-localfiles}"
