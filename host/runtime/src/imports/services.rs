@@ -395,4 +395,35 @@ mod tests {
         let a = environment::Host::get_value(&mut same, "A".into()).await;
         assert_eq!(a.unwrap().as_deref(), Some(r"Z:\proj\out\web"));
     }
+
+    /// A provider granted azd's environment read-write still cannot set what
+    /// would steer the next tool azd starts: azd hands `.env` to every one.
+    #[tokio::test]
+    async fn a_provider_cannot_set_a_variable_that_steers() {
+        let env = Arc::new(Env::default());
+        let mut azd = access(&env, PathMap::default());
+        for name in [
+            "AZD_CONFIG_DIR",
+            "AZD_WASM_HOST_ALLOW_UNSIGNED",
+            "PATH",
+            "cargo",
+            "LD_PRELOAD",
+        ] {
+            let e = environment::Host::set_value(&mut azd, name.into(), "/tmp/evil".into())
+                .await
+                .unwrap_err();
+            assert!(e.message.contains(name), "{}", e.message);
+            assert!(
+                matches!(&e.detail, Some(wit::ErrorDetail::Local(l)) if l.code == "reserved_name"),
+                "{name}"
+            );
+        }
+        environment::Host::set_value(&mut azd, "GREETING".into(), "hi".into())
+            .await
+            .unwrap();
+        assert_eq!(
+            *env.values.lock(),
+            [("GREETING".to_owned(), "hi".to_owned())]
+        );
+    }
 }
