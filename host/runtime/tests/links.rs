@@ -190,8 +190,13 @@ async fn moving_or_hard_linking_a_link_over_an_azd_file_is_refused() {
     let p = w.instance().await;
 
     // `.env` is not there yet (or the guest removed it first).
-    let e = guest(&p, "rshipped|.env").await.unwrap_err();
-    assert_eq!(status(&e), EPERM, "{e}");
+    for from in ["shipped", "./shipped", "sub/../shipped"] {
+        std::fs::create_dir_all(w.env_file("sub")).unwrap();
+        let e = guest(&p, &format!("r{from}|.env")).await.unwrap_err();
+        assert_eq!(status(&e), EPERM, "{from}: {e}");
+    }
+    // With a trailing slash the system refuses it itself (ENOTDIR).
+    guest(&p, "rshipped/|.env").await.unwrap_err();
     let e = guest(&p, "lshipped|.env").await.unwrap_err();
     assert_eq!(status(&e), EPERM, "{e}");
     assert!(w.env_file(".env").symlink_metadata().is_err());

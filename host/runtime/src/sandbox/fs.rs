@@ -140,7 +140,8 @@ pub(crate) fn open_grants(
         }
         granted.push(granted_dir(grant, dir, &guest, provider)?);
     }
-    let azd_files = AzdFiles::watch(root, canonical, &writable, provider)?;
+    let shown = PathBuf::from(native_form(&canonical.to_string_lossy()));
+    let azd_files = AzdFiles::watch(root, &canonical, shown, &writable, provider)?;
     Ok(Grants {
         dirs: granted,
         azd_files,
