@@ -190,23 +190,21 @@ impl Scan<'_> {
                 let is_entry_dir = entry
                     .file_type()
                     .is_ok_and(|t| t.is_dir() || t.is_symlink());
-                if is_entry_dir {
+                if is_entry_dir && self.look(&azure, azure_name, entry.file_name(), Kind::Dir) {
                     self.environment(&azure, &entry.file_name());
                 }
             }
         } else {
+            // The folders themselves are out of reach (`.azure` is not granted).
             for env in &reach.envs {
                 self.environment(&azure, env);
             }
         }
     }
 
-    /// The environment folder `name` in `.azure`, and its two files.
+    /// The two files of the environment folder `name` in `.azure`.
     fn environment(&mut self, azure: &File, name: &std::ffi::OsStr) {
         let at = Path::new(AZURE_DIR);
-        if !self.look(azure, at, name, Kind::Dir) {
-            return;
-        }
         let Ok(env) = open_dir_nofollow(azure, Path::new(name)) else {
             return;
         };
