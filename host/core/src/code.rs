@@ -32,8 +32,12 @@ pub enum ErrorCode {
     InvalidOutputType,
     /// An output's value does not match its type.
     InvalidOutputValue,
-    /// A grant cannot be opened safely (a symbolic link on its path).
+    /// A grant cannot be opened safely (a symbolic link on its path, or in
+    /// azd's files it reaches).
     UnsafeGrant,
+    /// After a call, a file azd writes that the provider's grants reach was
+    /// a link (or not a plain file): the answer is refused.
+    UnsafeAzdFile,
     /// The project directory azd named cannot be used.
     InvalidProjectPath,
     /// The azd environment's name breaks azd's rule.
@@ -64,7 +68,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [Self; 26] = [
+    pub const ALL: [Self; 27] = [
         Self::ProviderTimeout,
         Self::ProviderOutOfMemory,
         Self::ProviderTrapped,
@@ -78,6 +82,7 @@ impl ErrorCode {
         Self::InvalidOutputType,
         Self::InvalidOutputValue,
         Self::UnsafeGrant,
+        Self::UnsafeAzdFile,
         Self::InvalidProjectPath,
         Self::InvalidEnvironmentName,
         Self::UnknownRequest,
@@ -131,6 +136,7 @@ impl ErrorCode {
             Self::InvalidOutputType => ("invalid_output_type", Validation, true),
             Self::InvalidOutputValue => ("invalid_output_value", Validation, true),
             Self::UnsafeGrant => ("unsafe_grant", Validation, false),
+            Self::UnsafeAzdFile => ("unsafe_azd_file", Validation, true),
             Self::InvalidProjectPath => ("invalid_project_path", Validation, false),
             Self::InvalidEnvironmentName => ("invalid_environment_name", Validation, false),
             Self::UnknownRequest => ("unknown_request", Validation, false),

@@ -321,7 +321,7 @@ mod tests {
             .into_iter()
             .filter(|c| c.is_fault())
             .collect();
-        assert_eq!(faults.len(), 10, "{faults:?}");
+        assert_eq!(faults.len(), 11, "{faults:?}");
     }
 
     #[test]

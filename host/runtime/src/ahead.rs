@@ -36,6 +36,7 @@ use wasmtime::Store;
 
 use crate::bindings::ProvisioningProvider;
 use crate::failure::{StopReason, bounded, start_code_timed_out};
+use crate::sandbox::Grants;
 use crate::seal::Seal;
 use crate::store::HostState;
 use crate::template::Template;
@@ -116,7 +117,7 @@ impl Ahead {
         *slot = Slot::Done;
         let started = std::time::Instant::now();
         let seal = Seal::closed();
-        let mut store = template.new_store(&compiled, Vec::new(), seal.clone());
+        let mut store = template.new_store(&compiled, Grants::default(), seal.clone());
         store.data_mut().begin_call(&ctx);
         let made = bounded(
             compiled.pre.instantiate_async(&mut store),

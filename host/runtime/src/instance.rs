@@ -17,6 +17,11 @@
 //! own `err` keeps it. Calls before any `initialize` get
 //! `provider_not_initialized`.
 //!
+//! After every guest call, whatever its outcome, azd's files the read-write
+//! grants reach are checked (`sandbox::azd_files`): one that became a link
+//! turns the answer into `unsafe_azd_file` and retires the instance, so azd
+//! never writes through it.
+//!
 //! Progress a guest reports reaches azd only during deploy, preview and
 //! destroy; elsewhere it goes to the debug log (azd would take it for the answer).
 
@@ -37,7 +42,7 @@ use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::convert;
 use crate::failure::{self, bounded, guest_error};
 use crate::sandbox;
-use crate::sandbox::{GrantedDir, PathMap};
+use crate::sandbox::{Grants, PathMap};
 use crate::seal::Seal;
 use crate::store::HostState;
 use crate::template::{Compiled, Template};
@@ -141,6 +146,11 @@ impl WasmProvider {
             let Instance { store, bindings } = &mut *instance;
             bounded(f(bindings, store), &ctx, &self.shared.policy).await
         };
+        if let Err(err) = files_after(what, instance.store.data()) {
+            drop(instance);
+            *guard = InstanceState::Retired(err.message.clone());
+            return Err(err);
+        }
         match self.settle(what, outcome, instance.store.data_mut()) {
             Ok(guest) => {
                 let guest = guest.map_err(|e| guest_error(e, instance.store.data_mut()));
@@ -174,9 +184,9 @@ impl WasmProvider {
         let mut options = options?;
         let shared = &self.shared;
         let compiled = shared.compiled(&ctx).await?;
-        let dirs = self.open_grants(&project_path, &mut options).await?;
+        let grants = self.open_grants(&project_path, &mut options).await?;
         // Start code made ahead that ran out its deadline ends this instance, as its own would.
-        let (mut store, made) = (self.store_for_initialize(&compiled, dirs, &ctx).await)
+        let (mut store, made) = (self.store_for_initialize(&compiled, grants, &ctx).await)
             .inspect_err(|err| {
                 if err.host_code() == Some(ErrorCode::ProviderTimeout) {
                     *guard = InstanceState::Retired(err.message.clone());
@@ -202,6 +212,11 @@ impl WasmProvider {
             )
             .await
         };
+        if let Err(err) = files_after("initialize", store.data()) {
+            drop(store);
+            *guard = InstanceState::Retired(err.message.clone());
+            return Err(err);
+        }
         match self.settle("initialize", started, store.data_mut()) {
             Ok((bindings, guest)) => {
                 let guest = guest.map_err(|e| guest_error(e, store.data_mut()));
@@ -222,37 +237,37 @@ impl WasmProvider {
         &self,
         project_path: &str,
         options: &mut wit::ProvisioningOptions,
-    ) -> Result<Vec<GrantedDir>, ProviderError> {
+    ) -> Result<Grants, ProviderError> {
         let shared = &self.shared;
         let environment = shared.environment_for_initialize().await?;
-        let dirs = sandbox::open_grants(
+        let grants = sandbox::open_grants(
             &shared.policy.fs,
             project_path,
             environment.as_ref(),
             &shared.name,
         )?;
-        convert::options_for_guest(options, &PathMap::of_grants(&dirs));
-        Ok(dirs)
+        convert::options_for_guest(options, &PathMap::of_grants(&grants.dirs));
+        Ok(grants)
     }
 
     /// The store of the instance an Initialize starts: the one made ahead
     /// (instantiated; its bindings given), or a fresh one (to instantiate),
-    /// holding the granted directories `dirs`.
+    /// holding the granted directories `grants`.
     async fn store_for_initialize(
         &self,
         compiled: &Compiled,
-        dirs: Vec<GrantedDir>,
+        grants: Grants,
         ctx: &CallContext,
     ) -> Result<(Store<HostState>, Option<ProvisioningProvider>), ProviderError> {
         let shared = &self.shared;
         Ok(match self.ahead.take(&shared.name, ctx).await? {
             Some(spare) => {
                 let (mut store, bindings) = spare.unseal();
-                store.data_mut().grant_dirs(dirs);
+                store.data_mut().grant(grants);
                 tracing::debug!(provider = %shared.name, "initialize takes the instance made ahead");
                 (store, Some(bindings))
             }
-            None => (shared.new_store(compiled, dirs, Seal::none()), None),
+            None => (shared.new_store(compiled, grants, Seal::none()), None),
         })
     }
 
@@ -276,6 +291,14 @@ impl WasmProvider {
             Err(reason) => Err(failure::stopped(name, policy, what, reason)),
         }
     }
+}
+
+/// azd's files after the guest's `what` returned, however it ended: the
+/// error its answer becomes when one of them is no longer plain (the
+/// instance is then retired: the provider, or something while it ran, made
+/// a link azd would follow).
+fn files_after(what: &str, state: &HostState) -> Result<(), ProviderError> {
+    state.azd_files().check(&format!("after `{what}`"))
 }
 
 #[async_trait]

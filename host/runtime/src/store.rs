@@ -23,8 +23,8 @@ use crate::imports::provisioning::CallBinding;
 use crate::imports::services::AzdAccess;
 use crate::limits::InstanceLimits;
 use crate::sandbox::{
-    BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, GuestLookup, HttpGate, NetworkPolicy,
-    OutputTail, PathMap, Sandbox,
+    AzdFiles, BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, Grants, GuestLookup, HttpGate,
+    NetworkPolicy, OutputTail, PathMap, Sandbox,
 };
 use crate::seal::Seal;
 
@@ -56,17 +56,18 @@ impl HostState {
     pub(crate) fn new(
         provider: Arc<str>,
         sandbox: Sandbox,
-        dirs: Vec<GrantedDir>,
+        grants: Grants,
         memory_bytes: usize,
         disk_bytes: u64,
         mut azd: AzdAccess,
         credentials: Credentials,
     ) -> Self {
-        azd.paths = PathMap::of_grants(&dirs);
+        azd.paths = PathMap::of_grants(&grants.dirs);
+        azd.files = grants.azd_files;
         Self {
             wasi: sandbox.wasi,
             table: ResourceTable::new(),
-            dirs,
+            dirs: grants.dirs,
             seal: sandbox.seal,
             network: sandbox.network,
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
@@ -104,10 +105,16 @@ impl HostState {
         self.call.report_dropped(call);
     }
 
-    /// Grants `dirs` to an instance made ahead of its Initialize.
-    pub(crate) fn grant_dirs(&mut self, dirs: Vec<GrantedDir>) {
-        self.azd.paths = PathMap::of_grants(&dirs);
-        self.dirs = dirs;
+    /// Grants `grants` to an instance made ahead of its Initialize.
+    pub(crate) fn grant(&mut self, grants: Grants) {
+        self.azd.paths = PathMap::of_grants(&grants.dirs);
+        self.azd.files = grants.azd_files;
+        self.dirs = grants.dirs;
+    }
+
+    /// azd's files the read-write grants reach.
+    pub(crate) fn azd_files(&self) -> &AzdFiles {
+        &self.azd.files
     }
 
     /// The granted folders as the guest and the host name them.

@@ -24,7 +24,7 @@ use crate::imports::services::{AzdAccess, CommandEnvironment};
 use crate::intercept::Intercept;
 use crate::limits::MAX_GUEST_TRANSFER;
 use crate::options::RuntimeOptions;
-use crate::sandbox::{self, GrantedDir, PathMap};
+use crate::sandbox::{self, AzdFiles, Grants, PathMap};
 use crate::seal::Seal;
 use crate::store::HostState;
 use azd_wasm_host_manifest::ConfigSchema;
@@ -202,14 +202,14 @@ impl Template {
     }
 
     /// A fresh `Store` for one instance of `compiled`: its sandbox (with the
-    /// granted directories `dirs`, under `seal`), azd's services as granted,
+    /// granted directories `grants`, under `seal`), azd's services as granted,
     /// its budget for memories and tables and for what it logs (within all
     /// instances'), a yield at every epoch tick, and the bound on what the
     /// guest may hand the host at once.
     pub(crate) fn new_store(
         &self,
         compiled: &Compiled,
-        dirs: Vec<GrantedDir>,
+        grants: Grants,
         seal: Seal,
     ) -> Store<HostState> {
         let log = GuestLog::new(self.name.clone(), &self.log);
@@ -221,6 +221,7 @@ impl Template {
             interactive: self.interactive,
             seal: seal.clone(),
             paths: PathMap::default(),
+            files: AzdFiles::default(),
         };
         let credentials = Credentials::new(
             self.name.clone(),
@@ -231,7 +232,7 @@ impl Template {
         let state = HostState::new(
             self.name.clone(),
             sandbox,
-            dirs,
+            grants,
             self.policy.memory_bytes(),
             self.policy.disk_bytes(),
             azd,

@@ -6,6 +6,9 @@
 //! fake in tests). Each import checks the manifest's grant first
 //! (`[policy.azd]`); a call that is not granted never reaches azd and returns
 //! an `auth` error naming the grant to add. Secret answers are never logged.
+//! azd reads and writes the environment's files for these calls, so azd's
+//! files the grants reach are checked first (`sandbox::azd_files`): one
+//! that became a link refuses the call, and the answer of the call it served.
 
 use std::sync::Arc;
 
@@ -18,7 +21,7 @@ use tokio::sync::OnceCell;
 
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
-use crate::sandbox::PathMap;
+use crate::sandbox::{AzdFiles, PathMap};
 use crate::seal::Seal;
 use azd_wasm_host_manifest::{AzdGrants, EnvironmentAccess};
 
@@ -85,6 +88,9 @@ pub(crate) struct AzdAccess {
     /// The granted folders in both forms: a value naming a place in one is
     /// read in the guest's form and written in the host's.
     pub(crate) paths: PathMap,
+    /// azd's files the read-write grants reach: checked before azd reads or
+    /// writes the environment for the guest (azd would go through a link).
+    pub(crate) files: AzdFiles,
 }
 
 /// What the guest gets for a call the seal refused (it is never used after).
@@ -152,6 +158,16 @@ impl AzdAccess {
         })
     }
 
+    /// The services, if the environment may be read (or written, with
+    /// `write`) and azd's files are plain: azd reads and writes them for it.
+    fn environment_files(&self, write: bool) -> Result<&Arc<dyn AzdServices>, wit::Error> {
+        let services = self.environment_services(write)?;
+        self.files
+            .check("before azd's environment was used")
+            .map_err(|e| error("unsafe_azd_file", "validation", e.message, &e.suggestion))?;
+        Ok(services)
+    }
+
     /// The services, if the provider may ask the user.
     fn prompt_services(&self) -> Result<&Arc<dyn AzdServices>, wit::Error> {
         if !self.seal.allows("asking the user") {
@@ -200,7 +216,7 @@ impl environment::Host for AzdAccess {
     }
 
     async fn get_value(&mut self, key: String) -> Result<Option<String>, wit::Error> {
-        let services = self.environment_services(false)?;
+        let services = self.environment_files(false)?;
         let env = self.environment_name(services).await?;
         let value = services
             .environment_value(&env, &key)
@@ -211,7 +227,7 @@ impl environment::Host for AzdAccess {
     }
 
     async fn get_values(&mut self) -> Result<Vec<(String, String)>, wit::Error> {
-        let services = self.environment_services(false)?;
+        let services = self.environment_files(false)?;
         let env = self.environment_name(services).await?;
         let mut values = services
             .environment_values(&env)
@@ -225,7 +241,7 @@ impl environment::Host for AzdAccess {
     }
 
     async fn set_value(&mut self, key: String, value: String) -> Result<(), wit::Error> {
-        let services = self.environment_services(true)?;
+        let services = self.environment_files(true)?;
         if let Some(why) = azd_wasm_host_core::steering::refusal(&key) {
             tracing::warn!(target: "azd_wasm_host", "refused a provider's environment value: {why}");
             return Err(error(
@@ -360,6 +376,7 @@ mod tests {
             interactive: false,
             seal: Seal::none(),
             paths,
+            files: AzdFiles::default(),
         }
     }
 

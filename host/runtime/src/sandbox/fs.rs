@@ -37,6 +37,8 @@ use wasmtime_wasi::{FsPerms, OpenMode};
 
 use azd_wasm_host_manifest::{FsAccess, FsGrant, GrantLocation};
 
+use super::azd_files::AzdFiles;
+
 /// Folders made for read-write grants in this process: (the canonical
 /// project, the folder relative to it), in the order they were made.
 static MADE: parking_lot::Mutex<Vec<(PathBuf, PathBuf)>> = parking_lot::Mutex::new(Vec::new());
@@ -88,22 +90,32 @@ fn refused(grant: &FsGrant, why: impl std::fmt::Display) -> ProviderError {
     )
 }
 
+/// What an instance is granted of the file system: its directories, and
+/// azd's files they reach ([`AzdFiles`]).
+#[derive(Clone, Default)]
+pub(crate) struct Grants {
+    pub(crate) dirs: Vec<GrantedDir>,
+    pub(crate) azd_files: AzdFiles,
+}
+
 /// Opens every fs grant of `grants` for a project at `project_path` (as azd
-/// sent it) and the environment `env` (for `{env}`).
+/// sent it) and the environment `env` (for `{env}`), and checks azd's files
+/// the read-write ones reach ([`AzdFiles::watch`]).
 pub(crate) fn open_grants(
     grants: &[FsGrant],
     project_path: &str,
     env: Option<&EnvironmentName>,
     provider: &str,
-) -> Result<Vec<GrantedDir>, ProviderError> {
+) -> Result<Grants, ProviderError> {
     if grants.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Grants::default());
     }
     let project = Path::new(project_path);
     let (canonical, root) = open_project(project)?;
     let guest_base = lexical(project);
 
     let mut granted = Vec::with_capacity(grants.len());
+    let mut writable = Vec::new();
     for grant in grants {
         let location = grant
             .locate(env.map(EnvironmentName::as_str))
@@ -121,26 +133,45 @@ pub(crate) fn open_grants(
             tracing::warn!(provider, grant = %grant.path, "granted directory does not exist; not granted");
             continue;
         };
-        let Some((guest_path, native_path)) =
-            guest.to_str().map(|g| (guest_form(g), native_form(g)))
-        else {
-            return Err(refused(
-                grant,
-                format!("{} is not valid UTF-8", guest.display()),
-            ));
-        };
-        let (perms, mode) = match grant.access {
-            FsAccess::Read => (FsPerms::ReadOnly, OpenMode::READ),
-            FsAccess::ReadWrite => (FsPerms::ReadWrite, OpenMode::READ | OpenMode::WRITE),
-        };
-        tracing::debug!(provider, dir = %guest_path, access = %grant.access, "granted directory");
-        granted.push(GrantedDir {
-            dir: WasiDir::new(dir, perms, mode, false),
-            guest_path,
-            native_path,
-        });
+        if grant.access == FsAccess::ReadWrite {
+            let identity = dir.try_clone().and_then(same_file::Handle::from_file);
+            writable
+                .push(identity.map_err(|e| refused(grant, format!("cannot identify it: {e}")))?);
+        }
+        granted.push(granted_dir(grant, dir, &guest, provider)?);
     }
-    Ok(granted)
+    let shown = PathBuf::from(native_form(&canonical.to_string_lossy()));
+    let azd_files = AzdFiles::watch(root, &canonical, shown, &writable, provider)?;
+    Ok(Grants {
+        dirs: granted,
+        azd_files,
+    })
+}
+
+/// The open directory `dir` of `grant`, which the guest sees at `guest`.
+fn granted_dir(
+    grant: &FsGrant,
+    dir: File,
+    guest: &Path,
+    provider: &str,
+) -> Result<GrantedDir, ProviderError> {
+    let Some((guest_path, native_path)) = guest.to_str().map(|g| (guest_form(g), native_form(g)))
+    else {
+        return Err(refused(
+            grant,
+            format!("{} is not valid UTF-8", guest.display()),
+        ));
+    };
+    let (perms, mode) = match grant.access {
+        FsAccess::Read => (FsPerms::ReadOnly, OpenMode::READ),
+        FsAccess::ReadWrite => (FsPerms::ReadWrite, OpenMode::READ | OpenMode::WRITE),
+    };
+    tracing::debug!(provider, dir = %guest_path, access = %grant.access, "granted directory");
+    Ok(GrantedDir {
+        dir: WasiDir::new(dir, perms, mode, false),
+        guest_path,
+        native_path,
+    })
 }
 
 /// The project folder azd named (it must be absolute): its canonical path and
@@ -394,7 +425,8 @@ mod tests {
             Some(&env),
             "p",
         )
-        .unwrap();
+        .unwrap()
+        .dirs;
         assert_eq!(dirs.len(), 3);
         let map = super::super::PathMap::of_grants(&dirs);
         assert!(map.is_empty());
@@ -425,7 +457,8 @@ mod tests {
             None,
             "p",
         )
-        .unwrap();
+        .unwrap()
+        .dirs;
         assert_eq!(got.len(), 1);
         assert!(tmp.path().join("made/here").is_dir());
         assert!(got[0].guest_path.ends_with("made/here"));
@@ -469,7 +502,8 @@ mod tests {
             Some(&env),
             "p",
         )
-        .unwrap();
+        .unwrap()
+        .dirs;
         assert!(got[0].guest_path.ends_with(".azure/dev"));
         let e = open_grants(
             &[grant(".azure/{env}", FsAccess::ReadWrite)],

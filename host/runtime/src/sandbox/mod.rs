@@ -19,11 +19,18 @@
 //!   to the guest in its own ([`paths`]).
 //!
 //! - what a guest may write into its read-write grants is bounded by
-//!   `[policy] disk_mb` ([`disk`]: `wasi:filesystem/types` behind a budget).
+//!   `[policy] disk_mb` ([`disk`]: `wasi:filesystem/types` behind a budget),
+//!   and the links it may make there by [`links`]: a symbolic link only into
+//!   its own folder's subtree, no hard link;
+//! - the files azd writes that the read-write grants reach (`.azure/<env>/.env`
+//!   and the like) are checked to be plain files before the guest gets them,
+//!   after each call, and before each use of azd's environment ([`azd_files`]).
 
+mod azd_files;
 mod disk;
 mod fs;
 mod http;
+mod links;
 mod net;
 mod output;
 mod paths;
@@ -36,9 +43,10 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
+pub(crate) use azd_files::AzdFiles;
 pub(crate) use disk::{BoundedFs, BoundedFsData, DiskBudget};
 pub use fs::remove_unused_dirs;
-pub(crate) use fs::{GrantedDir, guest_form, open_grants};
+pub(crate) use fs::{GrantedDir, Grants, guest_form, open_grants};
 pub(crate) use http::HttpGate;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 use output::LogStream;

@@ -1,6 +1,8 @@
 //! `wasi:filesystem/types` as wasmtime-wasi serves it, with what can make the
 //! disk hold more charged to the instance's [`DiskBudget`] first (the
-//! module's doc says what each costs). Everything else is handed on as it is.
+//! module's doc says what each costs), and the links a guest may not make
+//! refused (`symlink-at`, `rename-at` of a link, `link-at`:
+//! `sandbox::links`). Everything else is handed on as it is.
 
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
@@ -11,6 +13,7 @@ use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
 
 use super::budget::{DiskBudget, ENTRY_BYTES, NoSpace, growth};
 use super::stream::{BoundedOutput, Position};
+use crate::sandbox::links::refused_target;
 
 /// Links `wasi:filesystem/types` to [`BoundedFs`].
 pub(crate) struct BoundedFsData;
@@ -29,6 +32,12 @@ pub(crate) struct BoundedFs<'a> {
 /// is unchanged).
 fn again<T: 'static>(fd: &Resource<T>) -> Resource<T> {
     Resource::new_borrow(fd.rep())
+}
+
+/// The guest's error for a link the rule refuses (`sandbox::links`).
+fn refused_link(what: &str, at: &str, target: &str, why: &str) -> FsError {
+    tracing::debug!(at, target, "refused {what}: {why}");
+    ErrorCode::NotPermitted.into()
 }
 
 fn no_space(no: NoSpace) -> FsError {
@@ -65,6 +74,30 @@ impl BoundedFs<'_> {
             budget.refund(cost);
         }
         result
+    }
+
+    /// The target of `path` beneath `fd` when it is a symbolic link (`None`
+    /// inside when it cannot be read), else `None` (not a link, or missing:
+    /// the operation itself says so).
+    async fn symlink_target(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        path: &str,
+    ) -> Option<Option<String>> {
+        let stat = self
+            .inner
+            .stat_at(again(fd), types::PathFlags::empty(), path.to_owned())
+            .await
+            .ok()?;
+        if stat.type_ != types::DescriptorType::SymbolicLink {
+            return None;
+        }
+        Some(
+            self.inner
+                .readlink_at(again(fd), path.to_owned())
+                .await
+                .ok(),
+        )
     }
 
     /// A stream of `fd` from wasmtime-wasi, put back in the table bounded.
@@ -185,6 +218,9 @@ impl HostDescriptor for BoundedFs<'_> {
         src_path: String,
         dest_path: String,
     ) -> FsResult<()> {
+        if let Some(why) = refused_target(&src_path) {
+            return Err(refused_link("a symbolic link", &dest_path, &src_path, why));
+        }
         let cost = ENTRY_BYTES.saturating_add(src_path.len() as u64);
         Self::charged(self.budget, cost, || {
             self.inner.symlink_at(fd, src_path, dest_path)
@@ -194,17 +230,15 @@ impl HostDescriptor for BoundedFs<'_> {
 
     async fn link_at(
         &mut self,
-        fd: Resource<types::Descriptor>,
-        old_path_flags: types::PathFlags,
+        _fd: Resource<types::Descriptor>,
+        _old_path_flags: types::PathFlags,
         old_path: String,
-        new_descriptor: Resource<types::Descriptor>,
+        _new_descriptor: Resource<types::Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        Self::charged(self.budget, ENTRY_BYTES, || {
-            self.inner
-                .link_at(fd, old_path_flags, old_path, new_descriptor, new_path)
-        })
-        .await
+        // No hard links at all (`sandbox::links` says why).
+        tracing::debug!(from = %old_path, to = %new_path, "refused a hard link");
+        Err(ErrorCode::NotPermitted.into())
     }
 
     // What cannot make the disk hold more: handed on.
@@ -319,6 +353,21 @@ impl HostDescriptor for BoundedFs<'_> {
         new_fd: Resource<types::Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
+        // A link moves only if it could have been made where it goes.
+        if let Some(target) = self.symlink_target(&fd, &old_path).await {
+            let why = target
+                .as_deref()
+                .map_or(Some("its target cannot be read"), refused_target);
+            if let Some(why) = why {
+                let target = target.as_deref().unwrap_or("?");
+                return Err(refused_link(
+                    "moving a symbolic link",
+                    &new_path,
+                    target,
+                    why,
+                ));
+            }
+        }
         self.inner.rename_at(fd, old_path, new_fd, new_path).await
     }
 

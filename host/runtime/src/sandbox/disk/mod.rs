@@ -11,8 +11,13 @@
 //!   the whole hole; an append costs its length;
 //! - `set-size` past the current size: the difference;
 //! - a new entry (a file created by `open-at`, a directory, a symbolic link
-//!   and its target, a hard link): [`ENTRY_BYTES`] each, what a filesystem
-//!   spends on one at least, so that many empty files are bounded too.
+//!   and its target): [`ENTRY_BYTES`] each, what a filesystem spends on one
+//!   at least, so that many empty files are bounded too.
+//!
+//! Being the one place every such operation passes, [`BoundedFs`] also
+//! applies the rule of which links a guest may make or move
+//! ([`super::links`]: a symbolic link only into its own folder's subtree, no
+//! hard links).
 //!
 //! Nothing is given back when a file shrinks or goes: the budget bounds what
 //! an instance writes, so its net growth of the disk is at most the budget
