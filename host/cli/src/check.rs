@@ -224,12 +224,7 @@ fn write_reach(out: &mut String, policy: &Policy) {
         } else {
             "inside the azd project"
         };
-        let _ = writeln!(
-            out,
-            "  fs       {} ({}; {place})",
-            shown(&g.path),
-            g.access
-        );
+        let _ = writeln!(out, "  fs       {} ({}; {place})", shown(&g.path), g.access);
     }
     for e in &policy.env {
         let _ = writeln!(out, "  env      {}", shown(e));
@@ -368,10 +363,18 @@ mod tests {
         policy.env.push("HOME\r".into());
         policy.network.push("db\u{200b}:5432".into());
         policy.http.allow.push("https://a.example\u{202e}".into());
-        policy.azd.credential_scopes.push("https://s/.default\u{2028}".into());
+        policy
+            .azd
+            .credential_scopes
+            .push("https://s/.default\u{2028}".into());
         report.manifest.name = "fixture\u{1b}]0;x\u{7}".into();
         let text = render(&report);
-        assert!(!text.chars().any(|c| c != '\n' && azd_wasm_host_core::text::is_invisible(c)), "{text:?}");
+        assert!(
+            !text
+                .chars()
+                .any(|c| c != '\n' && azd_wasm_host_core::text::is_invisible(c)),
+            "{text:?}"
+        );
         for line in [
             r#"provider:  "fixture\u{1b}]0;x\u{7}""#,
             r#"fs       "out\u{1b}[2K" (read; inside the azd project)"#,
@@ -388,9 +391,20 @@ mod tests {
             ("old", Path::new("old/provider.toml")),
             (&report.manifest.name, Path::new("new/provider.toml")),
         );
-        assert!(!diff.chars().any(|c| c != '\n' && azd_wasm_host_core::text::is_invisible(c)), "{diff:?}");
-        assert!(diff.contains(r#"new: "fixture\u{1b}]0;x\u{7}" (new/provider.toml)"#), "{diff}");
-        assert!(diff.contains(r#"  + environment variable "HOME\u{d}""#), "{diff}");
+        assert!(
+            !diff
+                .chars()
+                .any(|c| c != '\n' && azd_wasm_host_core::text::is_invisible(c)),
+            "{diff:?}"
+        );
+        assert!(
+            diff.contains(r#"new: "fixture\u{1b}]0;x\u{7}" (new/provider.toml)"#),
+            "{diff}"
+        );
+        assert!(
+            diff.contains(r#"  + environment variable "HOME\u{d}""#),
+            "{diff}"
+        );
     }
 
     #[test]

@@ -246,9 +246,31 @@ mod tests {
     /// line and paragraph separators, private use (BMP and plane 15), a noncharacter and an
     /// unassigned code point.
     const INVISIBLE: &[char] = &[
-        '\u{1b}', '\r', '\n', '\t', '\u{7f}', '\u{9b}', '\u{202e}', '\u{202a}', '\u{2066}', '\u{2069}',
-        '\u{200f}', '\u{61c}', '\u{200b}', '\u{200d}', '\u{2060}', '\u{2064}', '\u{feff}', '\u{ad}',
-        '\u{2028}', '\u{2029}', '\u{e000}', '\u{f0000}', '\u{fdd0}', '\u{ffff}', '\u{378}',
+        '\u{1b}',
+        '\r',
+        '\n',
+        '\t',
+        '\u{7f}',
+        '\u{9b}',
+        '\u{202e}',
+        '\u{202a}',
+        '\u{2066}',
+        '\u{2069}',
+        '\u{200f}',
+        '\u{61c}',
+        '\u{200b}',
+        '\u{200d}',
+        '\u{2060}',
+        '\u{2064}',
+        '\u{feff}',
+        '\u{ad}',
+        '\u{2028}',
+        '\u{2029}',
+        '\u{e000}',
+        '\u{f0000}',
+        '\u{fdd0}',
+        '\u{ffff}',
+        '\u{378}',
     ];
 
     #[test]
@@ -256,8 +278,14 @@ mod tests {
         for c in INVISIBLE {
             assert!(is_invisible(*c), "{} passed", code_point(*c));
         }
-        for visible in ['a', 'Z', '0', ' ', '.', '{', 'é', 'ß', 'ж', '中', 'ا', '\u{301}', '😀', '\u{a0}'] {
-            assert!(!is_invisible(visible), "{} was refused", code_point(visible));
+        for visible in [
+            'a', 'Z', '0', ' ', '.', '{', 'é', 'ß', 'ж', '中', 'ا', '\u{301}', '😀', '\u{a0}',
+        ] {
+            assert!(
+                !is_invisible(visible),
+                "{} was refused",
+                code_point(visible)
+            );
         }
         assert_eq!(code_point('\u{1b}'), "U+001B");
         assert_eq!(code_point('\u{f0000}'), "U+F0000");
@@ -267,7 +295,13 @@ mod tests {
 
     #[test]
     fn shown_text_is_bare_only_when_plain_and_never_holds_an_invisible_character() {
-        for plain in ["HOME", ".azure/{env}", "https://example.com:8443", "[::1]:8080", "a+b@c~d%20"] {
+        for plain in [
+            "HOME",
+            ".azure/{env}",
+            "https://example.com:8443",
+            "[::1]:8080",
+            "a+b@c~d%20",
+        ] {
             assert!(matches!(shown(plain), Cow::Borrowed(_)), "{plain}");
         }
         assert_eq!(shown(""), "\"\"");
@@ -283,12 +317,25 @@ mod tests {
         for c in INVISIBLE {
             let text = format!("a{c}b");
             let out = shown(&text);
-            assert!(find_invisible(&out).is_none(), "{}: {out:?}", code_point(*c));
-            assert!(out.contains(&format!("\\u{{{:x}}}", u32::from(*c))), "{out}");
+            assert!(
+                find_invisible(&out).is_none(),
+                "{}: {out:?}",
+                code_point(*c)
+            );
+            assert!(
+                out.contains(&format!("\\u{{{:x}}}", u32::from(*c))),
+                "{out}"
+            );
             let free = escape_invisible(&text);
-            assert!(find_invisible(&free).is_none() && free.starts_with('a'), "{free:?}");
+            assert!(
+                find_invisible(&free).is_none() && free.starts_with('a'),
+                "{free:?}"
+            );
         }
-        assert!(matches!(escape_invisible("{ \"a\": \"b\\n\" }"), Cow::Borrowed(_)));
+        assert!(matches!(
+            escape_invisible("{ \"a\": \"b\\n\" }"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

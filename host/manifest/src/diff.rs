@@ -230,7 +230,10 @@ mod tests {
         hostile.env.push("HOME\u{202e}".into());
         hostile.network.push("db\u{200b}.example.com:5432".into());
         hostile.http.allow.push("https://a.example\u{2028}".into());
-        hostile.azd.credential_scopes.push("https://s/.default\u{feff}".into());
+        hostile
+            .azd
+            .credential_scopes
+            .push("https://s/.default\u{feff}".into());
         let d = PolicyDiff::between(&Policy::default(), &hostile);
         assert_eq!(
             d.more,

@@ -234,8 +234,9 @@ impl Manifest {
                     )
                 })?,
         };
-        strings::check_field("name", &name)
-            .map_err(|why| anyhow::anyhow!("the provider name of {}: {why}", component.display()))?;
+        strings::check_field("name", &name).map_err(|why| {
+            anyhow::anyhow!("the provider name of {}: {why}", component.display())
+        })?;
         Ok(Self {
             name,
             component: component.to_path_buf(),

@@ -68,7 +68,8 @@ impl Walk<'_> {
                 let at = format!("a key of {} ({})", self.here(), self.line(key.span().start));
                 return Err(refusal(&at, c));
             }
-            self.path.push(Step::Key(text::shown(key.get_ref()).into_owned()));
+            self.path
+                .push(Step::Key(text::shown(key.get_ref()).into_owned()));
             self.value(value.get_ref(), value.span().start)?;
             self.path.pop();
         }
@@ -93,9 +94,10 @@ impl Walk<'_> {
                 Ok(())
             }
             DeValue::Table(table) => self.table(table),
-            DeValue::Integer(_) | DeValue::Float(_) | DeValue::Boolean(_) | DeValue::Datetime(_) => {
-                Ok(())
-            }
+            DeValue::Integer(_)
+            | DeValue::Float(_)
+            | DeValue::Boolean(_)
+            | DeValue::Datetime(_) => Ok(()),
         }
     }
 
@@ -172,17 +174,40 @@ mod tests {
                 "`policy.fs[1].path` (line 2)",
                 "U+202E",
             ),
-            ("[build]\ncommand = \"make\\r\"\n", "`build.command` (line 2)", "U+000D"),
-            ("[future]\ndeep = { list = [[\"ok\", \"a\\u200bb\"]] }\n", "`future.deep.list[0][1]` (line 2)", "U+200B"),
-            ("\"k\\u0007\" = 1\n", "a key of the manifest's top level (line 1)", "U+0007"),
-            ("[\"my table\"]\nx = \"\\u2066\"\n", "`\"my table\".x` (line 2)", "U+2066"),
-            ("name = \"x\"\n# a comment \u{202e} reversed\n", "line 2, column 13", "U+202E"),
+            (
+                "[build]\ncommand = \"make\\r\"\n",
+                "`build.command` (line 2)",
+                "U+000D",
+            ),
+            (
+                "[future]\ndeep = { list = [[\"ok\", \"a\\u200bb\"]] }\n",
+                "`future.deep.list[0][1]` (line 2)",
+                "U+200B",
+            ),
+            (
+                "\"k\\u0007\" = 1\n",
+                "a key of the manifest's top level (line 1)",
+                "U+0007",
+            ),
+            (
+                "[\"my table\"]\nx = \"\\u2066\"\n",
+                "`\"my table\".x` (line 2)",
+                "U+2066",
+            ),
+            (
+                "name = \"x\"\n# a comment \u{202e} reversed\n",
+                "line 2, column 13",
+                "U+202E",
+            ),
             ("name = \"x\"\r\n\r\r\n", "line 2, column 1", "U+000D"),
         ];
         for (text, at, code) in cases {
             let e = check(text).unwrap_err();
             assert!(e.contains(at) && e.contains(code), "{text:?}: {e}");
-            assert!(find_invisible(&e).is_none(), "the error holds the character: {e:?}");
+            assert!(
+                find_invisible(&e).is_none(),
+                "the error holds the character: {e:?}"
+            );
         }
     }
 

@@ -52,17 +52,16 @@ fn manifests(x: &str) -> Vec<(String, &'static str)> {
             ),
             "`policy.fs[1].path`",
         ),
-        (
-            base(&format!("env = [\"HOME{x}\"]"), ""),
-            "`policy.env[0]`",
-        ),
+        (base(&format!("env = [\"HOME{x}\"]"), ""), "`policy.env[0]`"),
         (
             base(&format!("network = [\"db.example.com{x}:5432\"]"), ""),
             "`policy.network[0]`",
         ),
         (
             base(
-                &format!("[policy.http]\nallow = [\"https://ok.example\", \"https://example.com{x}\"]"),
+                &format!(
+                    "[policy.http]\nallow = [\"https://ok.example\", \"https://example.com{x}\"]"
+                ),
                 "",
             ),
             "`policy.http.allow[1]`",
@@ -122,7 +121,10 @@ fn a_character_written_raw_in_a_comment_is_refused_with_its_line() {
         "{:#}",
         Manifest::parse(text, Path::new("/p/provider.toml")).unwrap_err()
     );
-    assert!(e.contains("line 1, column 17") && e.contains("U+202E"), "{e}");
+    assert!(
+        e.contains("line 1, column 17") && e.contains("U+202E"),
+        "{e}"
+    );
     // Raw in a string: the field is named.
     let text = "name = \"to\u{200b}do\"\ncomponent = \"c.wasm\"\n";
     let e = format!(

@@ -331,11 +331,7 @@ mod tests {
 
     /// A provider installed as extension `installed` (its folder), and a
     /// verdict whose signature claims `claimed`.
-    fn installed_as(
-        root: &Path,
-        installed: &str,
-        claimed: Option<&str>,
-    ) -> (PathBuf, Verdict) {
+    fn installed_as(root: &Path, installed: &str, claimed: Option<&str>) -> (PathBuf, Verdict) {
         let dir = root.join("extensions").join(installed);
         std::fs::create_dir_all(&dir).unwrap();
         let manifest = dir.join("provider.toml");

@@ -137,7 +137,10 @@ fn check_strings(statement: &Statement) -> Result<(), String> {
     let fields = [
         ("`predicate.provider`", p.provider.as_str()),
         ("`predicate.version`", p.version.as_str()),
-        ("`predicate.extension`", p.extension.as_deref().unwrap_or_default()),
+        (
+            "`predicate.extension`",
+            p.extension.as_deref().unwrap_or_default(),
+        ),
     ];
     for (field, value) in fields.into_iter().chain(subjects) {
         if let Some((_, c)) = azd_wasm_host_core::text::find_invisible(value) {

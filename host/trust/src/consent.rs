@@ -305,10 +305,17 @@ mod tests {
         });
         policy.env.push("HOME\r  + nothing else".into());
         policy.env.push("PATH\n  + directory / (read-write)".into());
-        policy.http.allow.push("https://evil.example\u{202e}moc.elgoog".into());
+        policy
+            .http
+            .allow
+            .push("https://evil.example\u{202e}moc.elgoog".into());
         policy.network.push("db\u{200b}:5432".into());
         Pending {
-            identity: id("0123456789abcdef\u{1b}]0;x\u{7}", "local.x\u{2066}", "todo\u{1b}[2K"),
+            identity: id(
+                "0123456789abcdef\u{1b}]0;x\u{7}",
+                "local.x\u{2066}",
+                "todo\u{1b}[2K",
+            ),
             version: Some("1.0.0\u{2028}".into()),
             allowed_version: Some("0.9\u{feff}".into()),
             first,
@@ -334,16 +341,38 @@ mod tests {
             assert_eq!(p.lines().lines().count(), 5, "{}", p.lines());
             assert!(!p.question().contains('\n'), "{}", p.question());
             let q = p.question();
-            assert!(q.contains(r#"provider `"todo\u{1b}[2K"` "1.0.0\u{2028}""#), "{q}");
-            assert!(q.contains(r#"directory "certs\u{1b}[1A\u{1b}[2K" (read-write)"#), "{q}");
-            assert!(q.contains(r#"environment variable "HOME\u{d}  + nothing else""#), "{q}");
-            assert!(q.contains(r#"environment variable "PATH\u{a}  + directory / (read-write)""#), "{q}");
-            assert!(q.contains(r#"HTTP origin "https://evil.example\u{202e}moc.elgoog""#), "{q}");
+            assert!(
+                q.contains(r#"provider `"todo\u{1b}[2K"` "1.0.0\u{2028}""#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"directory "certs\u{1b}[1A\u{1b}[2K" (read-write)"#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"environment variable "HOME\u{d}  + nothing else""#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"environment variable "PATH\u{a}  + directory / (read-write)""#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"HTTP origin "https://evil.example\u{202e}moc.elgoog""#),
+                "{q}"
+            );
             assert!(q.contains(r#"network "db\u{200b}:5432""#), "{q}");
         }
         let full = hostile(true).who_in_full();
-        assert!(full.contains(r#"(extension "local.x\u{2066}", signed by key 0123456789abcdef)"#), "{full}");
-        assert!(hostile(false).why().ends_with(r#"allowed for "0.9\u{feff}""#));
+        assert!(
+            full.contains(r#"(extension "local.x\u{2066}", signed by key 0123456789abcdef)"#),
+            "{full}"
+        );
+        assert!(
+            hostile(false)
+                .why()
+                .ends_with(r#"allowed for "0.9\u{feff}""#)
+        );
     }
 
     #[test]

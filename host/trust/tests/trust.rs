@@ -89,10 +89,30 @@ fn a_statement_whose_claims_hold_invisible_characters_is_refused() {
     trusted.trust(&key.public(), Some("alice")).unwrap();
     let stranger = TrustDir::at(tmp.path().join("stranger"));
     let cases = [
-        ("1.2.0\u{1b}[2K", Some("local.demo"), "`predicate.version`", "U+001B"),
-        ("1.2.0\r", Some("local.demo"), "`predicate.version`", "U+000D"),
-        ("1.2.0", Some("local.\u{202e}demo"), "`predicate.extension`", "U+202E"),
-        ("1.2.0", Some("local.demo\u{200b}"), "`predicate.extension`", "U+200B"),
+        (
+            "1.2.0\u{1b}[2K",
+            Some("local.demo"),
+            "`predicate.version`",
+            "U+001B",
+        ),
+        (
+            "1.2.0\r",
+            Some("local.demo"),
+            "`predicate.version`",
+            "U+000D",
+        ),
+        (
+            "1.2.0",
+            Some("local.\u{202e}demo"),
+            "`predicate.extension`",
+            "U+202E",
+        ),
+        (
+            "1.2.0",
+            Some("local.demo\u{200b}"),
+            "`predicate.extension`",
+            "U+200B",
+        ),
     ];
     for (i, (version, extension, field, code)) in cases.into_iter().enumerate() {
         let dir = tmp.path().join(format!("p{i}"));
@@ -105,7 +125,10 @@ fn a_statement_whose_claims_hold_invisible_characters_is_refused() {
         std::fs::write(dir.join(BUNDLE_FILE), sign(&inputs, &key).unwrap()).unwrap();
         for trust in [&trusted, &stranger] {
             let e = refusal(&manifest, trust).to_string();
-            assert!(e.contains(field) && e.contains(code), "{version:?} {extension:?}: {e}");
+            assert!(
+                e.contains(field) && e.contains(code),
+                "{version:?} {extension:?}: {e}"
+            );
             assert!(
                 !e.chars().any(azd_wasm_host_core::text::is_invisible),
                 "the refusal echoes the character: {e:?}"
