@@ -14,12 +14,17 @@
 //! config schema (azure.yaml's infra.config, checked at every Initialize): config.schema.json
 //!   { "type": "object", ... }
 //! ```
+//!
+//! What the manifest names (the provider, its grants) is quoted by
+//! `text::shown`, and paths and the schema's lines have their control and
+//! invisible characters escaped, whatever the report holds.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use azd_wasm_host_core::text::{escape_invisible, shown};
 use azd_wasm_host_manifest::{EnvironmentAccess, Policy, PolicyDiff};
 use azd_wasm_host_runtime::{CheckReport, RuntimeOptions};
 
@@ -76,8 +81,8 @@ fn render_diff(
     (new_name, new): (&str, &Path),
 ) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "old: {old_name} ({})", old.display());
-    let _ = writeln!(out, "new: {new_name} ({})", new.display());
+    let _ = writeln!(out, "old: {} ({})", shown(old_name), path_shown(old));
+    let _ = writeln!(out, "new: {} ({})", shown(new_name), path_shown(new));
     if d.more.is_empty() && d.less.is_empty() {
         let _ = writeln!(out, "\nthe same capabilities");
         return out;
@@ -97,6 +102,11 @@ fn render_diff(
     out
 }
 
+/// A path as the report shows it: its control and invisible characters escaped.
+fn path_shown(path: &Path) -> String {
+    escape_invisible(&path.display().to_string()).into_owned()
+}
+
 /// The runtime's findings, once the manifest's `[build]` section (which only
 /// the author's toolchain reads) is found valid too.
 fn inspect(path: &std::path::Path, opts: &RuntimeOptions) -> anyhow::Result<CheckReport> {
@@ -111,17 +121,17 @@ fn inspect(path: &std::path::Path, opts: &RuntimeOptions) -> anyhow::Result<Chec
 pub(crate) fn render(report: &CheckReport) -> String {
     let manifest = &report.manifest;
     let mut out = String::new();
-    let _ = writeln!(out, "provider:  {}", manifest.name);
+    let _ = writeln!(out, "provider:  {}", shown(&manifest.name));
     let _ = writeln!(
         out,
         "component: {} ({} bytes) targets {}: OK",
-        manifest.component.display(),
+        path_shown(&manifest.component),
         report.component_bytes,
         report.world
     );
     match &manifest.source {
         Some(src) => {
-            let _ = writeln!(out, "manifest:  {}", src.display());
+            let _ = writeln!(out, "manifest:  {}", path_shown(src));
         }
         None => {
             let _ = writeln!(
@@ -132,7 +142,12 @@ pub(crate) fn render(report: &CheckReport) -> String {
     }
     let _ = writeln!(out, "\nimports (capabilities the component asks for):");
     for import in &report.imports {
-        let _ = writeln!(out, "  {:<44} {}", import.name, import.reach);
+        let _ = writeln!(
+            out,
+            "  {:<44} {}",
+            escape_invisible(&import.name),
+            import.reach
+        );
     }
     write_policy(&mut out, &manifest.policy);
     write_config_schema(&mut out, manifest);
@@ -154,10 +169,10 @@ config schema: none (infra.config reaches the provider unchecked; see [config] s
         out,
         "
 config schema (azure.yaml's infra.config, checked at every Initialize): {}",
-        schema.path.display()
+        path_shown(&schema.path)
     );
     for line in schema.text.lines() {
-        let _ = writeln!(out, "  {line}");
+        let _ = writeln!(out, "  {}", escape_invisible(line));
     }
 }
 
@@ -186,7 +201,8 @@ fn write_policy(out: &mut String, policy: &Policy) {
     for scope in &policy.azd.credential_scopes {
         let _ = writeln!(
             out,
-            "  azd      access tokens for {scope} (from `azd auth token`)"
+            "  azd      access tokens for {} (from `azd auth token`)",
+            shown(scope)
         );
     }
     if policy.writes_files() {
@@ -208,21 +224,23 @@ fn write_reach(out: &mut String, policy: &Policy) {
         } else {
             "inside the azd project"
         };
-        let _ = writeln!(out, "  fs       {} ({}; {place})", g.path, g.access);
+        let _ = writeln!(out, "  fs       {} ({}; {place})", shown(&g.path), g.access);
     }
     for e in &policy.env {
-        let _ = writeln!(out, "  env      {e}");
+        let _ = writeln!(out, "  env      {}", shown(e));
     }
     for n in &policy.network {
         let _ = writeln!(
             out,
-            "  network  {n} (TCP connect; name lookups only for listed names)"
+            "  network  {} (TCP connect; name lookups only for listed names)",
+            shown(n)
         );
     }
     for origin in &policy.http.allow {
         let _ = writeln!(
             out,
-            "  http     {origin} (TLS by the host; plaintext only to loopback)"
+            "  http     {} (TLS by the host; plaintext only to loopback)",
+            shown(origin)
         );
     }
     if !policy.http.allow.is_empty() {
@@ -326,6 +344,67 @@ mod tests {
             "{e}"
         );
         assert!(report_of("").contains("config schema: none"));
+    }
+
+    #[test]
+    fn the_report_and_the_diff_show_only_escaped_text_of_a_manifest_made_without_the_parser() {
+        let setup = Setup::new(&wasi_component(), "");
+        let opts = RuntimeOptions {
+            cache_dir: Some(setup.cache()),
+            ..RuntimeOptions::default()
+        };
+        let mut report = azd_wasm_host_runtime::check(&setup.manifest(), &opts).unwrap();
+        let policy = &mut report.manifest.policy;
+        policy.fs.push(azd_wasm_host_manifest::FsGrant {
+            path: "out\u{1b}[2K".into(),
+            access: azd_wasm_host_manifest::FsAccess::Read,
+            outside_project: false,
+        });
+        policy.env.push("HOME\r".into());
+        policy.network.push("db\u{200b}:5432".into());
+        policy.http.allow.push("https://a.example\u{202e}".into());
+        policy
+            .azd
+            .credential_scopes
+            .push("https://s/.default\u{2028}".into());
+        report.manifest.name = "fixture\u{1b}]0;x\u{7}".into();
+        let text = render(&report);
+        assert!(
+            !text
+                .chars()
+                .any(|c| c != '\n' && azd_wasm_host_core::text::is_invisible(c)),
+            "{text:?}"
+        );
+        for line in [
+            r#"provider:  "fixture\u{1b}]0;x\u{7}""#,
+            r#"fs       "out\u{1b}[2K" (read; inside the azd project)"#,
+            r#"env      "HOME\u{d}""#,
+            r#"network  "db\u{200b}:5432""#,
+            r#"http     "https://a.example\u{202e}""#,
+            r#"access tokens for "https://s/.default\u{2028}""#,
+        ] {
+            assert!(text.contains(line), "{line} is not in:\n{text}");
+        }
+        let d = PolicyDiff::between(&Policy::default(), &report.manifest.policy);
+        let diff = render_diff(
+            &d,
+            ("old", Path::new("old/provider.toml")),
+            (&report.manifest.name, Path::new("new/provider.toml")),
+        );
+        assert!(
+            !diff
+                .chars()
+                .any(|c| c != '\n' && azd_wasm_host_core::text::is_invisible(c)),
+            "{diff:?}"
+        );
+        assert!(
+            diff.contains(r#"new: "fixture\u{1b}]0;x\u{7}" (new/provider.toml)"#),
+            "{diff}"
+        );
+        assert!(
+            diff.contains(r#"  + environment variable "HOME\u{d}""#),
+            "{diff}"
+        );
     }
 
     #[test]

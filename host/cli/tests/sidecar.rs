@@ -29,6 +29,16 @@ use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
 const PROVIDER: &str = "c-hello";
+/// The extension the C example's `extension.yaml` names, which its package is
+/// signed for: azd installs it in a folder of that name.
+const EXTENSION: &str = "azd.wasm-host";
+
+/// Where azd would have installed the extension, for the case `name`:
+/// `<root>/<name>/azd.wasm-host` (the consent identity's extension is the
+/// folder's name).
+fn installed_at(root: &Path, name: &str) -> PathBuf {
+    root.join(name).join(EXTENSION)
+}
 
 /// The sidecar cargo built beside the CLI.
 fn sidecar() -> PathBuf {
@@ -127,14 +137,14 @@ async fn initialize_with(
     env: &[(&str, &std::ffi::OsStr)],
 ) -> (Result<(), CallError>, String) {
     let project = tempfile::tempdir().unwrap();
-    let cache = installed.with_extension("cache");
+    let case = installed.parent().unwrap();
     let sim = SimAzd::start(SimOptions::default()).await.unwrap();
     let mut cmd = tokio::process::Command::new(installed.join("azd-wasm-host"));
-    cmd.env("AZD_WASM_HOST_CACHE_DIR", &cache)
-        .env("AZD_WASM_HOST_LOG_FILE", installed.with_extension("log"))
+    cmd.env("AZD_WASM_HOST_CACHE_DIR", case.join("cache"))
+        .env("AZD_WASM_HOST_LOG_FILE", case.join("sidecar.log"))
         .env("AZD_DEBUG", "true")
         // The trust folder `package` signed with: its key is trusted there.
-        .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
+        .env("AZD_CONFIG_DIR", case.with_file_name("azd-config"))
         .env_remove("AZD_WASM_HOST_MANIFEST")
         .envs(env.iter().copied());
     let opts = SpawnOptions {
@@ -190,7 +200,7 @@ fn refusal(result: Result<(), CallError>, log: &str) -> String {
 async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own() {
     let root = tempfile::tempdir().unwrap();
     let (native, other) = package(root.path());
-    let installed = root.path().join("installed");
+    let installed = installed_at(root.path(), "installed");
     unpack(&native, &installed);
     let (result, log) = initialize(&installed).await;
     result.unwrap();
@@ -199,7 +209,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
         "{log}"
     );
     assert!(
-        !installed.with_extension("cache").exists(),
+        !installed.with_file_name("cache").exists(),
         "the sidecar wrote a compile cache"
     );
     let other_unpacked = root.path().join("other");
@@ -208,7 +218,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
 
     // Another platform's code (the other archive's, compiled for its CPU and OS): signed, its
     // binding is not the one signed; unsigned and allowed, the binding says why it does not fit.
-    let case = root.path().join("other-platform");
+    let case = installed_at(root.path(), "other-platform");
     copy_dir(&installed, &case);
     std::fs::remove_dir_all(case.join("precompiled")).unwrap();
     copy_dir(
@@ -226,7 +236,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     );
 
     // The development CLI in the same place compiles instead (it has a compiler).
-    let dev = root.path().join("other-platform-dev");
+    let dev = installed_at(root.path(), "other-platform-dev");
     copy_dir(&case, &dev);
     std::fs::copy(BIN, dev.join("azd-wasm-host")).unwrap();
     let (result, log) = initialize_as(&dev, true).await;
@@ -237,7 +247,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     );
 
     // Another component beside the code.
-    let case = root.path().join("other-component");
+    let case = installed_at(root.path(), "other-component");
     copy_dir(&installed, &case);
     let mut wasm = std::fs::read(case.join("build/c-hello.wasm")).unwrap();
     // A custom section appended: still a valid component, with another sha256.
@@ -256,7 +266,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     );
 
     // Another host version.
-    let case = root.path().join("other-version");
+    let case = installed_at(root.path(), "other-version");
     copy_dir(&installed, &case);
     let binding = case.join("precompiled/binding.toml");
     let text = std::fs::read_to_string(&binding).unwrap();
@@ -274,7 +284,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
     );
 
     // No precompiled code at all: signed, its signature names files that are gone.
-    let case = root.path().join("no-code");
+    let case = installed_at(root.path(), "no-code");
     copy_dir(&installed, &case);
     std::fs::remove_dir_all(case.join("precompiled")).unwrap();
     let (result, log) = initialize(&case).await;
@@ -286,7 +296,7 @@ async fn the_sidecar_runs_its_package_code_and_refuses_code_that_is_not_its_own(
 
     // Code that is not wasmtime's: signed, not the signed code; unsigned, not the code its
     // binding names; and with a binding that names it, wasmtime refuses it.
-    let case = root.path().join("broken-code");
+    let case = installed_at(root.path(), "broken-code");
     copy_dir(&installed, &case);
     std::fs::write(case.join("precompiled/provider.cwasm"), b"not code").unwrap();
     let (result, log) = initialize(&case).await;
@@ -348,7 +358,7 @@ fn untrusted(result: Result<(), CallError>, log: &str, what: &str) {
 async fn the_sidecar_hands_a_recording_to_the_development_cli() {
     let root = tempfile::tempdir().unwrap();
     let (native, _) = package(root.path());
-    let installed = root.path().join("installed");
+    let installed = installed_at(root.path(), "installed");
     unpack(&native, &installed);
     let recording = root.path().join("golden/provision.conversation.jsonl");
     std::fs::create_dir_all(recording.parent().unwrap()).unwrap();
@@ -392,7 +402,7 @@ async fn the_sidecar_hands_a_recording_to_the_development_cli() {
 
     // The development CLI checks the installed provider as the sidecar would: unsigned, it is
     // refused (unsigned providers not allowed), however it was started.
-    let case = root.path().join("unsigned");
+    let case = installed_at(root.path(), "unsigned");
     copy_dir(&installed, &case);
     unsigned(&case);
     let (result, log) = recorded_session(&case, &recording, &[]).await;
@@ -406,7 +416,7 @@ async fn the_sidecar_hands_a_recording_to_the_development_cli() {
 async fn a_handed_over_recording_still_needs_the_users_consent() {
     let root = tempfile::tempdir().unwrap();
     let (native, _) = package_asking(root.path(), true);
-    let installed = root.path().join("installed");
+    let installed = installed_at(root.path(), "installed");
     unpack(&native, &installed);
     let recording = root.path().join("provision.conversation.jsonl");
     let (result, log) =

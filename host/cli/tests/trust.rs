@@ -37,7 +37,7 @@ fn signed_providers_run_and_changed_untrusted_or_unsigned_ones_are_refused() {
     // A changed component: refused, even where unsigned providers are allowed.
     let mut wasm = std::fs::read(installed.join("build/c-hello.wasm")).unwrap();
     wasm.extend_from_slice(b"\x00\x05\x04note");
-    let changed = case.root.path().join("changed");
+    let changed = case.place("changed");
     copy_dir(&installed, &changed);
     std::fs::write(changed.join("build/c-hello.wasm"), &wasm).unwrap();
     let t = refused(
@@ -50,7 +50,7 @@ fn signed_providers_run_and_changed_untrusted_or_unsigned_ones_are_refused() {
         "was changed after it was signed",
     );
     // A changed manifest: refused too.
-    let changed = case.root.path().join("changed-manifest");
+    let changed = case.place("changed-manifest");
     copy_dir(&installed, &changed);
     let manifest = changed.join("provider.toml");
     let more = std::fs::read_to_string(&manifest).unwrap() + "env = [\"HOME\"]\n";
@@ -309,7 +309,7 @@ fn publish_then_pull_through_a_registry_gives_the_same_verified_provider() {
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
         .unwrap();
-    let installed = case.root.path().join("installed-from-registry");
+    let installed = case.place("installed-from-registry");
     let bytes = std::fs::read(archive).unwrap();
     tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]))
         .unpack(&installed)

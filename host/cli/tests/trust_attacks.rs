@@ -36,9 +36,10 @@ use azd_wasm_host_fixtures::{behaviour_component, copy_dir, output_text as text}
 use std::path::{Path, PathBuf};
 use trust_case::{Case, on_a_terminal, refused, refused_with, succeeded};
 
-/// `installed` copied into a new folder `name`, for one change.
+/// `installed` copied into a new folder for the case `name`, as azd would
+/// have installed it ([`Case::place`]), for one change.
 fn copy_of(case: &Case, installed: &Path, name: &str) -> PathBuf {
-    let copy = case.root.path().join(name);
+    let copy = case.place(name);
     copy_dir(installed, &copy);
     copy
 }
@@ -276,6 +277,42 @@ fn a_renamed_provider_another_extensions_or_another_keys_inherits_nothing() {
     assert!(t.contains("provider `c-hello` 1.0.0"), "{t}");
     // The one approved still runs unasked.
     succeeded(&case.provision(&v1, &[], &[]));
+}
+
+/// The consent a provider gets is its installed extension's (the folder azd
+/// installed it in), never the extension its signature names: the same
+/// signed package installed as another extension (an extension source may
+/// give a package any id) gets none of the consent of the extension it was
+/// signed for; the host refuses it, naming both, and `approve` does too.
+#[test]
+fn a_package_installed_as_another_extension_gets_none_of_the_consent_its_signature_names() {
+    let case = Case::new();
+    case.update("1.0.0", |t| t.to_owned() + GRANT);
+    let ours = case.install("ours", &[]);
+    let out = case.approve(&ours);
+    assert!(out.status.success(), "{}", text(&out));
+    succeeded(&case.provision(&ours, &[], &[]));
+
+    // Signed for azd.wasm-host, whose consent is recorded; installed as local.other.
+    let moved = case.install_as("moved", "local.other", &[]);
+    let t = refused_with(
+        &case.provision_json(&moved, &[]),
+        "untrusted_provider",
+        "installed as extension local.other",
+    );
+    assert!(t.contains("for extension azd.wasm-host"), "{t}");
+    let out = case.approve(&moved);
+    assert!(
+        !out.status.success() && text(&out).contains("installed as extension local.other"),
+        "{}",
+        text(&out)
+    );
+    // The extension it was signed for keeps its consent, and nothing was recorded for the other.
+    succeeded(&case.provision(&ours, &[], &[]));
+    refused(
+        &case.provision(&moved, &[], &[]),
+        "installed as extension local.other",
+    );
 }
 
 #[cfg(unix)]

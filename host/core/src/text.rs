@@ -14,8 +14,23 @@
 //! an answer larger than azd reads (which ends the stream) and a log line of
 //! megabytes; quoted with [`quote`] (or cut with [`clip`]) it is bounded where it is
 //! quoted.
+//!
+//! Strings a provider's author wrote for the host to show, rather than print
+//! as the guest's own output (a manifest's name, grant paths, variables,
+//! origins and scopes; what a signature claims; what a consent record kept),
+//! follow a stricter rule, [`is_invisible`]: none of them may hold a control
+//! character (tab, newline and carriage return included), a format character
+//! (the bidi embeddings, overrides, isolates and marks, zero-width spaces and
+//! joiners, the byte-order mark, the soft hyphen, …), a line or paragraph
+//! separator, a private-use or unassigned code point: each can make a prompt
+//! say something other than what the manifest asks for (erase a line, reverse
+//! a path, hide a character). The manifest refuses them when it is read, and
+//! what a prompt or a report quotes passes [`shown`] anyway, which writes each
+//! as `\u{…}`.
 
 use std::borrow::Cow;
+
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
 
 /// Whether `c` may reach a terminal: anything but a control character, and
 /// newline and tab.
@@ -89,6 +104,98 @@ pub fn quote(text: &str) -> String {
     }
 }
 
+/// Whether `c` must never stand unescaped in a string the host shows in a
+/// prompt or a report: a control character (C0, tab, newline and carriage
+/// return included, DEL, C1), a format character (Unicode category Cf: bidi
+/// embeddings, overrides, isolates and marks, zero-width space and joiners,
+/// word joiner, invisible operators, the byte-order mark, the soft hyphen,
+/// …), a line or paragraph separator, a private-use code point, or one
+/// Unicode has not assigned (noncharacters included). By Unicode's general
+/// category (the `unicode-properties` tables), not a list of our own.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Surrogate
+            | GeneralCategory::Unassigned
+    )
+}
+
+/// The first character of `text` that [`is_invisible`], with its byte offset.
+pub fn find_invisible(text: &str) -> Option<(usize, char)> {
+    text.char_indices().find(|(_, c)| is_invisible(*c))
+}
+
+/// `c` as Unicode names a code point: `U+202E`.
+pub fn code_point(c: char) -> String {
+    format!("U+{:04X}", u32::from(c))
+}
+
+/// `text` with every character that [`is_invisible`] written as `\u{…}`
+/// (its code point in hex), and nothing else changed: for a line of free text
+/// (a schema a report prints). Borrows when there is nothing to escape.
+pub fn escape_invisible(text: &str) -> Cow<'_, str> {
+    if find_invisible(text).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_escaped(&mut out, c, false);
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `c` may stand in a string [`shown`] leaves bare: ASCII letters,
+/// digits and the punctuation of names, paths, addresses and URLs (`[` and
+/// `]` for IPv6). No space, quote, parenthesis, comma or semicolon, so a
+/// bare string cannot pass for the words or the list around it.
+fn is_bare(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            '.' | '-' | '_' | '/' | ':' | '+' | '@' | '{' | '}' | '[' | ']' | '~' | '%'
+        )
+}
+
+/// A string from a manifest, a signature or a consent record as a prompt, a
+/// refusal or a report shows it: bare when it is one plain token (ASCII
+/// letters, digits and `.-_/:+@{}[]~%`: `HOME`, `.azure/{env}`,
+/// `https://example.com`); otherwise in double quotes, with `"` and `\`
+/// escaped by a backslash and every character that [`is_invisible`] written
+/// as `\u{…}` (`"my dir"`, `"\u{1b}[2K"`). So what the user reads is what
+/// the string holds, and where it ends is never in doubt. Never cut: a
+/// prompt shows a grant whole.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    if !text.is_empty() && text.chars().all(is_bare) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        push_escaped(&mut out, c, true);
+    }
+    out.push('"');
+    Cow::Owned(out)
+}
+
+/// Pushes `c`, written as `\u{…}` when it [`is_invisible`]; in `quoted`
+/// text `"` and `\` take a backslash too.
+fn push_escaped(out: &mut String, c: char, quoted: bool) {
+    if is_invisible(c) {
+        use std::fmt::Write as _;
+        let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+    } else {
+        if quoted && matches!(c, '"' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +238,104 @@ mod tests {
         let long = line(format!("{}\u{7}", "é".repeat(LINE_MAX)));
         assert!(long.len() <= LINE_MAX, "{}", long.len());
         assert!(long.chars().all(|c| c == 'é'));
+    }
+
+    /// One of each kind the rule refuses: ESC, CR, LF, TAB, DEL, a C1 control (CSI), the bidi
+    /// override, embedding, isolate and mark, the Arabic letter mark, zero-width space and
+    /// joiner, word joiner, an invisible operator, the byte-order mark, the soft hyphen, the
+    /// line and paragraph separators, private use (BMP and plane 15), a noncharacter and an
+    /// unassigned code point.
+    const INVISIBLE: &[char] = &[
+        '\u{1b}',
+        '\r',
+        '\n',
+        '\t',
+        '\u{7f}',
+        '\u{9b}',
+        '\u{202e}',
+        '\u{202a}',
+        '\u{2066}',
+        '\u{2069}',
+        '\u{200f}',
+        '\u{61c}',
+        '\u{200b}',
+        '\u{200d}',
+        '\u{2060}',
+        '\u{2064}',
+        '\u{feff}',
+        '\u{ad}',
+        '\u{2028}',
+        '\u{2029}',
+        '\u{e000}',
+        '\u{f0000}',
+        '\u{fdd0}',
+        '\u{ffff}',
+        '\u{378}',
+    ];
+
+    #[test]
+    fn every_control_format_separator_private_and_unassigned_character_is_invisible() {
+        for c in INVISIBLE {
+            assert!(is_invisible(*c), "{} passed", code_point(*c));
+        }
+        for visible in [
+            'a', 'Z', '0', ' ', '.', '{', 'é', 'ß', 'ж', '中', 'ا', '\u{301}', '😀', '\u{a0}',
+        ] {
+            assert!(
+                !is_invisible(visible),
+                "{} was refused",
+                code_point(visible)
+            );
+        }
+        assert_eq!(code_point('\u{1b}'), "U+001B");
+        assert_eq!(code_point('\u{f0000}'), "U+F0000");
+        assert_eq!(find_invisible("ab\u{202e}c"), Some((2, '\u{202e}')));
+        assert_eq!(find_invisible("plain é"), None);
+    }
+
+    #[test]
+    fn shown_text_is_bare_only_when_plain_and_never_holds_an_invisible_character() {
+        for plain in [
+            "HOME",
+            ".azure/{env}",
+            "https://example.com:8443",
+            "[::1]:8080",
+            "a+b@c~d%20",
+        ] {
+            assert!(matches!(shown(plain), Cow::Borrowed(_)), "{plain}");
+        }
+        assert_eq!(shown(""), "\"\"");
+        assert_eq!(shown("my dir"), "\"my dir\"");
+        assert_eq!(shown("données"), "\"données\"");
+        assert_eq!(shown("a\"b\\c"), "\"a\\\"b\\\\c\"");
+        assert_eq!(shown("x\u{1b}[2K\ry"), "\"x\\u{1b}[2K\\u{d}y\"");
+        assert_eq!(shown("gnp.\u{202e}exe"), "\"gnp.\\u{202e}exe\"");
+        // A list or prose cannot be faked: a comma, a semicolon, a space, a parenthesis is quoted.
+        for prose in ["HOME,PATH", "a;b", "x (read)", "`x`"] {
+            assert!(shown(prose).starts_with('"'), "{prose}");
+        }
+        for c in INVISIBLE {
+            let text = format!("a{c}b");
+            let out = shown(&text);
+            assert!(
+                find_invisible(&out).is_none(),
+                "{}: {out:?}",
+                code_point(*c)
+            );
+            assert!(
+                out.contains(&format!("\\u{{{:x}}}", u32::from(*c))),
+                "{out}"
+            );
+            let free = escape_invisible(&text);
+            assert!(
+                find_invisible(&free).is_none() && free.starts_with('a'),
+                "{free:?}"
+            );
+        }
+        assert!(matches!(
+            escape_invisible("{ \"a\": \"b\\n\" }"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

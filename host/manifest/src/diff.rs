@@ -10,6 +10,13 @@
 //! (memory, call time; the disk bound where a directory is granted
 //! read-write; HTTP time and response size where an origin is granted). The
 //! same, the other way, is counted as less.
+//!
+//! Each line quotes what the manifest names with `text::shown`: bare when it
+//! is a plain token, else quoted with every control or invisible character
+//! escaped, so a line reads as what is granted even for a policy that did not
+//! come through the manifest's own checks.
+
+use azd_wasm_host_core::text::shown;
 
 use super::policy::{EnvironmentAccess, FsAccess, FsGrant, Policy};
 
@@ -84,10 +91,10 @@ impl PolicyDiff {
     /// Entries of a list granted by name.
     fn list(&mut self, what: &str, old: &[String], new: &[String]) {
         for n in new.iter().filter(|n| !old.contains(n)) {
-            self.more.push(format!("{what} {n}"));
+            self.more.push(format!("{what} {}", shown(n)));
         }
         for o in old.iter().filter(|o| !new.contains(o)) {
-            self.less.push(format!("{what} {o}"));
+            self.less.push(format!("{what} {}", shown(o)));
         }
     }
 
@@ -112,7 +119,7 @@ impl PolicyDiff {
             match old.iter().find(|o| o.path == n.path) {
                 None => self
                     .more
-                    .push(format!("directory {} ({})", n.path, describe(n))),
+                    .push(format!("directory {} ({})", shown(&n.path), describe(n))),
                 Some(o) => {
                     let (a, b) = (
                         (wide(o), u8::from(o.outside_project)),
@@ -121,14 +128,14 @@ impl PolicyDiff {
                     if a.0 < b.0 || a.1 < b.1 {
                         self.more.push(format!(
                             "directory {}: {} → {}",
-                            n.path,
+                            shown(&n.path),
                             describe(o),
                             describe(n)
                         ));
                     } else if a.0 > b.0 || a.1 > b.1 {
                         self.less.push(format!(
                             "directory {}: {} → {}",
-                            n.path,
+                            shown(&n.path),
                             describe(o),
                             describe(n)
                         ));
@@ -138,7 +145,7 @@ impl PolicyDiff {
         }
         for o in old.iter().filter(|o| !new.iter().any(|n| n.path == o.path)) {
             self.less
-                .push(format!("directory {} ({})", o.path, describe(o)));
+                .push(format!("directory {} ({})", shown(&o.path), describe(o)));
         }
     }
 }
@@ -210,6 +217,41 @@ mod tests {
         let narrower = PolicyDiff::between(&new, &old);
         assert!(narrower.asks_for_nothing_more(), "{narrower:?}");
         assert_eq!(narrower.less.len(), 5);
+    }
+
+    #[test]
+    fn a_line_quotes_and_escapes_what_a_policy_names_even_one_made_without_the_parser() {
+        let mut hostile = Policy::default();
+        hostile.fs.push(FsGrant {
+            path: "certs\u{1b}[2K\rdirectory x (read)".into(),
+            access: FsAccess::ReadWrite,
+            outside_project: false,
+        });
+        hostile.env.push("HOME\u{202e}".into());
+        hostile.network.push("db\u{200b}.example.com:5432".into());
+        hostile.http.allow.push("https://a.example\u{2028}".into());
+        hostile
+            .azd
+            .credential_scopes
+            .push("https://s/.default\u{feff}".into());
+        let d = PolicyDiff::between(&Policy::default(), &hostile);
+        assert_eq!(
+            d.more,
+            [
+                "directory \"certs\\u{1b}[2K\\u{d}directory x (read)\" (read-write)",
+                "environment variable \"HOME\\u{202e}\"",
+                "network \"db\\u{200b}.example.com:5432\"",
+                "HTTP origin \"https://a.example\\u{2028}\"",
+                "credential scope \"https://s/.default\\u{feff}\"",
+            ]
+        );
+        let back = PolicyDiff::between(&hostile, &Policy::default());
+        for line in d.more.iter().chain(&back.less) {
+            assert!(
+                !line.chars().any(azd_wasm_host_core::text::is_invisible),
+                "{line:?}"
+            );
+        }
     }
 
     #[test]

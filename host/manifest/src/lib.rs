@@ -44,6 +44,11 @@
 //! `..` is refused unless the grant says `outside_project = true` in so many
 //! words. Variables that carry azd's own credentials ([`RESERVED_ENV`]) can
 //! never be granted.
+//!
+//! No key or string of a manifest, nor its text, may hold a control or
+//! invisible character (`azd_wasm_host_core::text::is_invisible`): the
+//! manifest is walked as a TOML document before it is read into its types, so
+//! every field, one added later too, is checked the same way (`strings`).
 
 // Library code must not panic on input nor write to stdout (azd's terminal).
 #![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
@@ -53,6 +58,7 @@ mod diff;
 pub mod package;
 mod paths;
 mod policy;
+mod strings;
 
 use std::path::{Path, PathBuf};
 
@@ -111,6 +117,8 @@ impl RawManifest {
     /// Parses manifest text and checks what it says by itself (nothing it
     /// names is looked at); `path` names the file in errors.
     fn read(text: &str, path: &Path) -> anyhow::Result<Self> {
+        strings::check(text)
+            .map_err(|why| anyhow::anyhow!("provider manifest {}: {why}", path.display()))?;
         let raw: Self = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("invalid provider manifest {}: {e}", path.display()))?;
         let at = |field: &str| format!("provider manifest {}: `{field}`", path.display());
@@ -202,6 +210,8 @@ impl Manifest {
         }
         let mut m = Self::load(path)?;
         if let Some(name) = name.filter(|n| !n.trim().is_empty()) {
+            strings::check_field("name", name)
+                .map_err(|why| anyhow::anyhow!("the provider name given: {why}"))?;
             name.clone_into(&mut m.name);
         }
         Ok(m)
@@ -224,6 +234,9 @@ impl Manifest {
                     )
                 })?,
         };
+        strings::check_field("name", &name).map_err(|why| {
+            anyhow::anyhow!("the provider name of {}: {why}", component.display())
+        })?;
         Ok(Self {
             name,
             component: component.to_path_buf(),

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use azd_wasm_host_core::authority::{HttpOrigin, parse_host_port};
+use azd_wasm_host_core::text::shown;
 use serde::Deserialize;
 
 use super::paths::{inside_path, portable_path};
@@ -254,25 +255,25 @@ impl FsGrant {
             (true, Some(env)) => self.path.replace("{env}", env),
             (true, None) => {
                 return Err(format!(
-                    "the grant {:?} needs the azd environment name",
-                    self.path
+                    "the grant {} needs the azd environment name",
+                    shown(&self.path)
                 ));
             }
         };
         let path =
-            portable_path(&path).map_err(|why| format!("the grant {:?} {why}", self.path))?;
+            portable_path(&path).map_err(|why| format!("the grant {} {why}", shown(&self.path)))?;
         match inside_path(&path) {
             Some(rel) if !self.outside_project => Ok(GrantLocation::Inside(rel)),
             Some(_) => Err(format!(
-                "the grant {:?} says outside_project = true but lies inside the project; \
+                "the grant {} says outside_project = true but lies inside the project; \
                  remove outside_project",
-                self.path
+                shown(&self.path)
             )),
             None if self.outside_project => Ok(GrantLocation::Outside(path)),
             None => Err(format!(
-                "the grant {:?} points outside the project; only paths inside the project \
+                "the grant {} points outside the project; only paths inside the project \
                  can be granted, unless the grant says outside_project = true",
-                self.path
+                shown(&self.path)
             )),
         }
     }
@@ -337,8 +338,8 @@ impl Policy {
             let unknown = grant.path.replace("{env}", "");
             if unknown.contains('{') || unknown.contains('}') {
                 return Err(format!(
-                    "fs: path {:?} has a placeholder other than {{env}}",
-                    grant.path
+                    "fs: path {} has a placeholder other than {{env}}",
+                    shown(&grant.path)
                 ));
             }
             // `{env}` is one directory name (checked when it is filled in), so
@@ -349,7 +350,10 @@ impl Policy {
         }
         for name in &self.env {
             if name.is_empty() || name.contains('=') || name.contains('\0') {
-                return Err(format!("env: {name:?} is not an environment variable name"));
+                return Err(format!(
+                    "env: {} is not an environment variable name",
+                    shown(name)
+                ));
             }
             if let Some(reserved) = RESERVED_ENV.iter().find(|r| r.eq_ignore_ascii_case(name)) {
                 return Err(format!(
@@ -360,10 +364,11 @@ impl Policy {
             }
         }
         for dest in &self.network {
-            parse_host_port(dest).map_err(|why| format!("network: {dest:?} {why}"))?;
+            parse_host_port(dest).map_err(|why| format!("network: {} {why}", shown(dest)))?;
         }
         for scope in &self.azd.credential_scopes {
-            check_scope(scope).map_err(|why| format!("azd.credential_scopes: {scope:?} {why}"))?;
+            check_scope(scope)
+                .map_err(|why| format!("azd.credential_scopes: {} {why}", shown(scope)))?;
         }
         self.http.check()
     }
@@ -392,7 +397,8 @@ impl HttpGrants {
     /// Checks the origins and the bounds. Returns the message.
     pub(super) fn check(&self) -> Result<(), String> {
         for origin in &self.allow {
-            HttpOrigin::parse(origin).map_err(|why| format!("http.allow: {origin:?} {why}"))?;
+            HttpOrigin::parse(origin)
+                .map_err(|why| format!("http.allow: {} {why}", shown(origin)))?;
         }
         let http = self;
         if !(http.timeout_secs > 0.0 && http.timeout_secs <= MAX_CALL_TIMEOUT_SECS) {

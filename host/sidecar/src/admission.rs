@@ -11,8 +11,9 @@
 //! maps it. Checked before the component is loaded: a refused provider
 //! still registers, and its first Initialize answers why.
 //!
-//! Consent, keyed by who signed the provider, the extension that ships it
-//! and its name: an installed provider that asks for grants the user has
+//! Consent, keyed by who signed the provider, the extension it is installed
+//! as (its folder's name, which azd gives it: never the signature's claim,
+//! which must agree) and its name: an installed provider that asks for grants the user has
 //! not allowed it (the first time: anything beyond the deny-all default)
 //! runs only after a yes, asked through azd's prompt while serving the first
 //! Initialize (never before Ready, which azd waits for at most 15 s); under
@@ -23,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use azd_wasm_host_core::text::shown;
 use azd_wasm_host_core::{
     AzdServices, ConfirmQuestion, ErrorCode, Provider, ProviderError, ProviderFactory,
 };
@@ -50,13 +52,17 @@ pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
     }
     let trust = TrustDir::from_env()?;
     let verdict = azd_wasm_host_trust::verify_to_run(manifest, &trust)?;
-    let (identity, version, signed_code) = identity(manifest, verdict)?;
     if !installed {
+        let signed_code = match verdict {
+            Verdict::Verified(v) => v.shipped.map_or(SignedCode::NoCode, SignedCode::Digests),
+            Verdict::Allowed(_) => SignedCode::NotVerified,
+        };
         return Ok(Checked {
             pending: None,
             signed_code,
         });
     }
+    let (identity, version, signed_code) = identity(manifest, verdict)?;
     let pending = match consent::check(&trust, manifest, &identity, version.as_deref())? {
         Consent::FirstSeen => {
             tracing::info!(record = %trust.consent_dir().display(), "first run of this provider, which asks for nothing beyond the deny-all default: recorded");
@@ -76,19 +82,40 @@ pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
 
 /// Who the provider is for consent, its version and what its signature
 /// says of its precompiled code (a verified signature that names none
-/// refuses any that appears later). A provider run unverified (allowed unsigned)
-/// is `unsigned`, of the extension its installed folder is named after.
+/// refuses any that appears later). Its extension is the one it is
+/// installed as ([`installed_extension`]), never the signature's word: a
+/// signature that names another extension is refused, so no signer can
+/// claim another extension's consent. A provider run unverified (allowed
+/// unsigned) is `unsigned`.
 fn identity(
     manifest: &Path,
     verdict: Verdict,
 ) -> anyhow::Result<(Identity, Option<String>, SignedCode)> {
     let name = azd_wasm_host_manifest::Manifest::load(manifest)?.name;
+    let extension = installed_extension(manifest)?;
     Ok(match verdict {
         Verdict::Verified(v) => {
             tracing::debug!(key = %v.key, file = %v.key_file.display(), version = %v.statement.predicate.version, "signature verified");
+            if let Some(claimed) = v.statement.predicate.extension.as_deref()
+                && claimed != extension
+            {
+                anyhow::bail!(
+                    "{} signs provider `{}` for extension {}, but it is installed as extension {} \
+                     (the folder azd installed it in: {}); consent is kept per installed \
+                     extension, so it does not run: install it from an extension source that \
+                     names it {}, or ask its publisher for a package signed for {}",
+                    path_shown(&folder(manifest).join(BUNDLE_FILE)),
+                    shown(&name),
+                    shown(claimed),
+                    shown(&extension),
+                    path_shown(folder(manifest)),
+                    shown(claimed),
+                    shown(&extension),
+                );
+            }
             let identity = Identity {
                 key: v.key_id,
-                extension: v.statement.predicate.extension.clone().unwrap_or_default(),
+                extension,
                 provider: name,
             };
             let code = v.shipped.map_or(SignedCode::NoCode, SignedCode::Digests);
@@ -96,10 +123,6 @@ fn identity(
         }
         Verdict::Allowed(why) => {
             tracing::warn!("running a provider that is not verified, as allowed: {why}");
-            let extension = std::fs::canonicalize(folder(manifest))
-                .ok()
-                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_default();
             let identity = Identity {
                 key: consent::UNSIGNED.to_owned(),
                 extension,
@@ -108,6 +131,40 @@ fn identity(
             (identity, None, SignedCode::NotVerified)
         }
     })
+}
+
+/// The id of the extension the provider of `manifest` is installed as: the
+/// name of its folder, which azd names after the extension it installs
+/// (`extensions/<id>/` in its config folder), as the extension's entry in
+/// azd's config names it. Not `extension.yaml`, which the package's author
+/// wrote.
+fn installed_extension(manifest: &Path) -> anyhow::Result<String> {
+    let dir = folder(manifest);
+    let canonical = std::fs::canonicalize(dir)
+        .with_context(|| format!("cannot find the folder of {}", manifest.display()))?;
+    let name = canonical
+        .file_name()
+        .and_then(|n| n.to_str())
+        .with_context(|| {
+            format!(
+                "the folder of {} has no name an extension id can be",
+                manifest.display()
+            )
+        })?;
+    if let Some((_, c)) = azd_wasm_host_core::text::find_invisible(name) {
+        anyhow::bail!(
+            "the folder of {} holds {}, a control or invisible character: no extension is \
+             installed so",
+            path_shown(manifest),
+            azd_wasm_host_core::text::code_point(c)
+        );
+    }
+    Ok(name.to_owned())
+}
+
+/// A path as a refusal shows it: its control and invisible characters escaped.
+fn path_shown(path: &Path) -> String {
+    azd_wasm_host_core::text::escape_invisible(&path.display().to_string()).into_owned()
 }
 
 /// Whether `manifest` is an installed extension's: in the binary's own
@@ -268,4 +325,48 @@ pub fn approve(manifest: Option<&Path>) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use azd_wasm_host_trust::{Statement, Verified};
+
+    /// A provider installed as extension `installed` (its folder), and a
+    /// verdict whose signature claims `claimed`.
+    fn installed_as(root: &Path, installed: &str, claimed: Option<&str>) -> (PathBuf, Verdict) {
+        let dir = root.join("extensions").join(installed);
+        std::fs::create_dir_all(&dir).unwrap();
+        let manifest = dir.join("provider.toml");
+        std::fs::write(&manifest, "name = \"todo\"\ncomponent = \"c.wasm\"\n").unwrap();
+        let verdict = Verdict::Verified(Verified {
+            key_file: root.join("publisher.pub"),
+            key: "0123456789abcdef".into(),
+            key_id: "0123456789abcdef0123".into(),
+            statement: Statement::new(Vec::new(), "todo", "1.0.0", claimed),
+            shipped: None,
+        });
+        (manifest, verdict)
+    }
+
+    #[test]
+    fn the_consent_identity_is_the_installed_extension_never_the_signers_claim() {
+        let root = tempfile::tempdir().unwrap();
+        // A signature claiming another extension's id gets neither that id nor a run.
+        let (manifest, verdict) = installed_as(root.path(), "local.evil", Some("local.victim"));
+        let e = format!("{:#}", identity(&manifest, verdict).unwrap_err());
+        assert!(
+            e.contains("for extension local.victim")
+                && e.contains("installed as extension local.evil"),
+            "{e}"
+        );
+        // Agreeing, or claiming nothing: the installed extension's id.
+        for claimed in [Some("local.victim"), None] {
+            let (manifest, verdict) = installed_as(root.path(), "local.victim", claimed);
+            let (id, version, _) = identity(&manifest, verdict).unwrap();
+            assert_eq!(id.extension, "local.victim", "{claimed:?}");
+            assert_eq!(id.provider, "todo");
+            assert_eq!(version.as_deref(), Some("1.0.0"));
+        }
+    }
 }

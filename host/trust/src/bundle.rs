@@ -120,7 +120,37 @@ pub(crate) fn statement_of(
             ),
         ));
     }
+    check_strings(&statement).map_err(|why| malformed(path, why))?;
     Ok(statement)
+}
+
+/// What a statement says that reaches the user (the provider's name, its
+/// version, its extension, the files it names) holds no control or invisible
+/// character, as a manifest's strings may hold none: checked even before its
+/// signature is trusted, since a refusal quotes them.
+fn check_strings(statement: &Statement) -> Result<(), String> {
+    let p = &statement.predicate;
+    let subjects = statement
+        .subject
+        .iter()
+        .map(|s| ("a subject's `name`", s.name.as_str()));
+    let fields = [
+        ("`predicate.provider`", p.provider.as_str()),
+        ("`predicate.version`", p.version.as_str()),
+        (
+            "`predicate.extension`",
+            p.extension.as_deref().unwrap_or_default(),
+        ),
+    ];
+    for (field, value) in fields.into_iter().chain(subjects) {
+        if let Some((_, c)) = azd_wasm_host_core::text::find_invisible(value) {
+            return Err(format!(
+                "the signed statement's {field} holds {}, a control or invisible character",
+                azd_wasm_host_core::text::code_point(c)
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn malformed(path: &Path, reason: String) -> TrustError {

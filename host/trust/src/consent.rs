@@ -1,8 +1,8 @@
 //! Consent: no capability without the user's yes.
 //!
 //! For each provider the trust folder keeps the manifest the user last let
-//! run, under who it is: the key that signed it, the azd extension that
-//! ships it and its name ([`Identity`]; `consent/<name>-<digest>.toml`, the
+//! run, under who it is: the key that signed it, the azd extension it is
+//! installed as and its name ([`Identity`]; `consent/<name>-<digest>.toml`, the
 //! digest of all three, each compared again when the record is read). A
 //! provider renamed, shipped by another extension or signed by another key
 //! is another provider and inherits nothing. [`check`] compares the manifest
@@ -16,10 +16,16 @@
 //!   asked;
 //! - more: [`Consent::Asks`], which the caller puts to the user (or refuses
 //!   with, under `--no-prompt`) and [`Pending::approve`]s on a yes.
-
+//!
+//! What a question, a refusal or `approve` says of the provider (its name,
+//! version, extension, key and grants) is quoted by `text::shown`: bare when
+//! a plain token, else quoted with every control or invisible character
+//! escaped, whatever the strings hold (a record or a pending grant made
+//! without the manifest's checks too).
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use azd_wasm_host_core::text::shown;
 use azd_wasm_host_manifest::{Manifest, Policy, PolicyDiff};
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
@@ -31,7 +37,8 @@ use crate::store::TrustDir;
 pub struct Identity {
     /// The id of the key that signed it (`unsigned` when it runs unverified).
     pub key: String,
-    /// The id of the azd extension that ships it.
+    /// The id of the azd extension it is installed as: the extension azd
+    /// installed (its folder's name), never what a signature claims.
     pub extension: String,
     /// The provider's name.
     pub provider: String,
@@ -167,8 +174,8 @@ impl Pending {
         azd_wasm_host_core::files::create_private_dir(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let body = format!(
-            "# The grants of provider `{}` the user allowed (azd-wasm-host); delete to be asked afresh.\n{}",
-            self.identity.provider,
+            "# The grants of provider {} the user allowed (azd-wasm-host); delete to be asked afresh.\n{}",
+            shown(&self.identity.provider),
             toml::to_string(&record)?
         );
         // Written aside and renamed: a reader (another azd command) sees the old record or the new.
@@ -183,9 +190,10 @@ impl Pending {
 
     /// `provider `x` 1.3.0`.
     pub fn who(&self) -> String {
+        let name = shown(&self.identity.provider);
         match &self.version {
-            Some(v) => format!("provider `{}` {v}", self.identity.provider),
-            None => format!("provider `{}`", self.identity.provider),
+            Some(v) => format!("provider `{name}` {}", shown(v)),
+            None => format!("provider `{name}`"),
         }
     }
 
@@ -194,11 +202,11 @@ impl Pending {
         let extension = if self.identity.extension.is_empty() {
             "extension unknown".to_owned()
         } else {
-            format!("extension {}", self.identity.extension)
+            format!("extension {}", shown(&self.identity.extension))
         };
         let key = match self.identity.key.as_str() {
             UNSIGNED => "not signed".to_owned(),
-            key => format!("signed by key {}", key.get(..16).unwrap_or(key)),
+            key => format!("signed by key {}", shown(key.get(..16).unwrap_or(key))),
         };
         format!("{} ({extension}, {key})", self.who())
     }
@@ -238,7 +246,11 @@ impl Pending {
                 "{} runs here for the first time and asks for more than the deny-all default",
                 self.who_in_full()
             ),
-            (Some(v), false) => format!("{} asks for more than you allowed for {v}", self.who()),
+            (Some(v), false) => format!(
+                "{} asks for more than you allowed for {}",
+                self.who(),
+                shown(v)
+            ),
             (None, false) => format!("{} asks for more than you allowed before", self.who()),
         }
     }
@@ -280,6 +292,87 @@ mod tests {
             extension: extension.into(),
             provider: provider.into(),
         }
+    }
+
+    /// A pending consent made without any check (as a record read back, or a
+    /// bug, could make one): every string holds what spoofs a terminal.
+    fn hostile(first: bool) -> Pending {
+        let mut policy = Policy::default();
+        policy.fs.push(azd_wasm_host_manifest::FsGrant {
+            path: "certs\u{1b}[1A\u{1b}[2K".into(),
+            access: azd_wasm_host_manifest::FsAccess::ReadWrite,
+            outside_project: false,
+        });
+        policy.env.push("HOME\r  + nothing else".into());
+        policy.env.push("PATH\n  + directory / (read-write)".into());
+        policy
+            .http
+            .allow
+            .push("https://evil.example\u{202e}moc.elgoog".into());
+        policy.network.push("db\u{200b}:5432".into());
+        Pending {
+            identity: id(
+                "0123456789abcdef\u{1b}]0;x\u{7}",
+                "local.x\u{2066}",
+                "todo\u{1b}[2K",
+            ),
+            version: Some("1.0.0\u{2028}".into()),
+            allowed_version: Some("0.9\u{feff}".into()),
+            first,
+            diff: PolicyDiff::between(&Policy::default(), &policy),
+            record: PathBuf::from("/t/consent/x.toml"),
+            text: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_question_and_what_approve_prints_show_only_escaped_text() {
+        for first in [true, false] {
+            let p = hostile(first);
+            // The newlines between the lines are the host's; none comes from a string.
+            for said in [p.question(), p.why(), p.lines(), p.who_in_full()] {
+                assert!(
+                    !said
+                        .chars()
+                        .any(|c| c != '\n' && azd_wasm_host_core::text::is_invisible(c)),
+                    "{said:?}"
+                );
+            }
+            assert_eq!(p.lines().lines().count(), 5, "{}", p.lines());
+            assert!(!p.question().contains('\n'), "{}", p.question());
+            let q = p.question();
+            assert!(
+                q.contains(r#"provider `"todo\u{1b}[2K"` "1.0.0\u{2028}""#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"directory "certs\u{1b}[1A\u{1b}[2K" (read-write)"#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"environment variable "HOME\u{d}  + nothing else""#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"environment variable "PATH\u{a}  + directory / (read-write)""#),
+                "{q}"
+            );
+            assert!(
+                q.contains(r#"HTTP origin "https://evil.example\u{202e}moc.elgoog""#),
+                "{q}"
+            );
+            assert!(q.contains(r#"network "db\u{200b}:5432""#), "{q}");
+        }
+        let full = hostile(true).who_in_full();
+        assert!(
+            full.contains(r#"(extension "local.x\u{2066}", signed by key 0123456789abcdef)"#),
+            "{full}"
+        );
+        assert!(
+            hostile(false)
+                .why()
+                .ends_with(r#"allowed for "0.9\u{feff}""#)
+        );
     }
 
     #[test]

@@ -76,6 +76,67 @@ fn a_provider_signed_by_a_trusted_key_verifies_and_names_the_key() {
     assert!(v.statement.sha256_of("build/demo.wasm").is_some());
 }
 
+/// What a signature claims reaches the user as a manifest's strings do (a
+/// refusal names the provider and its version, consent shows both): a
+/// statement whose version or extension holds a control or invisible
+/// character is refused, trusted key or not, naming the field and the code
+/// point, never echoing the character.
+#[test]
+fn a_statement_whose_claims_hold_invisible_characters_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = KeyPair::generate().unwrap();
+    let trusted = TrustDir::at(tmp.path().join("trust"));
+    trusted.trust(&key.public(), Some("alice")).unwrap();
+    let stranger = TrustDir::at(tmp.path().join("stranger"));
+    let cases = [
+        (
+            "1.2.0\u{1b}[2K",
+            Some("local.demo"),
+            "`predicate.version`",
+            "U+001B",
+        ),
+        (
+            "1.2.0\r",
+            Some("local.demo"),
+            "`predicate.version`",
+            "U+000D",
+        ),
+        (
+            "1.2.0",
+            Some("local.\u{202e}demo"),
+            "`predicate.extension`",
+            "U+202E",
+        ),
+        (
+            "1.2.0",
+            Some("local.demo\u{200b}"),
+            "`predicate.extension`",
+            "U+200B",
+        ),
+    ];
+    for (i, (version, extension, field, code)) in cases.into_iter().enumerate() {
+        let dir = tmp.path().join(format!("p{i}"));
+        let manifest = provider(&dir, MANIFEST);
+        let inputs = SignInputs {
+            manifest: &manifest,
+            version,
+            extension,
+        };
+        std::fs::write(dir.join(BUNDLE_FILE), sign(&inputs, &key).unwrap()).unwrap();
+        for trust in [&trusted, &stranger] {
+            let e = refusal(&manifest, trust).to_string();
+            assert!(
+                e.contains(field) && e.contains(code),
+                "{version:?} {extension:?}: {e}"
+            );
+            assert!(
+                !e.chars().any(azd_wasm_host_core::text::is_invisible),
+                "the refusal echoes the character: {e:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_changed_component_or_manifest_is_refused_naming_the_file_and_both_digests() {
     let tmp = tempfile::tempdir().unwrap();

@@ -127,9 +127,35 @@ impl Case {
         std::fs::write(&yaml, text.replace(&old, &format!("version: {version}"))).unwrap();
     }
 
-    /// `package ARGS` (this machine's sidecar), unpacked into `name` as azd
-    /// unpacks an extension; returns that folder.
+    /// The id the provider's `extension.yaml` names: the extension its
+    /// package is signed for.
+    pub(crate) fn extension_id(&self) -> String {
+        let yaml = std::fs::read_to_string(self.provider().join("extension.yaml")).unwrap();
+        yaml.lines()
+            .find_map(|l| l.strip_prefix("id:"))
+            .expect("extension.yaml names its id")
+            .trim()
+            .to_owned()
+    }
+
+    /// Where azd would install this provider's extension, for the case
+    /// `name`: `<root>/<name>/<extension id>` (azd names an extension's
+    /// folder after the extension, and consent keys on that name).
+    pub(crate) fn place(&self, name: &str) -> PathBuf {
+        self.root.path().join(name).join(self.extension_id())
+    }
+
+    /// `package ARGS` (this machine's sidecar), unpacked as azd unpacks an
+    /// extension, into [`Case::place`]`(name)`; returns that folder.
     pub(crate) fn install(&self, name: &str, args: &[&str]) -> PathBuf {
+        self.install_as(name, &self.extension_id(), args)
+    }
+
+    /// [`Case::install`] as the extension `extension`, whatever its package
+    /// says (an extension source may name any id): into
+    /// `<root>/<name>/<extension>`.
+    pub(crate) fn install_as(&self, name: &str, extension: &str, args: &[&str]) -> PathBuf {
+        let installed = self.root.path().join(name).join(extension);
         let dist = self.root.path().join(format!("dist-{name}"));
         let mut all = vec!["package", "--out", dist.to_str().unwrap()];
         all.extend_from_slice(args);
@@ -144,7 +170,6 @@ impl Case {
             .map(|e| e.unwrap().path())
             .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
             .unwrap();
-        let installed = self.root.path().join(name);
         let bytes = std::fs::read(archive).unwrap();
         tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]))
             .unpack(&installed)
