@@ -5,9 +5,14 @@
 //! error output, the `run` report, `--debug` logs). A control character there
 //! is an instruction to the terminal: ANSI/OSC escape sequences can recolour
 //! or rewrite what the user sees, spoof a link (OSC 8), set the window title or
-//! write to the clipboard (OSC 52). Every such string passes [`sanitize`]: all
-//! control characters (C0, DEL, C1) are removed except newline and tab, and
-//! the text of a sequence is left behind as harmless characters.
+//! write to the clipboard (OSC 52); a bidi override or isolate reverses what
+//! follows it on the screen, and a line separator breaks a line where the
+//! terminal shows none. Every such string passes [`sanitize`]: all control
+//! characters (C0, DEL, C1) are removed except newline and tab, and so is
+//! every other character [`is_invisible`] names (format characters but the
+//! zero-width joiner emoji sequences are made of, separators, private-use and
+//! unassigned code points); the text of a sequence is left behind as
+//! harmless characters.
 //!
 //! Text from the wire (a provider name, a request id, a project path, azd's own
 //! messages) can be as long as a message may be. Quoted whole in an error, it makes
@@ -32,10 +37,15 @@ use std::borrow::Cow;
 
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
 
-/// Whether `c` may reach a terminal: anything but a control character, and
-/// newline and tab.
+/// Whether `c` may reach a terminal: newline and tab, and anything
+/// [`is_invisible`] does not name but the zero-width joiner (emoji
+/// sequences). ASCII is decided without the Unicode tables: progress messages
+/// pass here one by one.
 fn allowed(c: char) -> bool {
-    !c.is_control() || c == '\n' || c == '\t'
+    if c.is_ascii() {
+        return !c.is_ascii_control() || c == '\n' || c == '\t';
+    }
+    c == '\u{200d}' || !is_invisible(c)
 }
 
 /// `text` without control characters other than newline and tab. Borrows when
@@ -208,6 +218,20 @@ mod tests {
         let clean = sanitize(hostile);
         assert!(!clean.chars().any(char::is_control), "{clean:?}");
         assert!(clean.starts_with('a') && clean.contains("click") && clean.contains("red"));
+    }
+
+    /// What a guest prints cannot reverse, hide or break the terminal's
+    /// text either: bidi overrides and isolates, zero-width spaces, line
+    /// separators and private-use characters go; emoji sequences stay.
+    #[test]
+    fn invisible_characters_of_guest_text_are_removed_too() {
+        let hostile =
+            "deploy \u{202e}txt.exe\u{202c} ok\u{2066}x\u{2069}\u{200b}\u{2028}y\u{e000}\u{feff}";
+        let clean = sanitize(hostile);
+        assert_eq!(clean, "deploy txt.exe okxy");
+        assert!(!clean.chars().any(is_invisible), "{clean:?}");
+        let family = "done \u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467} \u{2705} café";
+        assert!(matches!(sanitize(family), Cow::Borrowed(_)));
     }
 
     #[test]

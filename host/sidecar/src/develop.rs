@@ -168,12 +168,13 @@ fn run_as(program: &Path, manifest: Option<&Path>) -> anyhow::Result<ExitCode> {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt as _;
 
+    #[cfg(unix)]
     fn program(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt as _;
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -181,6 +182,7 @@ mod tests {
 
     /// The working folder (which a project controls) and files that are not
     /// programs never pick the development CLI a recording is handed to.
+    #[cfg(unix)]
     #[test]
     fn only_an_executable_in_an_absolute_folder_of_path_is_the_development_cli() {
         let work = tempfile::tempdir().unwrap();
