@@ -223,8 +223,9 @@ async fn author_flow(language: &str, name: &str) {
         hex::encode(sha2::Sha256::digest(&bytes))
     );
 
-    // Unpacked as azd unpacks it: the extension's folder holds exactly what it needs.
-    let installed = root.path().join("installed");
+    // Unpacked as azd unpacks it, into `<config>/extensions/<id>/`: the
+    // extension's folder holds exactly what it needs.
+    let installed = root.path().join("azd-config/extensions").join(id.as_str());
     tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]))
         .unpack(&installed)
         .unwrap();
@@ -370,7 +371,7 @@ async fn serve_once(installed: &Path, name: &str, binary: &Path, cache: &Path, b
             "AZD_WASM_HOST_LOG_FILE",
             installed.with_file_name("listen.log"),
         )
-        .env("AZD_CONFIG_DIR", installed.with_file_name("azd-config"))
+        .env("AZD_CONFIG_DIR", installed.ancestors().nth(2).unwrap())
         .env_remove("AZD_WASM_HOST_MANIFEST");
     if by_manifest {
         cmd.env("AZD_WASM_HOST_MANIFEST", installed.join("provider.toml"));

@@ -78,7 +78,8 @@ const NAMES: &[(&str, Steering)] = &[
     ("SHELL", Steering::Program),
     ("COMSPEC", Steering::Program),
     ("BASH_ENV", Steering::Program),
-    ("ENV", Steering::Program),
+    // `ENV` is left out on purpose: only interactive shells read it, and
+    // `ENV` is a common name for an output holding the environment's name.
     ("ZDOTDIR", Steering::Program),
     ("PROMPT_COMMAND", Steering::Program),
     ("IFS", Steering::Program),
@@ -252,6 +253,7 @@ mod tests {
             "WEB_URL",
             "LOCALFILES_ROOT",
             "NODE_ENV",
+            "ENV",
             "GOOGLE_PROJECT",
             "PATHWAY",
             "CARGO_SHIP_NAME_",
