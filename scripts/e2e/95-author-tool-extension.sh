@@ -43,6 +43,9 @@ pass "azd installed the author's tool with its sidecar"
 # An author's PATH: azd and Go, the system's tools, and nothing of Rust's (Debian's rustc in
 # /usr/bin included), nor azd-wasm-host itself: the tool is reached through azd alone.
 tool_saved_path="$PATH"
+# Nor the harness's own AZD_WASM_HOST_* settings (test.sh's, lib.sh's): a new author has none.
+tool_saved_settings="$(export -p | grep -E '^declare -x AZD_WASM_HOST_' || true)"
+for tool_setting in $(compgen -e | grep '^AZD_WASM_HOST_' || true); do unset "$tool_setting"; done
 tool_path="$work/author-path"
 mkdir -p "$tool_path"
 for tool_dir in /usr/local/bin /usr/bin /bin; do
@@ -65,6 +68,7 @@ cd "$work/authors/tool"
 azd_step wasm --version || fail "azd wasm --version"
 grep -q "^azd-wasm-host " "$work/step.out" || fail "azd wasm --version did not print the tool's version"
 azd_step wasm new go hello-tool || fail "azd wasm new go hello-tool"
+! grep -qi "warning" "$work/step.out" || fail "azd wasm new warned a new author: $(grep -i warning "$work/step.out")"
 grep -q "^  azd wasm build$" "$work/step.out" || fail "azd wasm new did not suggest azd wasm build as the next step"
 cd hello-tool
 azd_step wasm build || fail "azd wasm build (Go, no Rust toolchain)"
@@ -86,3 +90,4 @@ azd_step provision --no-prompt || fail "azd provision with the provider the tool
 expect_env GREETING "Hello, world!"
 pass "a Go provider went from azd wasm new to azd provision with azd and Go alone"
 export PATH="$tool_saved_path"
+eval "$tool_saved_settings"

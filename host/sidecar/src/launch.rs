@@ -66,6 +66,8 @@ pub(crate) struct Plan {
     pub(crate) remove: Vec<(String, Option<String>)>,
     /// Variables to set, each with its warning, if any.
     pub(crate) set: Vec<(String, OsString, Option<String>)>,
+    /// Warnings about several variables at once.
+    pub(crate) notes: Vec<String>,
 }
 
 impl Plan {
@@ -74,6 +76,7 @@ impl Plan {
             .iter()
             .filter_map(|(_, note)| note.clone())
             .chain(self.set.iter().filter_map(|(_, _, note)| note.clone()))
+            .chain(self.notes.iter().cloned())
             .collect()
     }
 }
@@ -170,6 +173,7 @@ pub(crate) fn plan(
             .push((AZD_CONFIG_DIR.to_owned(), config.clone().into(), note));
     }
     let project = cwd.map(project_env_names).unwrap_or_default();
+    let mut tool_settings = Vec::new();
     for name in vars.keys() {
         if name == AZD_SERVER || name == AZD_ACCESS_TOKEN || trusts(name) {
             continue;
@@ -187,14 +191,22 @@ pub(crate) fn plan(
                 )),
             ));
         } else if role == Role::Tool && is_tool_setting(name) {
-            plan.remove.push((
-                name.clone(),
-                Some(format!(
-                    "{name} is ignored under azd: it picks a program or the trust folder of this tool, and azd passes the project's environment values to the tools it runs{}",
-                    trust_hint(role, name)
-                )),
-            ));
+            plan.remove.push((name.clone(), None));
+            tool_settings.push(name.as_str());
         }
+    }
+    // One line for all of the tool's own settings, however many the shell has.
+    if let Some(first) = tool_settings.first() {
+        let (verb, pronoun) = if tool_settings.len() == 1 {
+            ("is", "it picks")
+        } else {
+            ("are", "they pick")
+        };
+        plan.notes.push(format!(
+            "{} {verb} ignored under azd: {pronoun} a program or the trust folder of this tool, and azd passes the project's environment values to the tools it runs{}",
+            tool_settings.join(", "),
+            trust_hint(role, first)
+        ));
     }
     if role == Role::Tool {
         for name in [AZD_SERVER, AZD_ACCESS_TOKEN] {
@@ -368,10 +380,16 @@ mod tests {
                 "AZD_ACCESS_TOKEN"
             ]
         );
+        let notes = plan1.notes();
+        assert!(notes.iter().all(|n| n.contains("--trust-env")), "{notes:?}");
+        // The tool's own settings share one line, whatever their number.
+        let shared: Vec<_> = notes.iter().filter(|n| n.contains("are ignored")).collect();
+        assert_eq!(shared.len(), 1, "{notes:?}");
         assert!(
-            plan1.notes().iter().all(|n| n.contains("--trust-env")),
-            "{:?}",
-            plan1.notes()
+            shared[0].starts_with(
+                "AZD_CONFIG_DIR, AZD_WASM_HOST_ALLOW_UNSIGNED, AZD_WASM_HOST_CACHE_DIR, azd are"
+            ),
+            "{notes:?}"
         );
         // The user's GOFLAGS and HOME are not the tool's settings and the
         // project did not set them: kept. `listen` keeps the tool's too.
