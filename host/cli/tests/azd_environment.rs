@@ -9,10 +9,16 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+mod trust_case;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_azd-wasm-host");
+use trust_case::BIN;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
 
 /// `program ARGS` with a clean environment: HOME, PATH, and `vars`.
 fn run(program: &Path, cwd: &Path, home: &Path, vars: &[(&str, &str)], args: &[&str]) -> Output {
@@ -28,21 +34,10 @@ fn run(program: &Path, cwd: &Path, home: &Path, vars: &[(&str, &str)], args: &[&
     cmd.output().unwrap()
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// A trust folder that allows unsigned providers: what a provider would
 /// point the tool at.
 fn evil_config(root: &Path) -> PathBuf {
-    let config = root.join("evil-config");
-    std::fs::create_dir_all(config.join("wasm-host")).unwrap();
-    std::fs::write(
-        config.join("wasm-host/config.toml"),
-        "allow_unsigned = true\n",
-    )
-    .unwrap();
-    config
+    trust_case::allowing_unsigned(root, "evil-config")
 }
 
 #[test]

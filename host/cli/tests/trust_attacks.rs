@@ -371,14 +371,7 @@ fn a_trust_folder_others_can_write_to_is_refused() {
 /// The trust folder of someone who trusts nobody's key but allows unsigned
 /// providers (so that `pull` keeps what it cannot verify).
 fn stranger(case: &Case, name: &str) -> PathBuf {
-    let config = case.root.path().join(name);
-    std::fs::create_dir_all(config.join("wasm-host")).unwrap();
-    std::fs::write(
-        config.join("wasm-host/config.toml"),
-        "allow_unsigned = true\n",
-    )
-    .unwrap();
-    config
+    trust_case::allowing_unsigned(case.root.path(), name)
 }
 
 /// The CLI with the trust folder `config`, in `dir`.

@@ -328,3 +328,17 @@ impl Drop for Registry {
         let _ = self.child.wait();
     }
 }
+
+/// `<root>/<name>`, a trust folder that trusts nobody's key but allows
+/// unsigned providers: what a stranger has, or what a provider would point
+/// the tool at.
+pub(crate) fn allowing_unsigned(root: &Path, name: &str) -> PathBuf {
+    let config = root.join(name);
+    std::fs::create_dir_all(config.join("wasm-host")).unwrap();
+    std::fs::write(
+        config.join("wasm-host/config.toml"),
+        "allow_unsigned = true\n",
+    )
+    .unwrap();
+    config
+}

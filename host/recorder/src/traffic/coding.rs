@@ -174,14 +174,7 @@ mod tests {
     #[test]
     fn each_coding_and_a_stack_of_them_is_undone() {
         let data = b"{\"keys\":[{\"keyName\":\"key1\",\"value\":\"v\"}]}".repeat(20);
-        for (coding, header) in [
-            ("gzip", "gzip"),
-            ("gzip", "x-gzip"),
-            ("deflate", "deflate"),
-            ("raw-deflate", "deflate"),
-            ("br", "br"),
-            ("zstd", "zstd"),
-        ] {
+        for (coding, header) in crate::traffic::test_bodies::CODINGS {
             let body = encode(&data, coding);
             let named = codings(&headers(header)).unwrap().unwrap();
             assert_eq!(

@@ -5,6 +5,17 @@ use std::io::Write as _;
 
 use super::coding::{Coding, decode};
 
+/// Each coding [`encode`] makes, with the `Content-Encoding` a service names
+/// it by (zlib-wrapped and raw deflate are both `deflate`; `x-gzip` is gzip).
+pub(crate) const CODINGS: [(&str, &str); 6] = [
+    ("gzip", "gzip"),
+    ("gzip", "x-gzip"),
+    ("deflate", "deflate"),
+    ("raw-deflate", "deflate"),
+    ("br", "br"),
+    ("zstd", "zstd"),
+];
+
 /// `data` in `coding`, as a service would send it.
 pub(crate) fn encode(data: &[u8], coding: &str) -> Vec<u8> {
     match coding {
