@@ -106,17 +106,17 @@ pub(crate) fn normalize_outputs(
 pub(crate) fn drop_steering_outputs(
     outputs: &mut BTreeMap<String, pb::ProvisioningOutputParameter>,
 ) -> Vec<String> {
-    let refused: Vec<String> = outputs
-        .keys()
-        .filter(|name| azd_wasm_host_core::steering::steering(name).is_some())
-        .cloned()
-        .collect();
-    for name in &refused {
-        outputs.remove(name);
-        if let Some(why) = azd_wasm_host_core::steering::refusal(name) {
-            tracing::warn!("dropped a provider output: {why}");
-        }
-    }
+    let mut refused = Vec::new();
+    outputs.retain(
+        |name, _| match azd_wasm_host_core::steering::refusal(name) {
+            Some(why) => {
+                tracing::warn!("dropped a provider output: {why}");
+                refused.push(name.clone());
+                false
+            }
+            None => true,
+        },
+    );
     refused
 }
 
