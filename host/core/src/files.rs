@@ -115,9 +115,15 @@ pub fn private_to_user(_path: &Path) -> Result<(), String> {
 /// the compile cache keys by, a package's artifacts are listed by and a
 /// signature covers.
 pub fn sha256_file(path: &Path) -> std::io::Result<[u8; 32]> {
+    sha256_read(File::open(path)?)
+}
+
+/// The sha256 of what `reader` holds from where it stands to its end,
+/// streamed: a file opened once and hashed through that handle.
+pub fn sha256_read(reader: impl std::io::Read) -> std::io::Result<[u8; 32]> {
     let mut hasher = Sha256::new();
     // Read in 1 MiB pieces: a 36 MB precompiled component is hashed at every start.
-    let mut file = std::io::BufReader::with_capacity(1 << 20, File::open(path)?);
-    std::io::copy(&mut file, &mut hasher)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, reader);
+    std::io::copy(&mut reader, &mut hasher)?;
     Ok(hasher.finalize().into())
 }

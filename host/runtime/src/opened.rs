@@ -77,11 +77,7 @@ impl OpenedCode {
 }
 
 fn hash(file: &mut File) -> std::io::Result<String> {
-    let mut hasher = Sha256::new();
-    // 1 MiB pieces: a 36 MB precompiled component is hashed at every start.
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    std::io::copy(&mut reader, &mut hasher)?;
-    Ok(hex::encode(hasher.finalize()))
+    azd_wasm_host_core::files::sha256_read(file).map(hex::encode)
 }
 
 #[cfg(unix)]
