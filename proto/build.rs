@@ -55,7 +55,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // `prost::Name`: the clients' codec finds each response's type by name.
         .compile_with_config(typed, &messages_of(&files), &includes)?;
 
-    // The versioned package of azd 1.33 and later (`azd.extensions.v1`): its schema only. Its
+    // azd's versioned package (`azd.extensions.v1`, expected in a release after 1.34): its
+    // schema only. Its
     // bodies are the ones above (a test holds them to it), so the Rust types generated above
     // serve both packages; only method paths and type URLs differ (`crate::contract`).
     let v1: Vec<PathBuf> = files

@@ -1,11 +1,12 @@
 //! The two names azd's extension services go by, and how a call picks one.
 //!
-//! azd 1.31.x and 1.32.x serve their extension services under the protobuf package
-//! `azdext`. azd 1.33.0 and later serve them under `azd.extensions.v1`, and keep the
-//! `azdext` names only as a frozen bridge that counts every call made through it and is to
-//! be removed once nobody calls it. The messages are the same in both (same names, fields
-//! and numbers: `azd/extensions/v1/*.proto` beside `azdext/*.proto`, held to each other by
-//! this crate's tests), so one set of Rust types serves both. Two things differ:
+//! Every azd released so far (1.31.x up to 1.34.0) serves its extension services under the
+//! protobuf package `azdext`. azd's versioned contract, expected in a release after 1.34,
+//! serves them under `azd.extensions.v1` and keeps the `azdext` names only as a frozen bridge
+//! that counts every call made through it and is to be removed once nobody calls it. The
+//! messages are the same in both (same names, fields and numbers: `azd/extensions/v1/*.proto`
+//! beside `azdext/*.proto`, held to each other by this crate's tests), so one set of Rust types
+//! serves both. Two things differ:
 //!
 //! - the path of every method: `/azdext.ProvisioningService/Stream` or
 //!   `/azd.extensions.v1.ProvisioningService/Stream`;
@@ -21,7 +22,7 @@ use std::fmt;
 
 /// The package of the versioned contract.
 const V1_PACKAGE: &str = "azd.extensions.v1";
-/// The package of azd 1.31 and 1.32, and of the bridge of later versions.
+/// The package of every azd released so far, and of the versioned contract's bridge.
 const LEGACY_PACKAGE: &str = "azdext";
 /// How a type URL names a message: this, then the message's full name.
 const TYPE_URL_PREFIX: &str = "type.googleapis.com/";
@@ -29,9 +30,10 @@ const TYPE_URL_PREFIX: &str = "type.googleapis.com/";
 /// Which package a call is made under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Contract {
-    /// `azd.extensions.v1`: azd 1.33.0 and later.
+    /// `azd.extensions.v1`: the versioned contract, expected in an azd release after 1.34.
     V1,
-    /// `azdext`: azd 1.31.x and 1.32.x, and the frozen bridge of later versions.
+    /// `azdext`: every azd released so far (1.31.x up to 1.34.0), and the frozen bridge of
+    /// the versioned contract.
     Legacy,
 }
 

@@ -1,13 +1,12 @@
 //! The typed details of a failed call's status, under either contract's type URLs.
 //!
-//! azd attaches what it knows of a failure to the call's status
-//! (`grpc-status-details-bin`, a `google.rpc.Status`): an `ActionableErrorDetail` (a
-//! suggestion and links, for errors of its own) and a `ServiceErrorDetail` (an Azure
-//! service's error). Their type URLs name them under the contract of the call
-//! ([`Contract::type_url`]): `azdext.` through azd 1.32 and through the bridge of later
-//! versions, `azd.extensions.v1.` otherwise. Both are read; anything else (other types, bytes
-//! that do not decode, nesting past the limit) is skipped, since details only add to a
-//! status's message.
+//! azd attaches what it knows of a failure to the call's status (`grpc-status-details-bin`, a
+//! `google.rpc.Status`): an `ActionableErrorDetail` (a suggestion and links, for errors of its
+//! own) and a `ServiceErrorDetail` (an Azure service's error). Their type URLs name them under
+//! the contract of the call ([`Contract::type_url`]): `azdext.` from every azd released so far
+//! and through the versioned contract's bridge, `azd.extensions.v1.` otherwise. Both are read;
+//! anything else (other types, bytes that do not decode, nesting past the limit) is skipped,
+//! since details only add to a status's message.
 
 use prost::{Message, Name};
 

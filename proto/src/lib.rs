@@ -1,14 +1,14 @@
 //! The wire types of azd's extension protocol.
 //!
-//! The `.proto` files in this crate are our own, written from the wire contract of
-//! azd 1.31.x (`azdext/`, package `azdext`) and from the versioned contract azd 1.33 and
-//! later serve (`azd/extensions/v1/`, package `azd.extensions.v1`, the same bodies: a test
-//! below holds every message, field and method of one to the other). Everything in
-//! [`azdext`] (messages; the clients behind the `client` feature), `server` (the services
-//! azd serves, behind the `server` feature, for the simulated azd) and [`rpc`] (the rich
-//! status azd's errors carry details in) is generated at build time by prost/tonic;
-//! nothing hand-written lives there. One set of Rust types serves both contracts. Without a
-//! feature the crate needs no tonic: the WebAssembly runtime uses the messages only.
+//! The `.proto` files in this crate are our own, written from the wire contract of azd 1.31.x
+//! (`azdext/`, package `azdext`) and from azd's versioned contract, expected in an azd release
+//! after 1.34 (`azd/extensions/v1/`, package `azd.extensions.v1`, the same bodies: a test below
+//! holds every message, field and method of one to the other). Everything in [`azdext`]
+//! (messages; the clients behind the `client` feature), `server` (the services azd serves,
+//! behind the `server` feature, for the simulated azd) and [`rpc`] (the rich status azd's
+//! errors carry details in) is generated at build time by prost/tonic; nothing hand-written
+//! lives there. One set of Rust types serves both contracts. Without a feature the crate needs
+//! no tonic: the WebAssembly runtime uses the messages only.
 //!
 //! The hand-written pieces are [`contract`] (which package a call is made under: method
 //! paths and type URLs of both), [`details`] (the typed details of a failed call's status,
@@ -61,7 +61,7 @@ pub use request::{Request, RequestKind, progress_message};
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/messages/azdext.fds"));
 
-/// The schema of `azd/extensions/v1/*.proto` (azd 1.33 and later), as protoc encodes it: what
+/// The schema of `azd/extensions/v1/*.proto` (the versioned contract), as protoc encodes it: what
 /// the tests hold [`FILE_DESCRIPTOR_SET`] to (the same messages, fields and methods).
 #[cfg(test)]
 const FILE_DESCRIPTOR_SET_V1: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/messages/v1.fds"));

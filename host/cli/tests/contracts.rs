@@ -1,8 +1,8 @@
-//! The real binary under each of azd's contracts: `azd-wasm-host listen`, a child of
-//! the simulated azd serving `azdext` only (azd 1.31, 1.32), both (azd 1.33 and later,
-//! `azdext` through a counted bridge) or `azd.extensions.v1` only (azd once the bridge
-//! is gone), serves a component that uses azd's environment and prompts through its
-//! whole lifecycle; the calls it made are listed, and where azd serves
+//! The real binary under each of azd's contracts: `azd-wasm-host listen`, a child of the
+//! simulated azd serving `azdext` only (every azd released up to 1.34.0), both (the versioned
+//! contract expected after 1.34, `azdext` through a counted bridge) or `azd.extensions.v1` only
+//! (azd once the bridge is gone), serves a component that uses azd's environment and prompts
+//! through its whole lifecycle; the calls it made are listed, and where azd serves
 //! `azd.extensions.v1` none goes through the bridge.
 
 use std::collections::BTreeMap;

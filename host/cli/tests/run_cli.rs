@@ -135,7 +135,7 @@ fn run_drives_the_localfiles_example_through_its_lifecycle() {
         "{changes:?}"
     );
 
-    // State as JSON, from an azd that serves only the old names (azd 1.31, 1.32).
+    // State as JSON, from an azd that serves only the old names (every azd released so far).
     let s = run(
         &manifest,
         &project,

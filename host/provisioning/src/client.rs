@@ -203,7 +203,8 @@ impl AzdClient {
     }
 
     /// The contract azd answered under, once a call has found it: `azd.extensions.v1`
-    /// (azd 1.33 and later) or `azdext` (azd 1.31, 1.32).
+    /// (the versioned contract, expected in an azd release after 1.34) or `azdext` (every
+    /// azd released so far).
     pub fn contract(&self) -> Option<Contract> {
         self.inner.contract.get()
     }

@@ -1,7 +1,8 @@
 //! Which of azd's two contracts this process speaks, decided once.
 //!
-//! azd 1.33 and later serve the extension services under `azd.extensions.v1`; azd 1.31
-//! and 1.32 only under `azdext`, which later versions keep as a bridge that counts every
+//! azd's versioned contract (expected in a release after 1.34) serves the extension services
+//! under `azd.extensions.v1`; every azd released so far (1.31.x up to 1.34.0) only under
+//! `azdext`, which the versioned contract keeps as a bridge that counts every
 //! call and is to be removed (`azd_wasm_host_proto::contract`). The first call of the
 //! process goes under `azd.extensions.v1`; azd versions that do not know it answer
 //! `UNIMPLEMENTED` at once, and the call goes again under `azdext`. Whatever answered is
@@ -39,11 +40,11 @@ impl Negotiated {
         let decided = *self.0.get_or_init(|| contract);
         if decided == contract {
             match contract {
-                Contract::V1 => tracing::debug!(%contract, "azd serves the versioned contract"),
-                Contract::Legacy => tracing::debug!(
+                Contract::V1 => tracing::info!(%contract, "azd serves the versioned contract"),
+                Contract::Legacy => tracing::info!(
                     %contract,
                     fallback_micros = since.elapsed().as_micros(),
-                    "azd does not serve azd.extensions.v1 (azd 1.32 or older): every call goes under azdext"
+                    "azd does not serve azd.extensions.v1: every call goes under azdext"
                 ),
             }
         }

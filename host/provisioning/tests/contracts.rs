@@ -1,8 +1,9 @@
-//! azd's two contracts (`azdext` through azd 1.32, `azd.extensions.v1` from azd 1.33,
-//! with `azdext` as a counted bridge until it is removed): the manager serves a whole
-//! lifecycle, azd's environment and prompts included, against the simulated azd in each
-//! of its three modes, over real loopback gRPC, and the calls it made are the ones it
-//! should have: none under `azdext` where azd serves `azd.extensions.v1`.
+//! azd's two contracts (`azdext` in every azd released so far, `azd.extensions.v1` in the
+//! versioned contract expected after 1.34, with `azdext` as a counted bridge until it is
+//! removed): the manager serves a whole lifecycle, azd's environment and prompts included,
+//! against the simulated azd in each of its three modes, over real loopback gRPC, and the calls
+//! it made are the ones it should have: none under `azdext` where azd serves
+//! `azd.extensions.v1`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};

@@ -48,9 +48,10 @@ pub struct RunArgs {
     /// (as `terraform plan -detailed-exitcode`).
     #[arg(long)]
     pub detailed_exitcode: bool,
-    /// Which of azd's contracts the simulated azd serves: `both` (azd 1.33 and
-    /// later: `azd.extensions.v1`, and `azdext` through its bridge), `legacy` (azd 1.31
-    /// and 1.32: `azdext` only) or `v1` (azd once the bridge is gone).
+    /// Which of azd's contracts the simulated azd serves: `both` (the versioned contract,
+    /// expected in an azd release after 1.34: `azd.extensions.v1`, and `azdext` through its
+    /// bridge), `legacy` (every azd released up to 1.34.0: `azdext` only) or `v1` (azd once the
+    /// bridge is gone).
     #[arg(long, env = CONTRACT_VAR, default_value = "both", value_name = "MODE")]
     pub azd_contract: azd_wasm_host_sim::ContractMode,
 }

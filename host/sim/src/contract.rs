@@ -1,15 +1,15 @@
 //! Which of azd's two contracts the simulated azd serves, and the calls made under each.
 //!
-//! azd 1.31 and 1.32 serve their extension services under `azdext` only; azd 1.33 and
-//! later under `azd.extensions.v1`, with `azdext` kept as a bridge to the same handlers
-//! that counts every call (azd's `extension.grpc.legacy_call_count`); once the bridge is
-//! removed, under `azd.extensions.v1` only ([`ContractMode`]). The services here are
-//! generated under `azdext`: [`ContractLayer`] sits in front of them, refuses a call
-//! under a package the mode does not serve as azd's gRPC server refuses an unknown
-//! service (`UNIMPLEMENTED`, `unknown service …`), moves a `azd.extensions.v1` call to the
-//! generated path, tells the handler which contract the call came under
-//! ([`CalledUnder`], for the type URLs of error details), and records every call
-//! ([`CallLog`]).
+//! Every azd released so far (1.31.x up to 1.34.0) serves its extension services under `azdext`
+//! only; the versioned contract (expected in an azd release after 1.34) under
+//! `azd.extensions.v1`, with `azdext` kept as a bridge to the same handlers that counts every
+//! call (azd's `extension.grpc.legacy_call_count`); once the bridge is removed, under
+//! `azd.extensions.v1` only ([`ContractMode`]). The services here are generated under `azdext`:
+//! [`ContractLayer`] sits in front of them, refuses a call under a package the mode does not
+//! serve as azd's gRPC server refuses an unknown service (`UNIMPLEMENTED`, `unknown service
+//! …`), moves a `azd.extensions.v1` call to the generated path, tells the handler which
+//! contract the call came under ([`CalledUnder`], for the type URLs of error details), and
+//! records every call ([`CallLog`]).
 
 use std::future::Ready;
 use std::sync::Arc;
@@ -23,9 +23,10 @@ use tonic::Status;
 /// The contracts a simulated azd serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ContractMode {
-    /// azd 1.31.x and 1.32.x: `azdext` only.
+    /// Every azd released so far (1.31.x up to 1.34.0): `azdext` only.
     Legacy,
-    /// azd 1.33.0 and later: `azd.extensions.v1`, and `azdext` through the bridge.
+    /// The versioned contract, expected in an azd release after 1.34: `azd.extensions.v1`,
+    /// and `azdext` through the bridge.
     #[default]
     Both,
     /// azd once the bridge is gone: `azd.extensions.v1` only.
@@ -94,7 +95,8 @@ impl CallLog {
         self.0.lock().clone()
     }
 
-    /// How many calls and streams came under `azdext` (what azd 1.33's bridge counts).
+    /// How many calls and streams came under `azdext` (what the versioned contract's bridge
+    /// counts).
     pub(crate) fn legacy_calls(&self) -> usize {
         self.0
             .lock()

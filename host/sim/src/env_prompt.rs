@@ -4,7 +4,7 @@
 //! and `PromptService` (answered by a [`Prompter`]: by default as azd does
 //! under `--no-prompt`). What they serve is in `state.rs`. A question refused
 //! under `--no-prompt` carries a suggestion in its status's details
-//! (`ActionableErrorDetail`, as azd 1.33 attaches to its errors), typed under the
+//! (`ActionableErrorDetail`, as azd attaches to its errors), typed under the
 //! contract the call came under.
 
 use std::sync::Arc;

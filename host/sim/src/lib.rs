@@ -18,9 +18,10 @@
 //! azd's wire (the server half of the protos), not the extension's code: what it
 //! reports is what azd would see.
 //!
-//! It serves azd's contracts as an azd version does ([`ContractMode`]: `azdext` only as
-//! azd 1.31 and 1.32, both as azd 1.33 and later, `azd.extensions.v1` only as azd once its
-//! bridge is gone) and records every call ([`SimAzd::calls`], [`SimAzd::legacy_calls`]).
+//! It serves azd's contracts as an azd version does ([`ContractMode`]: `azdext` only as every
+//! azd released up to 1.34.0, both as the versioned contract expected after 1.34,
+//! `azd.extensions.v1` only as azd once its bridge is gone) and records every call
+//! ([`SimAzd::calls`], [`SimAzd::legacy_calls`]).
 //!
 //! Modules: `auth` (tokens), `contract` (the contracts served), `streams` (the extension's gRPC services, Ready and
 //! the provisioning stream, and the stream reader), `env_prompt` (azd's
@@ -343,8 +344,8 @@ impl SimAzd {
         self.calls.paths()
     }
 
-    /// How many calls and streams came under `azdext`: what azd 1.33 and later count as
-    /// `extension.grpc.legacy_call_count`.
+    /// How many calls and streams came under `azdext`: what the versioned contract's bridge
+    /// counts as `extension.grpc.legacy_call_count`.
     pub fn legacy_calls(&self) -> usize {
         self.calls.legacy_calls()
     }

@@ -19,7 +19,8 @@ pub struct SimOptions {
     /// Who answers the extension's questions (`PromptService`); default: azd
     /// under `--no-prompt`.
     pub prompter: Arc<dyn Prompter>,
-    /// Which of azd's contracts it serves; default: both, as azd 1.33 and later.
+    /// Which of azd's contracts it serves; default: both, as azd's versioned contract (expected
+    /// after 1.34).
     pub contract: ContractMode,
 }
 
