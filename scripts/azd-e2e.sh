@@ -4,7 +4,11 @@
 #
 #   scripts/azd-e2e.sh [--keep] [--no-build] [SCENARIO...]
 #
-# 1. builds azd 1.31.2 from the Go module proxy (scripts/build-azd.sh; reuses an earlier build);
+# 1. builds azd from the Go module proxy (scripts/build-azd.sh; reuses an earlier build): every
+#    release the proxy serves (scripts/azd-releases.sh; 1.31.0 and 1.31.2 on 2026-12-06), the
+#    newest for every scenario, each older one for the lifecycle (10) in a run of its own after
+#    it, so that the day the proxy serves a newer azd the suite runs it and says which contract
+#    it spoke (AZD_VERSION=X runs release X alone);
 # 2. builds azd-wasm-host and the python-localfiles component and installs them as the extension
 #    azd.wasm-host into an isolated AZD_CONFIG_DIR through a local extension source
 #    (scripts/install-azd-extension.sh);
@@ -152,6 +156,21 @@ done
 # shellcheck source-path=SCRIPTDIR source=e2e/lib.sh
 source "$repo_root/scripts/e2e/lib.sh"
 
+# Which azd releases to run: AZD_VERSION alone, else every one the module proxy serves.
+older_releases=()
+if [[ -z "${AZD_VERSION:-}" ]]; then
+  if releases="$("$repo_root/scripts/azd-releases.sh")"; then
+    mapfile -t azd_releases <<<"$releases"
+  else
+    echo "azd-e2e: warning: the Go module proxy lists no azd release; running azd 1.31.2 alone" >&2
+    azd_releases=(1.31.2)
+  fi
+  export AZD_VERSION="${azd_releases[-1]}"
+  if [[ " ${e2e_run[*]} " == *" 10-localfiles-lifecycle "* ]]; then
+    older_releases=("${azd_releases[@]:0:${#azd_releases[@]}-1}")
+  fi
+fi
+
 total_start="$(now)"
 say "== azd end-to-end test in $work"
 [[ "$e2e_chosen" == " " ]] || say "== only the scenarios ${e2e_run[*]}"
@@ -167,3 +186,13 @@ done
 say ""
 say "azd-e2e: all checks passed in $(elapsed "$total_start") s"
 say "azd-e2e: $passed passed, 0 failed"
+
+# The older releases the proxy serves, each through the lifecycle, in a run (and a folder) of its own.
+for release in "${older_releases[@]}"; do
+  say ""
+  say "== azd $release (an older release the module proxy serves): the lifecycle scenario"
+  flags=()
+  ((keep)) && flags+=(--keep)
+  AZD_VERSION="$release" AZD_E2E_ONLY= "$0" "${flags[@]}" "${install_args[@]}" 10-localfiles-lifecycle ||
+    fail "azd $release: the lifecycle scenario (AZD_VERSION=$release scripts/azd-e2e.sh 10)"
+done

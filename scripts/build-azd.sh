@@ -6,21 +6,25 @@
 # (`-ldflags -X .../internal.Version=...`); without it azd calls itself `0.0.0-dev.0`.
 #
 # Environment:
-#   AZD_VERSION   version to build (default 1.31.2)
-#   AZD_GOBIN     where to put the binary (default <repo>/.tools/go/bin)
+#   AZD_VERSION   version to build (default 1.31.2; scripts/azd-releases.sh lists what the proxy serves)
+#   AZD_GOBIN     where to put the binary (default <repo>/.tools/go/bin for 1.31.2,
+#                 <repo>/.tools/go/azd-<version>/bin for any other, so that each stays built)
 # Prints the path of the binary on its last line of stdout.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 azd_version="${AZD_VERSION:-1.31.2}"
-gobin="${AZD_GOBIN:-$repo_root/.tools/go/bin}"
+default_gobin="$repo_root/.tools/go/bin"
+[[ "$azd_version" == 1.31.2 ]] || default_gobin="$repo_root/.tools/go/azd-$azd_version/bin"
+gobin="${AZD_GOBIN:-$default_gobin}"
 azd_bin="$gobin/azd"
 # The module path is all lower case (`github.com/azure/azure-dev/cli/azd`, see its go.mod);
 # `github.com/Azure/...` is a different module path to the proxy and fails.
 module="github.com/azure/azure-dev/cli/azd"
-# Commit of the tag cli/azd/v1.31.2, as the module proxy reports in its Origin.Hash.
+# Commit of the tag cli/azd/v1.31.2, as the module proxy reports in its Origin.Hash; any other
+# version's is read from the proxy's .info for it (below).
 declare -A commits=([1.31.2]=3440050737c18537ae6cdbd1d64b98c594c495ad)
-commit="${commits[$azd_version]:-0000000000000000000000000000000000000000}"
+commit="${commits[$azd_version]:-}"
 
 log() { echo "build-azd: $*" >&2; }
 
@@ -54,6 +58,11 @@ gomodcache="$(go env GOMODCACHE)"
 proxy="$(go env GOPROXY)"
 proxy="${proxy%%,direct}"
 go mod download "$module@v$azd_version"
+if [[ -z "$commit" ]]; then
+  info="$gomodcache/cache/download/$module/@v/v$azd_version.info"
+  commit="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Origin"]["Hash"])' "$info" 2>/dev/null ||
+    echo 0000000000000000000000000000000000000000)"
+fi
 # CGO off as in azd's official builds (no C compiler needed).
 CGO_ENABLED=0 GOBIN="$gobin" GOPROXY="$proxy|file://$gomodcache/cache/download" \
   go install \
