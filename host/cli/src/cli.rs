@@ -80,6 +80,19 @@ pub(crate) enum Command {
         #[arg(long, value_name = "KEY")]
         out: Option<PathBuf>,
     },
+    /// Sign the sidecars' folder of a release of this tool (for scripts/release-tools.sh:
+    /// `sign-sidecars DIR --version V [--key KEY]`, default key: yours).
+    #[command(hide = true)]
+    SignSidecars {
+        /// The folder: `<os>-<arch>/azd-wasm-host[.exe]` and the build notes.
+        dir: PathBuf,
+        /// The tool's version the release is.
+        #[arg(long)]
+        version: String,
+        /// The release's signing key (default: your default signing key).
+        #[arg(long, value_name = "KEY")]
+        key: Option<PathBuf>,
+    },
     /// The keys whose signed providers run here: add, list, remove.
     Trust {
         #[command(subcommand)]
@@ -161,6 +174,9 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             Command::Pull(args) => crate::distribute::pull(args).await,
             Command::Keygen { out } => blocking(move || crate::keys::keygen(out)).await,
             Command::Trust { action } => blocking(move || crate::keys::trust(action)).await,
+            Command::SignSidecars { dir, version, key } => {
+                blocking(move || crate::keys::sign_sidecars(&dir, &version, key.as_deref())).await
+            }
             Command::Metadata => blocking(sidecar::print_metadata).await,
             Command::Approve { manifest } => {
                 blocking(move || sidecar::approve(manifest.as_deref())).await

@@ -1,7 +1,7 @@
 //! `keygen` and `trust`: the keys providers are signed with, and the keys
 //! whose providers this user runs ([`azd_wasm_host_trust::TrustDir`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use azd_wasm_host_trust::{KeyPair, PublicKey, TrustDir};
@@ -103,5 +103,24 @@ pub(crate) fn trust(action: TrustAction) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// `sign-sidecars DIR --version V [--key KEY]`: writes the release's signed
+/// list of the sidecars in DIR ([`azd_wasm_host_trust::sign_sidecars`]).
+pub(crate) fn sign_sidecars(dir: &Path, version: &str, key: Option<&Path>) -> anyhow::Result<()> {
+    let key = match key {
+        Some(path) => azd_wasm_host_trust::read_key(path)?,
+        None => TrustDir::from_env()?.default_signing_key()?.0,
+    };
+    let bundle = azd_wasm_host_trust::sign_sidecars(dir, version, &key)?;
+    let file = dir.join(azd_wasm_host_trust::SIDECARS_BUNDLE_FILE);
+    std::fs::write(&file, bundle).with_context(|| format!("cannot write {}", file.display()))?;
+    println!("{}", file.display());
+    eprintln!(
+        "signed the sidecars in {} as release {version} with key {}",
+        dir.display(),
+        key.public().short_id()
+    );
     Ok(())
 }

@@ -22,20 +22,53 @@ pub(crate) fn open(
     trust: &TrustDir,
     predicate_type: &str,
 ) -> Result<Opened, TrustError> {
+    let keys = trust.trusted_keys();
+    Ok(match open_among(text, path, &keys, predicate_type)? {
+        Among::Signed(statement, key) => Opened::Trusted(statement, key),
+        Among::Unknown(statement, key) => Opened::Untrusted(TrustError::UntrustedKey {
+            provider: statement.predicate.provider,
+            version: statement.predicate.version,
+            key,
+            trusted: match keys.len() {
+                0 => "you trust no key yet".to_owned(),
+                n => format!("you trust {n} other key(s)"),
+            },
+            folder: trust.keys_dir().display().to_string(),
+        }),
+    })
+}
+
+/// What [`open_among`] found.
+pub(crate) enum Among {
+    /// Signed by one of the keys (its file or origin, and the key).
+    Signed(Statement, (PathBuf, PublicKey)),
+    /// Signed by none of them: the statement, unverified, and the start of
+    /// the id of the key that did sign it.
+    Unknown(Statement, String),
+}
+
+/// Reads the bundle and verifies its signature with whichever of `keys`
+/// made it; its statement must be of `predicate_type`. A signature by a
+/// key of `keys` that does not verify is an error: the bundle was changed.
+pub(crate) fn open_among(
+    text: &str,
+    path: &Path,
+    keys: &[(PathBuf, PublicKey)],
+    predicate_type: &str,
+) -> Result<Among, TrustError> {
     let (bundle, payload) = read_bundle(text, path)?;
     let envelope = &bundle.dsse_envelope;
     let signed = pae(&envelope.payload_type, &payload);
-    let keys = trust.trusted_keys();
     let hint = &bundle.verification_material.public_key.hint;
     let mut named_trusted = None;
     for signature in &envelope.signatures {
         let Some(sig) = decode_b64(&signature.sig) else {
             return Err(malformed(path, "a signature is not base64".into()));
         };
-        for (file, key) in &keys {
+        for (file, key) in keys {
             if key.verifies(&signed, &sig) {
                 let statement = statement_of(&payload, path, predicate_type)?;
-                return Ok(Opened::Trusted(statement, (file.clone(), key.clone())));
+                return Ok(Among::Signed(statement, (file.clone(), key.clone())));
             }
             if key.id() == signature.keyid || key.id() == *hint {
                 named_trusted = Some(key.short_id());
@@ -49,7 +82,7 @@ pub(crate) fn open(
             key,
         });
     }
-    // Not signed by a trusted key: say by which (the statement, unverified, names the provider).
+    // Not signed by one of the keys: say by which (the statement, unverified, names what it signs).
     let statement = statement_of(&payload, path, predicate_type)?;
     let key = if hint.is_empty() {
         envelope
@@ -60,16 +93,7 @@ pub(crate) fn open(
     } else {
         hint.clone()
     };
-    Ok(Opened::Untrusted(TrustError::UntrustedKey {
-        provider: statement.predicate.provider,
-        version: statement.predicate.version,
-        key: key.chars().take(16).collect(),
-        trusted: match keys.len() {
-            0 => "you trust no key yet".to_owned(),
-            n => format!("you trust {n} other key(s)"),
-        },
-        folder: trust.keys_dir().display().to_string(),
-    }))
+    Ok(Among::Unknown(statement, key.chars().take(16).collect()))
 }
 
 /// The bundle, checked for what this host signs, and its payload.

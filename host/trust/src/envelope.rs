@@ -26,6 +26,10 @@ pub(crate) const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 /// What the statement says of its subjects: they are this provider.
 pub(crate) const PREDICATE_TYPE: &str = "https://example.invalid/azd-wasm-host/provider/v1";
+/// What a tool's sidecars statement says: its subjects are the sidecars a
+/// release of the author's tool carries (`crate::sidecars`).
+pub(crate) const SIDECARS_PREDICATE_TYPE: &str =
+    "https://example.invalid/azd-wasm-host/tool-sidecars/v1";
 /// What a code statement says: its subjects are the code precompiled, by the
 /// one who packaged it, for the provider whose signature it names.
 pub(crate) const CODE_PREDICATE_TYPE: &str =

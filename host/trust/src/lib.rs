@@ -15,6 +15,10 @@
 //!   import-key-pair` takes our key and our trust folder takes a `cosign.pub`.
 //!   Verification is offline: no transparency log, no certificate, only the
 //!   keys the user put in their trust folder.
+//! - **The tool's sidecars** ([`sign_sidecars`], [`verify_sidecars`]): a
+//!   release of the author's tool signs the sidecars it carries as one list
+//!   (a bundle of the same form), which `package` holds them to before it
+//!   ships one.
 //! - **The trust folder** ([`TrustDir`]): `wasm-host/` in azd's config folder
 //!   (`$AZD_CONFIG_DIR`, else `~/.azd`): `trusted-keys/*.pub`, `config.toml`
 //!   (`allow_unsigned`), the default signing key in `keys/`, and in
@@ -33,6 +37,7 @@ pub mod consent;
 mod envelope;
 mod error;
 mod keys;
+mod sidecars;
 mod signing;
 mod store;
 mod verify;
@@ -40,6 +45,7 @@ mod verify;
 pub use envelope::{BUNDLE_FILE, Statement, Subject};
 pub use error::TrustError;
 pub use keys::{KeyPair, PublicKey};
+pub use sidecars::{SIDECARS_BUNDLE_FILE, TOOL_SIDECARS, sign_sidecars, verify_sidecars};
 pub use signing::{CODE_BUNDLE_FILE, SignInputs, sign, sign_code};
 pub use store::{ALLOW_UNSIGNED_ENV, CONFIG_DIR_ENV, TrustDir, read_key, write_key};
 pub use verify::{Verdict, Verified, check_signed_files, verify, verify_to_run};

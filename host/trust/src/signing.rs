@@ -76,7 +76,7 @@ pub fn sign_code(manifest: &Path, version: &str, key: &KeyPair) -> anyhow::Resul
     bundle_of(&Statement::code(subjects, &parsed.name, version), key)
 }
 
-fn bundle_of(statement: &Statement, key: &KeyPair) -> anyhow::Result<String> {
+pub(crate) fn bundle_of(statement: &Statement, key: &KeyPair) -> anyhow::Result<String> {
     let payload = serde_json::to_vec(statement)?;
     let public = key.public();
     let sig = key.sign(&pae(PAYLOAD_TYPE, &payload))?;

@@ -48,6 +48,7 @@ pub(super) fn default_sidecars() -> anyhow::Result<Vec<(Platform, PathBuf)>> {
     let exe_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     let installed = installed_sidecars(&exe_dir);
     if !installed.is_empty() {
+        verify_installed(&exe_dir, &installed, &release_keys()?)?;
         return Ok(installed);
     }
     let here = Platform::this_machine()?;
@@ -92,6 +93,68 @@ fn installed_sidecars(exe_dir: &Path) -> Vec<(Platform, PathBuf)> {
         })
         .filter(|(_, path)| path.is_file())
         .collect()
+}
+
+/// Holds the installed tool's sidecars to the release's signed list before
+/// any is shipped: the tool's folder, the sidecars' folder and every file
+/// in it must be the user's alone to change (a sidecar someone else can
+/// replace would run wherever the user's providers are installed), and the
+/// list must verify with one of `keys` ([`release_keys`]) and name each file with its
+/// sha256 ([`azd_wasm_host_trust::verify_sidecars`]).
+fn verify_installed(
+    exe_dir: &Path,
+    installed: &[(Platform, PathBuf)],
+    keys: &[(PathBuf, azd_wasm_host_trust::PublicKey)],
+) -> anyhow::Result<()> {
+    let dir = exe_dir.join(INSTALLED_SIDECARS);
+    let mut paths = vec![exe_dir.to_path_buf(), dir.clone()];
+    for (_, sidecar) in installed {
+        paths.extend(sidecar.parent().map(Path::to_path_buf));
+        paths.push(sidecar.clone());
+    }
+    for path in &paths {
+        if let Err(why) = azd_wasm_host_core::files::only_user_may_write(path) {
+            bail!(
+                "the installed tool's sidecar folder cannot be trusted: {}: {why}. `package` \
+                 ships these sidecars in every provider it packages, so only you may be able to \
+                 change them: fix it, or reinstall the tool (`azd extension install \
+                 azd-wasm-host.tools --force`)",
+                path.display()
+            );
+        }
+    }
+    let (statement, key) = azd_wasm_host_trust::verify_sidecars(&dir, keys)?;
+    eprintln!(
+        "==> the installed tool's sidecars ({} files) match the list release {} signed (key {})",
+        statement.subject.len(),
+        statement.predicate.version,
+        key.short_id()
+    );
+    Ok(())
+}
+
+/// The public key of the tool's releases, given when this binary was built
+/// (`AZD_WASM_HOST_RELEASE_KEY`, a `PUBLIC KEY` PEM: what a release build
+/// carries); without one (a build from a checkout), the keys the user
+/// trusts, from their trust folder, held to its own checks.
+fn release_keys() -> anyhow::Result<Vec<(PathBuf, azd_wasm_host_trust::PublicKey)>> {
+    release_keys_from(option_env!("AZD_WASM_HOST_RELEASE_KEY"))
+}
+
+fn release_keys_from(
+    built_with: Option<&str>,
+) -> anyhow::Result<Vec<(PathBuf, azd_wasm_host_trust::PublicKey)>> {
+    if let Some(pem) = built_with.filter(|p| !p.trim().is_empty()) {
+        let key = azd_wasm_host_trust::PublicKey::from_pem(pem)
+            .context("the release key this binary was built with is not a public key")?;
+        return Ok(vec![(
+            PathBuf::from("the release key this tool was built with"),
+            key,
+        )]);
+    }
+    let trust = azd_wasm_host_trust::TrustDir::from_env()?;
+    trust.check_private()?;
+    Ok(trust.trusted_keys())
 }
 
 /// Which build the sidecar at `path` is, in a few words: what its
@@ -205,8 +268,78 @@ mod tests {
 
     use std::time::{Duration, SystemTime};
 
-    use super::{BUILD_NOTE, INSTALLED_SIDECARS, describe, installed_sidecars, newest};
+    use super::{
+        BUILD_NOTE, INSTALLED_SIDECARS, describe, installed_sidecars, newest, release_keys_from,
+        verify_installed,
+    };
     use crate::package::platforms::{AZD_PLATFORMS, Platform};
+    use azd_wasm_host_trust::{KeyPair, SIDECARS_BUNDLE_FILE, sign_sidecars};
+
+    /// An installed tool's folder (private to the user, as azd makes it) carrying the sidecars
+    /// of two platforms, signed by `key`.
+    fn installed_tool(key: &KeyPair) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let sidecars = dir.path().join(INSTALLED_SIDECARS);
+        for p in [AZD_PLATFORMS[0], AZD_PLATFORMS[4]] {
+            std::fs::create_dir_all(sidecars.join(p.slug())).unwrap();
+            std::fs::write(sidecars.join(p.slug()).join(p.exe_name()), p.slug()).unwrap();
+        }
+        let bundle = sign_sidecars(&sidecars, "0.1.0", key).unwrap();
+        std::fs::write(sidecars.join(SIDECARS_BUNDLE_FILE), bundle).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_installed_sidecars_ship_only_as_the_release_signed_them() {
+        let key = KeyPair::generate().unwrap();
+        let keys = release_keys_from(Some(&key.public().to_pem())).unwrap();
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].1, key.public());
+        assert!(release_keys_from(Some("-----BEGIN PUBLIC KEY-----\nnope\n")).is_err());
+
+        let tool = installed_tool(&key);
+        let found = installed_sidecars(tool.path());
+        assert_eq!(found.len(), 2);
+        verify_installed(tool.path(), &found, &keys).unwrap();
+
+        // Another key's list, or a sidecar changed since: nothing ships.
+        let other =
+            release_keys_from(Some(&KeyPair::generate().unwrap().public().to_pem())).unwrap();
+        let e = verify_installed(tool.path(), &found, &other).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("not the tool's release key"),
+            "{e:#}"
+        );
+        std::fs::write(&found[1].1, "replaced").unwrap();
+        let e = verify_installed(tool.path(), &found, &keys).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("was changed after it was signed"),
+            "{e:#}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_sidecar_or_folder_others_can_write_is_refused_before_it_is_read() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let key = KeyPair::generate().unwrap();
+        let keys = release_keys_from(Some(&key.public().to_pem())).unwrap();
+        let tool = installed_tool(&key);
+        let found = installed_sidecars(tool.path());
+        let folder = found[0].1.parent().unwrap().to_path_buf();
+        for (path, mode) in [(&found[0].1, 0o666), (&folder, 0o777)] {
+            let before = std::fs::metadata(path).unwrap().permissions();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = verify_installed(tool.path(), &found, &keys).unwrap_err();
+            assert!(
+                format!("{e:#}").contains("sidecar folder cannot be trusted")
+                    && format!("{e:#}").contains(&path.display().to_string()),
+                "{e:#}"
+            );
+            std::fs::set_permissions(path, before).unwrap();
+        }
+        verify_installed(tool.path(), &found, &keys).unwrap();
+    }
 
     #[test]
     fn a_build_says_what_it_is_by_its_note_or_its_profile_folder() {
