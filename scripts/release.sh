@@ -7,7 +7,7 @@
 #   compiles) into target/release-dist/<os>-<arch>/dev/.
 #
 #   [RELEASE_PGO=0] scripts/release.sh [--dev] [PLATFORM...|all]   PLATFORM: linux-amd64 linux-arm64 windows-amd64
-#                                                  darwin-arm64 darwin-amd64
+#                                                  windows-arm64 darwin-arm64 darwin-amd64
 #                                                  (default: this machine's own platform)
 #
 # This machine's platform is built with cargo as usual. The others are built with Debian's
@@ -15,7 +15,8 @@
 # their standard library from source (-Zbuild-std), and a cross linker from Debian; the script
 # installs what a platform needs with apt-get the first time (as root). macOS has no Apple linker
 # or SDK here: zig (PyPI ziglang, the version scripts/build-examples.sh pins) links for it through
-# scripts/zig/cc, and llvm-strip strips the Mach-O. A cold cross build of the development CLI takes
+# scripts/zig/cc, and llvm-strip strips the Mach-O. Windows on arm64 has no Debian MinGW either: zig
+# links it the same way, for Rust's aarch64-pc-windows-gnullvm (MinGW's ABI over LLVM's runtime). A cold cross build of the development CLI takes
 # 15-20 minutes on 2 cores, the sidecar's less; CI runs them only when asked
 # (AZD_WASM_HOST_CROSS=1 scripts/test.sh, which then runs scripts/cross-test.sh on what this builds).
 #
@@ -47,6 +48,7 @@ triple_of() {
     linux-amd64) echo x86_64-unknown-linux-gnu ;;
     linux-arm64) echo aarch64-unknown-linux-gnu ;;
     windows-amd64) echo x86_64-pc-windows-gnu ;;
+    windows-arm64) echo aarch64-pc-windows-gnullvm ;;
     darwin-arm64) echo aarch64-apple-darwin ;;
     darwin-amd64) echo x86_64-apple-darwin ;;
     *) die "unknown platform '$1' (known: ${ALL_PLATFORMS[*]})" ;;
@@ -58,21 +60,21 @@ cross_packages() {
   case $1 in
     linux-arm64) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross ;;
     windows-amd64) echo gcc-mingw-w64-x86-64 ;;
-    darwin-*) echo llvm ;;
+    windows-arm64 | darwin-*) echo llvm ;;
   esac
 }
 cross_cc() {
   case $1 in
     linux-arm64) echo aarch64-linux-gnu-gcc ;;
     windows-amd64) echo x86_64-w64-mingw32-gcc ;;
-    darwin-*) echo "$ROOT/scripts/zig/cc" ;;
+    windows-arm64 | darwin-*) echo "$ROOT/scripts/zig/cc" ;;
   esac
 }
 cross_strip() {
   case $1 in
     linux-arm64) echo aarch64-linux-gnu-strip ;;
     windows-amd64) echo x86_64-w64-mingw32-strip ;;
-    darwin-*) echo llvm-strip ;;
+    windows-arm64 | darwin-*) echo llvm-strip ;;
   esac
 }
 
@@ -90,7 +92,7 @@ ensure_zig() {
   export ZIG_PYTHON="$venv/bin/python"
 }
 
-ALL_PLATFORMS=(linux-amd64 linux-arm64 windows-amd64 darwin-arm64 darwin-amd64)
+ALL_PLATFORMS=(linux-amd64 linux-arm64 windows-amd64 windows-arm64 darwin-arm64 darwin-amd64)
 RUST_WEB=("rustc-web=1.96.*" "cargo-web=1.96.*" "rust-web-src=1.96.*")
 
 ensure_packages() {
@@ -141,6 +143,10 @@ build() {
       export "AR_${triple//-/_}=llvm-ar"
       # No dsymutil here to pack debug info into a .dSYM; the binary is stripped anyway.
       export "CARGO_PROFILE_${upper}_DEBUG=false" "CARGO_PROFILE_${upper}_SPLIT_DEBUGINFO=off"
+    elif [[ $platform == windows-arm64 ]]; then
+      ensure_zig
+      export ZIG_CC_TARGET=aarch64-windows-gnu
+      export "AR_${triple//-/_}=llvm-ar"
     fi
     env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
       "CARGO_TARGET_${var}_LINKER=$cc" "CC_${triple//-/_}=$cc" \

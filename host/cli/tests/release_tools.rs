@@ -1,12 +1,15 @@
-//! `scripts/release-tools.sh`: the author's tool as an azd extension source.
+//! `scripts/release-tools.sh`: the author's tool as an azd extension source, released as azd
+//! releases its own extensions.
 //!
-//! Run on small stand-ins for the CLI and the sidecar (copies of `true`),
-//! so that what is checked is the source the script writes: its registry
-//! (read by azd: id, namespace, the `custom-commands` capability, one
-//! artifact per platform whose checksum is its archive's), the archive's
-//! layout (the CLI as entry point, the sidecar under `sidecars/<os>-<arch>/`
-//! with what build it is), and that the registry says what
-//! `host/cli/extension.yaml` says, read by a real YAML parser.
+//! Run on small stand-ins for the CLI and the sidecar (copies of `true`; the sidecars are signed
+//! by this test's CLI with a key made here), so that what is checked is the source the script
+//! writes: its registry (azd's own `--strict` rules, [`azd_registry::errors`]; id, namespace, the
+//! `custom-commands` capability, one artifact per platform azd ships, whose checksum is its
+//! archive's), the archives (`.tar.gz` on Linux, `.zip` elsewhere, named
+//! `<id-with-dashes>-<os>-<arch>`, normalised modes and times, the CLI as entry point, the
+//! sidecars under `sidecars/<os>-<arch>/` with what build each is and the release's signed list of
+//! them), and that the registry says what `host/cli/extension.yaml` says, read by a real YAML
+//! parser.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -17,7 +20,53 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use azd_wasm_host_fixtures::azd_registry;
+use azd_wasm_host_trust::{KeyPair, PublicKey};
 use sha2::Digest as _;
+
+/// Has `cmd` sign the sidecars as a release does: this test's CLI signs, with a key made in
+/// `work` (and azd's config folder there, so nothing of the user's is read or made); returns
+/// the key's public half.
+fn signed_by_a_release_key(cmd: &mut Command, work: &Path) -> PublicKey {
+    let key_file = work.join("release-key.pem");
+    let key = KeyPair::generate().unwrap();
+    azd_wasm_host_trust::write_key(&key_file, &key).unwrap();
+    cmd.env("SIGNER_CLI", env!("CARGO_BIN_EXE_azd-wasm-host"))
+        .env("RELEASE_SIGNING_KEY", &key_file)
+        .env("AZD_CONFIG_DIR", work.join("azd-config"))
+        .env_remove("RELEASE_TAG");
+    key.public()
+}
+
+/// Every entry of a `.tar.gz`: its path, mode, time and bytes.
+fn tar_entries(bytes: &[u8]) -> Vec<(String, u32, u64, Vec<u8>)> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
+    let mut entries = Vec::new();
+    for entry in tar.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().display().to_string();
+        let (mode, mtime) = (
+            entry.header().mode().unwrap(),
+            entry.header().mtime().unwrap(),
+        );
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        entries.push((path, mode, mtime, data));
+    }
+    entries
+}
+
+/// The sidecars' folder of an archive's entries, written out under `dir`.
+fn unpack_sidecars(entries: &[(String, u32, u64, Vec<u8>)], dir: &Path) -> PathBuf {
+    for (path, _, _, data) in entries {
+        if path.starts_with("sidecars/") && !path.ends_with('/') {
+            let to = dir.join(path);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(to, data).unwrap();
+        }
+    }
+    dir.join("sidecars")
+}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -38,6 +87,17 @@ fn release_tools_at(
     manifest: Option<&Path>,
     stamp: &str,
 ) -> (std::process::ExitStatus, String, PathBuf) {
+    let (status, stderr, out, _) = release_tools_with(work, manifest, stamp, None);
+    (status, stderr, out)
+}
+
+/// [`release_tools_at`], with `RELEASE_TAG` set to `tag`; also returns the release key.
+fn release_tools_with(
+    work: &Path,
+    manifest: Option<&Path>,
+    stamp: &str,
+    tag: Option<&str>,
+) -> (std::process::ExitStatus, String, PathBuf, PublicKey) {
     let true_bin = PathBuf::from("/usr/bin/true");
     let out = work.join("dist");
     let debug = work.join("debug");
@@ -67,11 +127,16 @@ fn release_tools_at(
     if let Some(m) = manifest {
         cmd.env("TOOLS_MANIFEST", m);
     }
+    let key = signed_by_a_release_key(&mut cmd, work);
+    if let Some(tag) = tag {
+        cmd.env("RELEASE_TAG", tag);
+    }
     let output = cmd.output().unwrap();
     (
         output.status,
         String::from_utf8_lossy(&output.stderr).into_owned(),
         out,
+        key,
     )
 }
 
@@ -89,11 +154,15 @@ fn the_tools_source_is_what_azd_installs_and_carries_the_sidecar() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let (status, stderr, out) = release_tools(work.path(), None);
+    let tool_version = env!("CARGO_PKG_VERSION");
+    let tag = format!("azd-ext-azd-wasm-host.tools_{tool_version}");
+    let (status, stderr, out, key) =
+        release_tools_with(work.path(), None, "@1600000000", Some(&tag));
     assert!(status.success(), "release-tools.sh failed:\n{stderr}");
 
     let registry: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("registry.json")).unwrap()).unwrap();
+    assert_eq!(azd_registry::errors(&registry), Vec::<String>::new());
     let manifest: serde_json::Value = serde_norway::from_str(
         &std::fs::read_to_string(root().join("host/cli/extension.yaml")).unwrap(),
     )
@@ -138,24 +207,20 @@ fn the_tools_source_is_what_azd_installs_and_carries_the_sidecar() {
 
     let mut members = Vec::new();
     let mut note = String::new();
-    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
-    for entry in tar.entries().unwrap() {
-        let mut entry = entry.unwrap();
-        let path = entry.path().unwrap().display().to_string();
+    let entries = tar_entries(&bytes);
+    for (path, mode, mtime, data) in &entries {
         if path.ends_with("sidecar-build.json") {
-            entry.read_to_string(&mut note).unwrap();
+            note = String::from_utf8(data.clone()).unwrap();
         }
-        let mode = entry.header().mode().unwrap();
         let executable = mode & 0o111 != 0;
         // Normalised: 0755 for folders and programs, 0644 otherwise, one time for all.
         assert_eq!(
-            mode,
+            *mode,
             if executable { 0o755 } else { 0o644 },
             "{path}: mode {mode:o}"
         );
-        assert_eq!(entry.header().mtime().unwrap(), EPOCH, "{path}");
-        assert_eq!(entry.header().uid().unwrap(), 0, "{path}");
-        members.push((path, executable));
+        assert_eq!(*mtime, EPOCH, "{path}");
+        members.push((path.clone(), executable));
     }
     members.sort();
     let want = [
@@ -164,9 +229,19 @@ fn the_tools_source_is_what_azd_installs_and_carries_the_sidecar() {
         ("sidecars/linux-amd64/", true),
         ("sidecars/linux-amd64/azd-wasm-host", true),
         ("sidecars/linux-amd64/sidecar-build.json", false),
+        ("sidecars/sidecars.sigstore.json", false),
     ]
     .map(|(p, x)| (p.to_owned(), x));
     assert_eq!(members, want);
+    // The sidecars are the release's: its signed list names each, and verifies with its key.
+    let unpacked = tempfile::tempdir().unwrap();
+    let sidecars = unpack_sidecars(&entries, unpacked.path());
+    let (statement, by) =
+        azd_wasm_host_trust::verify_sidecars(&sidecars, &[(PathBuf::from("release"), key)])
+            .unwrap();
+    assert_eq!(statement.predicate.version, tool_version);
+    assert_eq!(statement.subject.len(), 2);
+    assert_eq!(by.short_id().len(), 16);
     // A sidecar from target/debug says so, for `package` to tell the author.
     let note: serde_json::Value = serde_json::from_str(&note).unwrap();
     assert_eq!(note["profile"], "dev");
@@ -213,12 +288,20 @@ fn archives_are_reproducible() {
     let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (s1, e1, out1) = release_tools_at(one.path(), None, "@1600000000");
     assert!(s1.success(), "{e1}");
-    // Other file times, other folders: the same bytes.
+    // Other file times, other folders: the same entries, byte for byte, but for the signature
+    // (ECDSA signs with a fresh nonce, and each run here signs with a key of its own).
     let (s2, e2, out2) = release_tools_at(two.path(), None, "@1650000000");
     assert!(s2.success(), "{e2}");
     let name = "azd-wasm-host-tools-linux-amd64.tar.gz";
+    let unsigned = |out: &Path| {
+        let mut entries = tar_entries(&std::fs::read(out.join(name)).unwrap());
+        let before = entries.len();
+        entries.retain(|(path, ..)| !path.ends_with("sidecars.sigstore.json"));
+        assert_eq!(entries.len(), before - 1, "no signed list in {name}");
+        entries
+    };
     assert!(
-        std::fs::read(out1.join(name)).unwrap() == std::fs::read(out2.join(name)).unwrap(),
+        unsigned(&out1) == unsigned(&out2),
         "two runs on the same inputs made different archives"
     );
 }
@@ -248,17 +331,17 @@ fn the_script_never_removes_a_folder_it_did_not_make() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&release, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let output = Command::new(root().join("scripts/release-tools.sh"))
-        .env("OUT_DIR", work.path().join("dist"))
+    let mut cmd = Command::new(root().join("scripts/release-tools.sh"));
+    cmd.env("OUT_DIR", work.path().join("dist"))
         .env("RELEASE_SH", &release)
         .env("DIST_DIR", &dist)
         .env("TOOLS_SIDECARS", &mine)
         // Set without TOOLS_CLI: before, this made the exit trap remove TOOLS_SIDECARS.
         .env("TOOLS_SIDECAR", "/usr/bin/true")
         .env_remove("TOOLS_CLI")
-        .env_remove("BASE_URL")
-        .output()
-        .unwrap();
+        .env_remove("BASE_URL");
+    signed_by_a_release_key(&mut cmd, work.path());
+    let output = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
@@ -269,4 +352,192 @@ fn the_script_never_removes_a_folder_it_did_not_make() {
         dist.join("linux-amd64/dev/azd-wasm-host").is_file(),
         "the script removed the release builds' folder"
     );
+}
+
+/// `all` releases the six platforms azd ships extensions for, as azd names them: a `.tar.gz`
+/// for Linux and a `.zip` elsewhere, each `azd-wasm-host-tools-<os>-<arch>`, with entries of
+/// normalised modes and one time, the Windows entry point an `.exe`, every sidecar and their
+/// signed list in each; and the registry passes azd's `--strict` rules.
+#[test]
+fn all_releases_the_six_platforms_as_azd_names_and_packs_them() {
+    if !linux_amd64() {
+        eprintln!("skipped: the script's stand-ins are this Linux amd64 machine's");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let (dist, sidecars) = (
+        work.path().join("release-dist"),
+        work.path().join("sidecars"),
+    );
+    let exe = |p: &str| {
+        if p.starts_with("windows-") {
+            "azd-wasm-host.exe"
+        } else {
+            "azd-wasm-host"
+        }
+    };
+    let platforms: Vec<String> = azd_registry::PLATFORMS
+        .iter()
+        .map(|p| p.replace('/', "-"))
+        .collect();
+    for p in &platforms {
+        std::fs::create_dir_all(sidecars.join(p)).unwrap();
+        std::fs::copy("/usr/bin/true", sidecars.join(p).join(exe(p))).unwrap();
+    }
+    // A stand-in for release.sh: a development CLI for each platform it is asked for.
+    let release = work.path().join("release.sh");
+    std::fs::write(
+        &release,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --dev ] || exit 9\nshift\nfor p; do\n  case $p in windows-*) e=.exe ;; *) e= ;; esac\n  mkdir -p '{d}'/$p/dev && cp /usr/bin/true '{d}'/$p/dev/azd-wasm-host$e\ndone\n",
+            d = dist.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&release, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = work.path().join("dist");
+    let mut cmd = Command::new(root().join("scripts/release-tools.sh"));
+    cmd.arg("all")
+        .env("OUT_DIR", &out)
+        .env("RELEASE_SH", &release)
+        .env("DIST_DIR", &dist)
+        .env("TOOLS_SIDECARS", &sidecars)
+        .env("SOURCE_DATE_EPOCH", EPOCH.to_string())
+        .env("BASE_URL", "https://example.invalid/releases/v1/")
+        .env_remove("TOOLS_CLI")
+        .env_remove("TOOLS_SIDECAR");
+    let key = signed_by_a_release_key(&mut cmd, work.path());
+    let output = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+
+    let registry: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("registry.json")).unwrap()).unwrap();
+    assert_eq!(azd_registry::errors(&registry), Vec::<String>::new());
+    let artifacts = registry["extensions"][0]["versions"][0]["artifacts"]
+        .as_object()
+        .unwrap();
+    let mut keys: Vec<&str> = artifacts.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut want: Vec<&str> = azd_registry::PLATFORMS.to_vec();
+    want.sort_unstable();
+    assert_eq!(keys, want, "one artifact per platform azd installs on");
+
+    let all_sidecars: Vec<String> = platforms
+        .iter()
+        .map(|p| format!("sidecars/{p}/{}", exe(p)))
+        .collect();
+    for p in &platforms {
+        let artifact = &artifacts[&p.replace('-', "/")];
+        let kind = if p.starts_with("linux-") {
+            "tar.gz"
+        } else {
+            "zip"
+        };
+        let name = format!("azd-wasm-host-tools-{p}.{kind}");
+        assert_eq!(
+            artifact["url"],
+            format!("https://example.invalid/releases/v1/{name}")
+        );
+        assert_eq!(artifact["entryPoint"], exe(p));
+        let bytes = std::fs::read(out.join(&name)).unwrap();
+        assert_eq!(
+            artifact["checksum"]["value"],
+            hex::encode(sha2::Sha256::digest(&bytes)),
+            "{name}"
+        );
+        let entries = if kind == "zip" {
+            zip_entries(&bytes)
+        } else {
+            tar_entries(&bytes)
+        };
+        let mut files = Vec::new();
+        for (path, mode, mtime, _) in &entries {
+            let program = path.rsplit('/').next().unwrap_or_default();
+            let executable =
+                path.ends_with('/') || ["azd-wasm-host", "azd-wasm-host.exe"].contains(&program);
+            assert_eq!(
+                *mode,
+                if executable { 0o755 } else { 0o644 },
+                "{name}: {path}: mode {mode:o}"
+            );
+            assert_eq!(*mtime, EPOCH, "{name}: {path}");
+            if !path.ends_with('/') {
+                files.push(path.clone());
+            }
+        }
+        let mut expected = vec![
+            exe(p).to_owned(),
+            "sidecars/sidecars.sigstore.json".to_owned(),
+        ];
+        expected.extend(all_sidecars.iter().cloned());
+        expected.sort();
+        files.sort();
+        assert_eq!(files, expected, "{name}");
+        let unpacked = tempfile::tempdir().unwrap();
+        let signed = unpack_sidecars(&entries, unpacked.path());
+        azd_wasm_host_trust::verify_sidecars(&signed, &[(PathBuf::from("release"), key.clone())])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// Every entry of a `.zip`: its path, Unix mode, time (as seconds since 1970, UTC) and bytes.
+fn zip_entries(bytes: &[u8]) -> Vec<(String, u32, u64, Vec<u8>)> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut entries = Vec::new();
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).unwrap();
+        let mode = entry.unix_mode().expect("no Unix mode") & 0o7777;
+        let t = entry.last_modified().unwrap();
+        let days = days_from_civil(i64::from(t.year()), t.month().into(), t.day().into());
+        let secs = days * 86_400
+            + i64::from(t.hour()) * 3600
+            + i64::from(t.minute()) * 60
+            + i64::from(t.second());
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        entries.push((
+            entry.name().to_owned(),
+            mode,
+            u64::try_from(secs).unwrap(),
+            data,
+        ));
+    }
+    entries
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[test]
+fn a_tag_that_is_not_the_extensions_id_and_version_is_refused() {
+    if !linux_amd64() {
+        eprintln!("skipped: the script's stand-ins are this Linux amd64 machine's");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let (status, stderr, out, _) = release_tools_with(
+        work.path(),
+        None,
+        "@1600000000",
+        Some("azd-ext-azd-wasm-host.tools_9.9.9"),
+    );
+    assert!(!status.success(), "a wrong tag was accepted:\n{stderr}");
+    assert!(
+        stderr.contains("azd-ext-azd-wasm-host.tools_9.9.9")
+            && stderr.contains(&format!(
+                "azd-ext-azd-wasm-host.tools_{}",
+                env!("CARGO_PKG_VERSION")
+            )),
+        "{stderr}"
+    );
+    assert!(!out.join("registry.json").exists());
 }
