@@ -2,11 +2,13 @@
 # shellcheck disable=SC2154,SC2034,SC2164 # variables set and read across the files the driver
 # sources into one shell (scripts/azd-e2e.sh, lib.sh, the scenarios), and its set -e, unseen here
 # Scenario 95 of scripts/azd-e2e.sh (sourced by it after the shared setup, in its shell):
-# the author's tool installed as an azd extension (`azd wasm …`, host/cli/extension.yaml) from the
-# source scripts/release-tools.sh writes, then used by an author whose PATH has azd and Go but no
-# Rust toolchain and no azd-wasm-host: azd wasm new go → build → test → package (which must ship
-# the sidecar the tool carries, and say which build it is and its size), the provider installed
-# into azd, and azd provision with it.
+# the author's tool released as scripts/release-tools.sh releases it (its registry.json and
+# archives served over HTTP on loopback, as from a release's web server; azd's own `extension
+# source validate --strict` passes it), installed with the README's two lines (`-t url`), then
+# used by an author whose PATH has azd and Go but no Rust toolchain and no azd-wasm-host:
+# azd wasm new go → build → test → package (which must ship the sidecar the tool carries, and say
+# which build it is and its size; and refuse it once it is writable by others or changed since the
+# release signed it), the provider installed into azd, and azd provision with it.
 #
 # Needs: only the shared setup. The tool bundles the CLI the run installs (HOST_BINARY, or
 # target/<profile>/azd-wasm-host) and the sidecar built beside it (or the size-optimised one,
@@ -25,20 +27,30 @@ tool_sidecar="${AZD_E2E_TOOL_SIDECAR:-$(dirname "$tool_cli")/azd-wasm-host-sidec
 [[ -x "$tool_sidecar" ]] ||
   fail "no sidecar build beside $tool_cli nor in target/sidecar/ (cargo build -p azd-wasm-host-sidecar)"
 t="$(now)"
-OUT_DIR="$work/tools-dist" TOOLS_CLI="$tool_cli" TOOLS_SIDECAR="$tool_sidecar" \
+mkdir -p "$work/tools-dist"
+serve_folder "$work/tools-dist"
+# Signed with the default key of this azd config folder, trusted in it: what a release made here
+# is (a published release's CLI carries the release key instead; docs/packaging.md).
+OUT_DIR="$work/tools-dist" BASE_URL="$served_url" TOOLS_CLI="$tool_cli" TOOLS_SIDECAR="$tool_sidecar" \
   "$repo_root/scripts/release-tools.sh" >"$work/step.out" 2>&1 || {
   cat "$work/step.out" >>"$transcript"
   fail "scripts/release-tools.sh"
 }
 sed 's/^/  | /' "$work/step.out" | tee -a "$transcript"
-say "  (the tool's extension source in $(elapsed "$t") s)"
-azd_step extension source add -n wasm-tools -t file -l "$work/tools-dist/registry.json" --no-prompt ||
-  fail "azd extension source add (the tool's)"
+say "  (the tool's release, served on $served_url, in $(elapsed "$t") s)"
+azd_step extension source validate "$served_url/registry.json" --strict --no-prompt ||
+  fail "azd extension source validate --strict refused the tool's registry"
+pass "azd's own validation (--strict) passes the tool's registry.json"
+azd_step extension source add -n wasm-tools -t url -l "$served_url/registry.json" --no-prompt ||
+  fail "azd extension source add -t url (the tool's release)"
 azd_step extension install azd-wasm-host.tools --source wasm-tools --no-prompt ||
   fail "azd extension install azd-wasm-host.tools"
-[[ -x "$AZD_CONFIG_DIR/extensions/azd-wasm-host.tools/sidecars/linux-amd64/azd-wasm-host" ]] ||
-  fail "the installed tool carries no sidecar in sidecars/linux-amd64/"
-pass "azd installed the author's tool with its sidecar"
+grep -q '"GET /azd-wasm-host-tools-linux-amd64.tar.gz HTTP' "$work/serve-folder.log" ||
+  fail "azd did not download the tool's archive from $served_url"
+tool_sidecars="$AZD_CONFIG_DIR/extensions/azd-wasm-host.tools/sidecars"
+[[ -x "$tool_sidecars/linux-amd64/azd-wasm-host" && -s "$tool_sidecars/sidecars.sigstore.json" ]] ||
+  fail "the installed tool carries no sidecar in sidecars/linux-amd64/, or not its signed list"
+pass "azd installed the author's tool over HTTP from its release, with its sidecar and their signed list"
 
 # An author's PATH: azd and Go, the system's tools, and nothing of Rust's (Debian's rustc in
 # /usr/bin included), nor azd-wasm-host itself: the tool is reached through azd alone.
@@ -77,7 +89,21 @@ grep -q "passed" "$work/step.out" || fail "azd wasm test printed no passed test"
 azd_step wasm package || fail "azd wasm package (no Rust toolchain)"
 grep -q "==> ship the host for linux/amd64: .*, [0-9.]* MB (.*extensions/azd-wasm-host.tools/sidecars/linux-amd64/azd-wasm-host)" "$work/step.out" ||
   fail "azd wasm package did not ship the installed tool's sidecar, saying which build and its size"
+grep -q "==> the installed tool's sidecars (.*) match the list release .* signed" "$work/step.out" ||
+  fail "azd wasm package did not check the tool's sidecars against the release's signed list"
 pass "package shipped the tool's own sidecar: $(grep -o '==> ship the host for linux/amd64: [^(]*' "$work/step.out")"
+# A sidecar others can write, or one changed since the release signed it, is never shipped.
+tool_sidecar_file="$tool_sidecars/linux-amd64/azd-wasm-host"
+chmod g+w "$tool_sidecar_file"
+! azd_step wasm package || fail "azd wasm package shipped a sidecar others can write"
+grep -q "sidecar folder cannot be trusted" "$work/step.out" || fail "package did not say why it refused the writable sidecar"
+chmod g-w "$tool_sidecar_file"
+cp "$tool_sidecar_file" "$work/sidecar.saved"
+printf 'x' >>"$tool_sidecar_file"
+! azd_step wasm package || fail "azd wasm package shipped a sidecar changed since the release"
+grep -q "was changed after it was signed" "$work/step.out" || fail "package did not say the sidecar was changed"
+cat "$work/sidecar.saved" >"$tool_sidecar_file"
+pass "package refused the tool's sidecar once others could write it, and once it was changed"
 rm -rf .azure
 azd_step extension source add -n hello-tool -t file -l "$PWD/dist/registry.json" --no-prompt ||
   fail "azd extension source add (hello-tool)"

@@ -15,10 +15,12 @@
 work="$(mktemp -d "${TMPDIR:-/tmp}/azd-e2e.XXXXXX")"
 credential_pid=""
 azurite_pid=""
+served_pids=() # the folders served over loopback HTTP (serve_folder)
 cleanup() {
-  local rc=$?
+  local rc=$? pid
   [[ -n "$credential_pid" ]] && kill "$credential_pid" 2>/dev/null
   [[ -n "$azurite_pid" ]] && kill "$azurite_pid" 2>/dev/null
+  for pid in "${served_pids[@]}"; do kill "$pid" 2>/dev/null; done
   if ((keep)) || ((rc != 0)); then
     echo "azd-e2e: kept $work (transcript: $work/transcript.log)" >&2
   else
@@ -110,6 +112,20 @@ PY
   read -r credential_port <"$work/credential-port"
   export AZD_AUTH_ENDPOINT="http://127.0.0.1:$credential_port" AZD_AUTH_KEY
   say "== credential server on $AZD_AUTH_ENDPOINT (pid $credential_pid)"
+}
+
+# Serves the folder DIR over plain HTTP on loopback, as a release's web server would
+# (scripts/serve-folder.py; its requests are logged to $work/serve-folder.log); sets $served_url.
+serve_folder() { # DIR
+  local url_file="$work/served-url.$RANDOM" i
+  python3 "$repo_root/scripts/serve-folder.py" "$1" >"$url_file" 2>>"$work/serve-folder.log" &
+  served_pids+=($!)
+  for ((i = 0; i < 100; i++)); do
+    [[ -s "$url_file" ]] && break
+    sleep 0.1
+  done
+  served_url="$(head -n1 "$url_file")"
+  [[ "$served_url" == http://127.0.0.1:* ]] || fail "scripts/serve-folder.py did not start (serving $1)"
 }
 
 # Builds azd and the extension, installs the extension into $AZD_CONFIG_DIR and allows what
