@@ -193,6 +193,6 @@ for release in "${older_releases[@]}"; do
   say "== azd $release (an older release the module proxy serves): the lifecycle scenario"
   flags=()
   ((keep)) && flags+=(--keep)
-  AZD_VERSION="$release" AZD_E2E_ONLY= "$0" "${flags[@]}" "${install_args[@]}" 10-localfiles-lifecycle ||
+  AZD_VERSION="$release" AZD_E2E_ONLY= "$repo_root/scripts/azd-e2e.sh" "${flags[@]}" "${install_args[@]}" 10-localfiles-lifecycle ||
     fail "azd $release: the lifecycle scenario (AZD_VERSION=$release scripts/azd-e2e.sh 10)"
 done
