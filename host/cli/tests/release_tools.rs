@@ -541,3 +541,71 @@ fn a_tag_that_is_not_the_extensions_id_and_version_is_refused() {
     );
     assert!(!out.join("registry.json").exists());
 }
+
+/// The release workflow runs on the tag azd's release recipe names for this extension, builds
+/// each of the six platforms on a runner of its own, and releases through the script the tests
+/// above check, azd's own `--strict` validation and an install over loopback; every script it
+/// names is in the repository and runnable.
+#[test]
+fn the_release_workflow_is_the_recipe_for_this_extension() {
+    let text = std::fs::read_to_string(root().join(".github/workflows/release-tools.yml")).unwrap();
+    let workflow: serde_json::Value = serde_norway::from_str(&text).unwrap();
+    let manifest: serde_json::Value = serde_norway::from_str(
+        &std::fs::read_to_string(root().join("host/cli/extension.yaml")).unwrap(),
+    )
+    .unwrap();
+    let id = manifest["id"].as_str().unwrap();
+    assert_eq!(
+        workflow["on"]["push"]["tags"],
+        serde_json::json!([format!("azd-ext-{id}_*")]),
+        "the workflow must run on the tag azd-ext-<id>_<version>"
+    );
+    let matrix = workflow["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap();
+    let mut built: Vec<String> = matrix
+        .iter()
+        .map(|m| m["platform"].as_str().unwrap().to_owned())
+        .collect();
+    built.sort();
+    let mut want: Vec<String> = azd_registry::PLATFORMS
+        .iter()
+        .map(|p| p.replace('/', "-"))
+        .collect();
+    want.sort();
+    assert_eq!(built, want, "one build per platform azd installs on");
+    for m in matrix {
+        assert!(m["runner"].as_str().is_some_and(|r| !r.is_empty()), "{m}");
+        assert!(m["target"].as_str().is_some_and(|t| !t.is_empty()), "{m}");
+    }
+    let release = serde_json::to_string(&workflow["jobs"]["release"]).unwrap();
+    for step in [
+        "scripts/release-tools.sh all",
+        "extension source validate tools-dist/registry.json --strict",
+        "scripts/release-install-check.sh",
+        "RELEASE_SIGNING_KEY",
+        "gh release create",
+    ] {
+        assert!(
+            release.contains(step),
+            "the release job does not run {step:?}"
+        );
+    }
+    // Every script it names exists and can run.
+    let mut named = 0;
+    for (at, _) in text.match_indices("scripts/") {
+        let name: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'))
+            .collect();
+        let path = root().join(name.trim_end_matches('.'));
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("the workflow names {name}: {e}"))
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "{name} is not executable");
+        named += 1;
+    }
+    assert!(named >= 4, "only {named} scripts named");
+}
