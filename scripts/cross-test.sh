@@ -16,6 +16,8 @@
 #   `.azure/{env}`) are opened by Windows code, with the files it made and removed checked, and
 #   its outputs checked to name those folders as Windows does (`Z:\...\localinfra`).
 # - linux-arm64: under qemu-user.
+# - windows-arm64: not runnable here (Wine runs amd64 code only); its PE headers inspected
+#   (scripts/pe-check.py: an arm64 PE32+ console program importing only DLLs Windows has).
 # - darwin-*: not runnable here; linked and inspected (scripts/macho-check.py: Mach-O headers,
 #   load commands, and the ad-hoc code signature checked page by page).
 # Each lifecycle is a fresh project and HOME: `run provision`, `run state --output json`,
@@ -240,6 +242,19 @@ test_darwin() {
     "not runnable here" "$result"
 }
 
+test_windows_arm64() {
+  local bin=$1 result=pass log="$WORK/windows-arm64-inspect.log"
+  if python3 "$ROOT/scripts/pe-check.py" "$bin" arm64 >"$log" 2>&1; then
+    sed 's/^/    /' "$log" >&2
+  else
+    cat "$log" >&2
+    result=FAIL
+  fi
+  row windows-arm64 "$(size_of "$bin")" \
+    "linked; PE headers and imports checked (scripts/pe-check.py): $(grep -E '^(machine|imports):' "$log" | paste -sd';' -)" \
+    "not runnable here" "$result"
+}
+
 platforms=("$@")
 if ((${#platforms[@]} == 0)); then
   for d in "$DIST"/*/; do platforms+=("$(basename "$d")"); done
@@ -259,6 +274,7 @@ for p in "${platforms[@]}"; do
   case $p in
     linux-amd64) test_linux_amd64 "$bin" ;;
     windows-amd64) test_windows_amd64 "$bin" ;;
+    windows-arm64) test_windows_arm64 "$bin" ;;
     linux-arm64) test_linux_arm64 "$bin" ;;
     darwin-*) test_darwin "$p" "$bin" ;;
     *) row "$p" "$(size_of "$bin")" - - "FAIL: no test for this platform" ;;

@@ -92,7 +92,7 @@ case "${AZD_WASM_HOST_CROSS:-0}" in
   *)
     step "release builds for other platforms, run as far as this machine allows"
     platforms=${AZD_WASM_HOST_CROSS}
-    [ "$platforms" = 1 ] && platforms="windows-amd64 linux-arm64 darwin-arm64 darwin-amd64"
+    [ "$platforms" = 1 ] && platforms="windows-amd64 windows-arm64 linux-arm64 darwin-arm64 darwin-amd64"
     # shellcheck disable=SC2086 # one platform per word
     scripts/release.sh linux-amd64 $platforms
     # shellcheck disable=SC2086
