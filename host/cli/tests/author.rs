@@ -629,6 +629,11 @@ fn package_ships_an_archive_per_platform_each_with_its_entry_point() {
     pe.resize(0x80, 0);
     pe.extend_from_slice(b"PE\0\0\x64\x86");
     foreign_binary(&windows, &pe);
+    // The same for Windows on arm64 (machine 0xaa64).
+    let windows_arm = root.path().join("win-arm.exe");
+    let pe_len = pe.len();
+    pe[pe_len - 2..].copy_from_slice(&[0x64, 0xaa]);
+    foreign_binary(&windows_arm, &pe);
     let mac = root.path().join("mac");
     foreign_binary(&mac, &[0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 0x01]);
 
@@ -655,6 +660,7 @@ fn package_ships_an_archive_per_platform_each_with_its_entry_point() {
     let native = format!("linux/{arch}");
     let hosts = [
         format!("windows/amd64={}", windows.display()),
+        format!("windows/arm64={}", windows_arm.display()),
         format!("darwin-arm64={}", mac.display()),
         format!("{native}={BIN}"),
     ];
@@ -671,9 +677,18 @@ fn package_ships_an_archive_per_platform_each_with_its_entry_point() {
         .unwrap();
     let mut keys: Vec<&str> = artifacts.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["darwin/arm64", native.as_str(), "windows/amd64"]);
+    assert_eq!(
+        keys,
+        [
+            "darwin/arm64",
+            native.as_str(),
+            "windows/amd64",
+            "windows/arm64"
+        ]
+    );
     for (platform, exe) in [
         ("windows/amd64", "azd-wasm-host.exe"),
+        ("windows/arm64", "azd-wasm-host.exe"),
         ("darwin/arm64", "azd-wasm-host"),
         (native.as_str(), "azd-wasm-host"),
     ] {
