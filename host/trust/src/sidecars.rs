@@ -20,7 +20,7 @@ use crate::bundle::{Among, open_among};
 use crate::envelope::{SIDECARS_PREDICATE_TYPE, Statement, Subject};
 use crate::error::TrustError;
 use crate::keys::{KeyPair, PublicKey};
-use crate::signing::{bundle_of, sha256_file};
+use crate::signing::{bundle_of, sha256_file, unchanged};
 
 /// The signed list's file name, in the sidecars' folder.
 pub const SIDECARS_BUNDLE_FILE: &str = "sidecars.sigstore.json";
@@ -147,14 +147,7 @@ fn check_files(dir: &Path, bundle: &Path, statement: &Statement) -> Result<(), T
                 bundle.display()
             ))
         })?;
-        let actual = sha256_file(path).map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
-        if !actual.eq_ignore_ascii_case(signed) {
-            return Err(TrustError::Changed {
-                file: path.display().to_string(),
-                actual,
-                signed: signed.to_owned(),
-            });
-        }
+        unchanged(path, signed)?;
     }
     Ok(())
 }

@@ -20,6 +20,7 @@ use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_manifest::package::{PRECOMPILED_BINDING, PRECOMPILED_CODE};
 
 use crate::envelope::{BUNDLE_FILE, Bundle, PAYLOAD_TYPE, Statement, Subject, pae};
+use crate::error::TrustError;
 use crate::keys::KeyPair;
 
 /// The name `provider.toml` has among a statement's subjects.
@@ -147,4 +148,18 @@ pub(crate) fn sha256_file(path: &Path) -> anyhow::Result<String> {
     azd_wasm_host_core::files::sha256_file(path)
         .map(hex::encode)
         .with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The file at `path` hashes to `signed` (hex, either case), or
+/// [`TrustError::Changed`] says what it hashes to now.
+pub(crate) fn unchanged(path: &Path, signed: &str) -> Result<(), TrustError> {
+    let actual = sha256_file(path).map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
+    if actual.eq_ignore_ascii_case(signed) {
+        return Ok(());
+    }
+    Err(TrustError::Changed {
+        file: path.display().to_string(),
+        actual,
+        signed: signed.to_owned(),
+    })
 }

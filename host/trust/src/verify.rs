@@ -17,7 +17,7 @@ use azd_wasm_host_manifest::package::{PRECOMPILED_BINDING, PRECOMPILED_CODE, Shi
 use crate::bundle::{Opened, malformed, open, read_bundle, statement_of};
 use crate::envelope::{BUNDLE_FILE, CODE_PREDICATE_TYPE, PREDICATE_TYPE, Statement};
 use crate::error::TrustError;
-use crate::signing::{CODE_BUNDLE_FILE, CODE_FILES, folder, sha256_file, signed_files};
+use crate::signing::{CODE_BUNDLE_FILE, CODE_FILES, folder, sha256_file, signed_files, unchanged};
 use crate::store::TrustDir;
 
 /// A provider whose signature verified.
@@ -311,14 +311,7 @@ fn check_subjects(
         if hashing == Hashing::DeferCode && name == PRECOMPILED_CODE {
             continue;
         }
-        let actual = sha256_file(&path).map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
-        if !actual.eq_ignore_ascii_case(signed) {
-            return Err(TrustError::Changed {
-                file: path.display().to_string(),
-                actual,
-                signed: signed.clone(),
-            });
-        }
+        unchanged(&path, signed)?;
     }
     Ok(())
 }
