@@ -59,6 +59,21 @@ platforms=("$@")
 OUT=${OUT_DIR:-$ROOT/target/tools-dist}
 exe_of() { [[ $1 == windows-* ]] && echo azd-wasm-host.exe || echo azd-wasm-host; }
 
+# The extension's id and version, checked before anything is built: the version must be the
+# workspace's, and a release's tag must name both.
+manifest=${TOOLS_MANIFEST:-$ROOT/host/cli/extension.yaml}
+# One top-level `key: value` of the manifest, without quotes.
+manifest_field() { sed -n "s/^$1:[[:space:]]*//p" "$manifest" | head -n1 | tr -d "\"'" | sed 's/[[:space:]]*$//'; }
+ext_id=$(manifest_field id)
+version=$(manifest_field version)
+[[ -n $ext_id && -n $version ]] || die "$manifest names no id or version"
+workspace_version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+[[ $version == "$workspace_version" ]] ||
+  die "host/cli/extension.yaml says version '$version', the workspace '$workspace_version': make them agree"
+if [[ -n ${RELEASE_TAG:-} && $RELEASE_TAG != "azd-ext-${ext_id}_$version" ]]; then
+  die "the tag $RELEASE_TAG is not azd-ext-${ext_id}_$version (the id and version of $manifest)"
+fi
+
 # What to bundle: per platform, its CLI; and the sidecars' folder.
 declare -A cli_of=()
 DIST=${DIST_DIR:-$ROOT/target/release-dist}
@@ -90,15 +105,6 @@ done
 
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-manifest=${TOOLS_MANIFEST:-$ROOT/host/cli/extension.yaml}
-# One top-level `key: value` of the manifest, without quotes.
-manifest_field() { sed -n "s/^$1:[[:space:]]*//p" "$manifest" | head -n1 | tr -d "\"'" | sed 's/[[:space:]]*$//'; }
-ext_id=$(manifest_field id)
-version=$(manifest_field version)
-[[ -n $ext_id && -n $version ]] || die "$manifest names no id or version"
-if [[ -n ${RELEASE_TAG:-} && $RELEASE_TAG != "azd-ext-${ext_id}_$version" ]]; then
-  die "the tag $RELEASE_TAG is not azd-ext-${ext_id}_$version (the id and version of $manifest)"
-fi
 stage_root=$(mktemp -d)
 made+=("$stage_root")
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || echo 0)}
@@ -176,11 +182,10 @@ for p in "${platforms[@]}"; do
 done
 
 # registry.json, from extension.yaml (one-line values and simple lists; see its header).
-python3 - "$manifest" "$OUT/registry.json" "$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)" \
-  "${BASE_URL:-}" "${artifacts[@]}" <<'PY'
+python3 - "$manifest" "$OUT/registry.json" "${BASE_URL:-}" "${artifacts[@]}" <<'PY'
 import hashlib, json, sys
 
-manifest, out, workspace_version, base_url, *artifacts = sys.argv[1:]
+manifest, out, base_url, *artifacts = sys.argv[1:]
 
 def scalar(text):
     text = text.strip()
@@ -208,10 +213,6 @@ for raw in open(manifest, encoding="utf-8"):
     elif item is not None:
         name, _, value = body.partition(": ")
         item[name] = scalar(value)
-
-if fields.get("version") != workspace_version:
-    sys.exit(f"release-tools: host/cli/extension.yaml says version {fields.get('version')!r}, "
-             f"the workspace {workspace_version!r}: make them agree")
 
 def artifact(spec):
     platform, path = spec.split("=", 1)

@@ -140,6 +140,23 @@ fn release_tools_with(
     )
 }
 
+/// A stand-in for `scripts/release.sh --dev PLATFORM...` in `work`: a development CLI (a copy
+/// of `true`) for each platform asked for, where release.sh leaves it under `dist`.
+fn stand_in_release_sh(work: &Path, dist: &Path) -> PathBuf {
+    let release = work.join("release.sh");
+    std::fs::write(
+        &release,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --dev ] || exit 9\nshift\nfor p; do\n  case $p in windows-*) e=.exe ;; *) e= ;; esac\n  mkdir -p '{d}'/$p/dev && cp /usr/bin/true '{d}'/$p/dev/azd-wasm-host$e\ndone\n",
+            d = dist.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&release, std::fs::Permissions::from_mode(0o755)).unwrap();
+    release
+}
+
 /// The time every archive entry must carry.
 const EPOCH: u64 = 1_700_000_000;
 
@@ -319,18 +336,7 @@ fn the_script_never_removes_a_folder_it_did_not_make() {
     std::fs::create_dir_all(mine.join("linux-amd64")).unwrap();
     std::fs::copy("/usr/bin/true", mine.join("linux-amd64/azd-wasm-host")).unwrap();
     let dist = work.path().join("release-dist");
-    // A stand-in for release.sh: leaves a development CLI where release.sh would.
-    let release = work.path().join("release.sh");
-    std::fs::write(
-        &release,
-        format!(
-            "#!/bin/sh\nmkdir -p '{d}/linux-amd64/dev' && cp /usr/bin/true '{d}/linux-amd64/dev/azd-wasm-host'\n",
-            d = dist.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&release, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let release = stand_in_release_sh(work.path(), &dist);
     let mut cmd = Command::new(root().join("scripts/release-tools.sh"));
     cmd.env("OUT_DIR", work.path().join("dist"))
         .env("RELEASE_SH", &release)
@@ -384,18 +390,7 @@ fn all_releases_the_six_platforms_as_azd_names_and_packs_them() {
         std::fs::create_dir_all(sidecars.join(p)).unwrap();
         std::fs::copy("/usr/bin/true", sidecars.join(p).join(exe(p))).unwrap();
     }
-    // A stand-in for release.sh: a development CLI for each platform it is asked for.
-    let release = work.path().join("release.sh");
-    std::fs::write(
-        &release,
-        format!(
-            "#!/bin/sh\n[ \"$1\" = --dev ] || exit 9\nshift\nfor p; do\n  case $p in windows-*) e=.exe ;; *) e= ;; esac\n  mkdir -p '{d}'/$p/dev && cp /usr/bin/true '{d}'/$p/dev/azd-wasm-host$e\ndone\n",
-            d = dist.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&release, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let release = stand_in_release_sh(work.path(), &dist);
     let out = work.path().join("dist");
     let mut cmd = Command::new(root().join("scripts/release-tools.sh"));
     cmd.arg("all")
