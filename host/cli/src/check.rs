@@ -9,7 +9,9 @@
 //!   wasi:filesystem/types@0.2.6                  files (only the fs grants below)
 //!
 //! policy (what the sandbox grants):
-//!   fs       . (read; inside the azd project)
+//!   fs                      . (read)
+//!   memory_mb               256 MiB (all memories and tables of an instance together)
+//!   call_timeout_secs       300 s (per call)
 //!
 //! config schema (azure.yaml's infra.config, checked at every Initialize): config.schema.json
 //!   { "type": "object", ... }
@@ -25,7 +27,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use azd_wasm_host_core::text::{escape_invisible, shown};
-use azd_wasm_host_manifest::{EnvironmentAccess, Policy, PolicyDiff};
+use azd_wasm_host_manifest::{Policy, PolicyDiff};
 use azd_wasm_host_runtime::{CheckReport, RuntimeOptions};
 
 /// `check`: validate and describe a component, on stdout.
@@ -176,80 +178,27 @@ config schema (azure.yaml's infra.config, checked at every Initialize): {}",
     }
 }
 
-/// The policy section of [`render`]: what the sandbox grants.
+/// The policy section of [`render`]: what the sandbox grants, one line per
+/// entry of each of the policy's fields ([`Policy::fields`]), by its key in
+/// `[policy]`.
 fn write_policy(out: &mut String, policy: &Policy) {
     let _ = writeln!(out, "\npolicy (what the sandbox grants):");
     if policy.is_deny_all() {
         let _ = writeln!(
             out,
-            "  deny-all: no files, no environment variables, no network, no HTTP"
+            "  deny-all: no files, no environment variables, no network, no HTTP, nothing of azd's"
         );
     }
-    write_reach(out, policy);
-    let _ = writeln!(
-        out,
-        "  memory   {} MiB per instance (all memories and tables together)",
-        policy.memory_mb
-    );
-    let _ = writeln!(out, "  timeout  {} s per call", policy.call_timeout_secs);
-    if policy.azd.environment != EnvironmentAccess::None {
-        let _ = writeln!(out, "  azd      environment: {}", policy.azd.environment);
-    }
-    if policy.azd.prompt {
-        let _ = writeln!(out, "  azd      prompt: may ask the user");
-    }
-    for scope in &policy.azd.credential_scopes {
-        let _ = writeln!(
-            out,
-            "  azd      access tokens for {} (from `azd auth token`)",
-            shown(scope)
-        );
-    }
-    if policy.writes_files() {
-        let _ = writeln!(
-            out,
-            "  disk     {} MiB per instance across its read-write grants (disk_mb; past it a \
-             write fails: no space)",
-            policy.disk_mb
-        );
-    }
-}
-
-/// The grants of [`write_policy`] that reach outside the sandbox: files,
-/// environment variables, the network and HTTP.
-fn write_reach(out: &mut String, policy: &Policy) {
-    for g in &policy.fs {
-        let place = if g.outside_project {
-            "OUTSIDE the azd project (granted explicitly)"
-        } else {
-            "inside the azd project"
-        };
-        let _ = writeln!(out, "  fs       {} ({}; {place})", shown(&g.path), g.access);
-    }
-    for e in &policy.env {
-        let _ = writeln!(out, "  env      {}", shown(e));
-    }
-    for n in &policy.network {
-        let _ = writeln!(
-            out,
-            "  network  {} (TCP connect; name lookups only for listed names)",
-            shown(n)
-        );
-    }
-    for origin in &policy.http.allow {
-        let _ = writeln!(
-            out,
-            "  http     {} (TLS by the host; plaintext only to loopback)",
-            shown(origin)
-        );
-    }
-    if !policy.http.allow.is_empty() {
-        let _ = writeln!(
-            out,
-            "  http     each request: {} s at most, {} bytes of response body at most",
-            policy.http_timeout().as_secs_f64(),
-            policy.http.max_response_bytes
-        );
+    let fields = policy.fields();
+    let width = fields.iter().map(|f| f.key.len()).max().unwrap_or(0);
+    for field in fields {
+        for value in field.value.shown() {
+            let _ = write!(out, "  {:<width$} {value}", field.key);
+            if !field.about.is_empty() {
+                let _ = write!(out, " ({})", field.about);
+            }
+            out.push('\n');
+        }
     }
 }
 
@@ -280,10 +229,13 @@ mod tests {
         assert!(report.contains("wasi:filesystem/preopens"), "{report}");
         assert!(report.contains("wasi:cli/environment"), "{report}");
         assert!(
-            report.contains("fs       . (read; inside the azd project)"),
+            report.contains(&format!("  {:<24}. (read)\n", "fs")),
             "{report}"
         );
-        assert!(report.contains("env      PATH"), "{report}");
+        assert!(
+            report.contains(&format!("  {:<24}PATH\n", "env")),
+            "{report}"
+        );
         assert!(!report.contains("disk"), "{report}");
         assert!(report.ends_with('\n'), "{report}");
     }
@@ -377,11 +329,11 @@ mod tests {
         );
         for line in [
             r#"provider:  "fixture\u{1b}]0;x\u{7}""#,
-            r#"fs       "out\u{1b}[2K" (read; inside the azd project)"#,
-            r#"env      "HOME\u{d}""#,
-            r#"network  "db\u{200b}:5432""#,
-            r#"http     "https://a.example\u{202e}""#,
-            r#"access tokens for "https://s/.default\u{2028}""#,
+            r#"fs                      "out\u{1b}[2K" (read)"#,
+            r#"env                     "HOME\u{d}""#,
+            r#"network                 "db\u{200b}:5432""#,
+            r#"http.allow              "https://a.example\u{202e}""#,
+            r#"azd.credential_scopes   "https://s/.default\u{2028}""#,
         ] {
             assert!(text.contains(line), "{line} is not in:\n{text}");
         }
@@ -408,17 +360,42 @@ mod tests {
     }
 
     #[test]
+    fn every_field_of_a_maximal_policy_is_shown_by_its_key() {
+        let policy: Policy = toml::from_str(
+            "fs = [{ path = \"out\", access = \"read-write\" }]\nenv = [\"HOME\"]\n\
+             network = [\"db:5432\"]\n[http]\nallow = [\"https://a.example\"]\n\
+             [azd]\nenvironment = \"read\"\nprompt = true\n\
+             credential_scopes = [\"https://s.example/.default\"]\n",
+        )
+        .unwrap();
+        let mut out = String::new();
+        write_policy(&mut out, &policy);
+        for field in policy.fields() {
+            let shown = field.value.shown();
+            assert!(!shown.is_empty(), "{} shows nothing", field.key);
+            for value in shown {
+                let line = format!("  {:<24}{value}", field.key);
+                assert!(out.contains(&line), "{line:?} is not in:\n{out}");
+            }
+        }
+        assert!(!out.contains("deny-all"), "{out}");
+    }
+
+    #[test]
     fn grants_outside_the_project_and_the_disk_bound_are_said() {
         let report =
             report_of("fs = [{ path = \"../shared\", access = \"read\", outside_project = true }]");
-        assert!(report.contains("OUTSIDE the azd project"), "{report}");
-        assert!(!report.contains("disk "), "{report}");
+        assert!(
+            report.contains("../shared (read, OUTSIDE the project)"),
+            "{report}"
+        );
+        assert!(!report.contains("disk_mb"), "{report}");
         let report = report_of("fs = [{ path = \"out\", access = \"read-write\" }]");
         assert!(
-            report.contains("disk     64 MiB per instance across its read-write grants"),
+            report.contains("disk_mb                 64 MiB (what an instance may write into its read-write grants"),
             "{report}"
         );
         let report = report_of("fs = [{ path = \"out\", access = \"read-write\" }]\ndisk_mb = 5");
-        assert!(report.contains("disk     5 MiB per instance"), "{report}");
+        assert!(report.contains("disk_mb                 5 MiB"), "{report}");
     }
 }

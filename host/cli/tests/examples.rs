@@ -351,9 +351,12 @@ async fn python_localfiles_provisions_and_removes_real_files() {
     };
     let report = check(&manifest, "localfiles");
     assert!(report.contains("localinfra (read-write"), "{report}");
-    assert!(report.contains("azd      environment: read"), "{report}");
     assert!(
-        report.contains("azd      prompt: may ask the user"),
+        report.contains("azd.environment         read ("),
+        "{report}"
+    );
+    assert!(
+        report.contains("azd.prompt              allowed (may ask the user"),
         "{report}"
     );
 

@@ -18,7 +18,8 @@
 
 use azd_wasm_host_core::text::shown;
 
-use super::policy::{EnvironmentAccess, FsAccess, FsGrant, Policy};
+use super::fields::FieldValue;
+use super::policy::{EnvironmentAccess, FsGrant, Policy};
 
 /// The difference between two policies, each entry a line a person reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,55 +31,29 @@ pub struct PolicyDiff {
 }
 
 impl PolicyDiff {
-    /// The difference from `old` to `new`.
+    /// The difference from `old` to `new`, field by field of
+    /// [`Policy::fields`], each compared as its kind says.
     pub fn between(old: &Policy, new: &Policy) -> Self {
         let mut d = Self::default();
-        d.fs(&old.fs, &new.fs);
-        d.list("environment variable", &old.env, &new.env);
-        d.list("network", &old.network, &new.network);
-        d.list("HTTP origin", &old.http.allow, &new.http.allow);
-        d.list(
-            "credential scope",
-            &old.azd.credential_scopes,
-            &new.azd.credential_scopes,
-        );
-        let rank = |a: EnvironmentAccess| match a {
-            EnvironmentAccess::None => 0,
-            EnvironmentAccess::Read => 1,
-            EnvironmentAccess::ReadWrite => 2,
-        };
-        let (a, b) = (old.azd.environment, new.azd.environment);
-        d.ordered(rank(a).cmp(&rank(b)), format!("azd environment: {a} → {b}"));
-        d.ordered(
-            old.azd.prompt.cmp(&new.azd.prompt),
-            format!(
-                "questions to the user: {} → {}",
-                yes(old.azd.prompt),
-                yes(new.azd.prompt)
-            ),
-        );
-        d.limit("memory_mb", old.memory_mb as f64, new.memory_mb as f64);
-        d.limit(
-            "call_timeout_secs",
-            old.call_timeout_secs,
-            new.call_timeout_secs,
-        );
-        // The disk bound matters only where some directory is granted read-write.
-        if new.writes_files() {
-            d.limit("disk_mb", old.disk_mb as f64, new.disk_mb as f64);
-        }
-        // The HTTP limits matter only where some origin is granted.
-        if !new.http.allow.is_empty() {
-            d.limit(
-                "http.timeout_secs",
-                old.http.timeout_secs,
-                new.http.timeout_secs,
-            );
-            d.limit(
-                "http.max_response_bytes",
-                old.http.max_response_bytes as f64,
-                new.http.max_response_bytes as f64,
-            );
+        for (o, n) in old.fields().iter().zip(new.fields()) {
+            let label = n.label;
+            match n.value {
+                FieldValue::Directories(new) => d.fs(o.value.directories(), new),
+                FieldValue::Names(new) => d.list(label, o.value.names(), new),
+                FieldValue::Environment(b) => {
+                    let a = o.value.environment();
+                    d.ordered(rank(a).cmp(&rank(b)), format!("{label}: {a} → {b}"));
+                }
+                FieldValue::Leave(b) => {
+                    let a = o.value.leave();
+                    d.ordered(a.cmp(&b), format!("{label}: {} → {}", yes(a), yes(b)));
+                }
+                FieldValue::Limit { value, applies, .. } => {
+                    if applies {
+                        d.limit(label, o.value.limit(), value);
+                    }
+                }
+            }
         }
         d
     }
@@ -112,49 +87,44 @@ impl PolicyDiff {
         self.ordered(order, format!("{name} {old} → {new}"));
     }
 
-    /// Directory grants, by path.
+    /// Directory grants, by path: wider on any of [`FsGrant::width`]'s counts is more.
     fn fs(&mut self, old: &[FsGrant], new: &[FsGrant]) {
-        let wide = |g: &FsGrant| u8::from(g.access == FsAccess::ReadWrite);
         for n in new {
             match old.iter().find(|o| o.path == n.path) {
                 None => self
                     .more
-                    .push(format!("directory {} ({})", shown(&n.path), describe(n))),
+                    .push(format!("directory {} ({})", shown(&n.path), n.describe())),
                 Some(o) => {
-                    let (a, b) = (
-                        (wide(o), u8::from(o.outside_project)),
-                        (wide(n), u8::from(n.outside_project)),
-                    );
-                    if a.0 < b.0 || a.1 < b.1 {
-                        self.more.push(format!(
+                    let (a, b) = (o.width(), n.width());
+                    let line = || {
+                        format!(
                             "directory {}: {} → {}",
                             shown(&n.path),
-                            describe(o),
-                            describe(n)
-                        ));
-                    } else if a.0 > b.0 || a.1 > b.1 {
-                        self.less.push(format!(
-                            "directory {}: {} → {}",
-                            shown(&n.path),
-                            describe(o),
-                            describe(n)
-                        ));
+                            o.describe(),
+                            n.describe()
+                        )
+                    };
+                    if a.iter().zip(&b).any(|(a, b)| a < b) {
+                        self.more.push(line());
+                    } else if a != b {
+                        self.less.push(line());
                     }
                 }
             }
         }
         for o in old.iter().filter(|o| !new.iter().any(|n| n.path == o.path)) {
             self.less
-                .push(format!("directory {} ({})", shown(&o.path), describe(o)));
+                .push(format!("directory {} ({})", shown(&o.path), o.describe()));
         }
     }
 }
 
-fn describe(g: &FsGrant) -> String {
-    if g.outside_project {
-        format!("{}, outside the project", g.access)
-    } else {
-        g.access.to_string()
+/// azd's environment, in the order of what it grants.
+fn rank(a: EnvironmentAccess) -> u8 {
+    match a {
+        EnvironmentAccess::None => 0,
+        EnvironmentAccess::Read => 1,
+        EnvironmentAccess::ReadWrite => 2,
     }
 }
 
@@ -162,9 +132,49 @@ fn yes(b: bool) -> &'static str {
     if b { "allowed" } else { "not allowed" }
 }
 
+impl<'a> FieldValue<'a> {
+    /// The directories, if the value is of that kind (else none).
+    fn directories(&self) -> &'a [FsGrant] {
+        match self {
+            Self::Directories(d) => d,
+            _ => &[],
+        }
+    }
+
+    /// The names, if the value is of that kind (else none).
+    fn names(&self) -> &'a [String] {
+        match self {
+            Self::Names(n) => n,
+            _ => &[],
+        }
+    }
+
+    /// The access to azd's environment, if the value is of that kind (else none).
+    fn environment(&self) -> EnvironmentAccess {
+        match self {
+            Self::Environment(a) => *a,
+            _ => EnvironmentAccess::None,
+        }
+    }
+
+    /// The leave, if the value is of that kind (else none).
+    fn leave(&self) -> bool {
+        matches!(self, Self::Leave(true))
+    }
+
+    /// The bound, if the value is of that kind (else 0).
+    fn limit(&self) -> f64 {
+        match self {
+            Self::Limit { value, .. } => *value,
+            _ => 0.0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FsAccess;
 
     fn policy(text: &str) -> Policy {
         toml::from_str(text).unwrap()

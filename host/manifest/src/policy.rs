@@ -179,15 +179,6 @@ impl Default for Policy {
 }
 
 impl Policy {
-    /// Whether the policy grants nothing beyond computing.
-    pub fn is_deny_all(&self) -> bool {
-        self.fs.is_empty()
-            && self.env.is_empty()
-            && self.network.is_empty()
-            && self.http.allow.is_empty()
-            && self.azd == AzdGrants::default()
-    }
-
     /// The deadline of one guest HTTP request: `[policy.http] timeout_secs`,
     /// but never longer than a call.
     pub fn http_timeout(&self) -> std::time::Duration {

@@ -375,6 +375,68 @@ mod tests {
         );
     }
 
+    /// A policy that grants everything, every bound above its default: a
+    /// struct literal without `..`, so a new field must be given here.
+    fn maximal() -> Policy {
+        use azd_wasm_host_manifest::{AzdGrants, EnvironmentAccess, FsAccess, FsGrant, HttpGrants};
+        Policy {
+            fs: vec![FsGrant {
+                path: "certs".into(),
+                access: FsAccess::ReadWrite,
+                outside_project: true,
+            }],
+            env: vec!["HOME".into()],
+            network: vec!["db.example:5432".into()],
+            memory_mb: 512,
+            call_timeout_secs: 900.0,
+            disk_mb: 256,
+            http: HttpGrants {
+                allow: vec!["https://a.example".into()],
+                timeout_secs: 45.0,
+                max_response_bytes: 48 << 20,
+            },
+            azd: AzdGrants {
+                environment: EnvironmentAccess::Read,
+                prompt: true,
+                credential_scopes: vec!["https://storage.azure.com/.default".into()],
+            },
+        }
+    }
+
+    #[test]
+    fn every_field_of_a_maximal_policy_is_in_the_consent_text() {
+        let policy = maximal();
+        let pending = Pending {
+            identity: id("k", "local.x", "x"),
+            version: Some("1.0.0".into()),
+            allowed_version: None,
+            first: true,
+            diff: PolicyDiff::between(&Policy::default(), &policy),
+            record: PathBuf::from("/t/consent/x.toml"),
+            text: String::new(),
+        };
+        let (question, lines) = (pending.question(), pending.lines());
+        for field in policy.fields() {
+            // Its label and its value (the first word of what `check` shows of it).
+            let value = field.value.shown();
+            let value = value
+                .first()
+                .and_then(|v| v.split(' ').next())
+                .unwrap_or_else(|| panic!("{} shows nothing", field.key));
+            let line = lines
+                .lines()
+                .find(|l| l.starts_with(&format!("  + {}", field.label)))
+                .unwrap_or_else(|| panic!("no line for {}:\n{lines}", field.key));
+            assert!(line.contains(value), "{}: {value} not in {line}", field.key);
+            assert!(
+                question.contains(line.trim_start_matches("  + ")),
+                "{}: {question}",
+                field.key
+            );
+        }
+        assert_eq!(lines.lines().count(), policy.fields().len(), "{lines}");
+    }
+
     #[test]
     fn every_part_of_the_identity_gets_its_own_record() {
         let trust = TrustDir::at("/t");
