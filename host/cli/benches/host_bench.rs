@@ -71,7 +71,7 @@ impl Provider for Quick {
     }
     async fn deploy(&self, c: CallContext) -> Result<pb::ProvisioningDeployResult, ProviderError> {
         for i in 0..self.progress {
-            c.progress.report(i.to_string()).await;
+            c.progress.report(i.to_string());
         }
         Ok(pb::ProvisioningDeployResult::default())
     }

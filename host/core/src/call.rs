@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use azd_wasm_host_proto::RequestKind;
 use tokio_util::sync::CancellationToken;
 
@@ -47,12 +46,16 @@ impl CallContext {
 }
 
 /// Where the progress of one request goes (azd's stream, in `listen`).
-#[async_trait]
+///
+/// Sending never waits: a guest may report a step per loop iteration, and each
+/// report is a call across the sandbox's boundary that must cost next to
+/// nothing. A sink that cannot keep every step keeps the latest (azd's stream
+/// does: see `azd-wasm-host-provisioning`'s `progress` and `pacing`).
 pub trait ProgressSink: Send + Sync + 'static {
-    /// Sends one step of request `request_id`. The text is already cut to
-    /// 16 KiB and safe for a terminal. Returns once the step is
-    /// queued (or dropped, when the request has been answered).
-    async fn send(&self, request_id: &str, message: String);
+    /// Takes one step of request `request_id`. The text is already cut to
+    /// 16 KiB and safe for a terminal. Returns at once, the step queued (or
+    /// dropped, when the request has been answered).
+    fn send(&self, request_id: &str, message: String);
 }
 
 /// Reports progress for one request, to a [`ProgressSink`] or to the debug log.
@@ -94,11 +97,11 @@ impl Progress {
     }
 
     /// Reports one step: cut to [`crate::text::LINE_MAX`], made safe for a
-    /// terminal, and handed to the sink (or logged).
-    pub async fn report(&self, message: impl Into<String>) {
+    /// terminal, and handed to the sink (or logged). Never waits.
+    pub fn report(&self, message: impl Into<String>) {
         let message = crate::text::line(message.into());
         match &self.sink {
-            Some(sink) => sink.send(&self.request_id, message).await,
+            Some(sink) => sink.send(&self.request_id, message),
             None => {
                 tracing::debug!(request_id = %self.request_id, %message, "progress outside deploy/preview/destroy (not sent)");
             }
@@ -112,12 +115,14 @@ mod tests {
 
     /// Keeps what it is sent.
     #[derive(Default)]
-    struct Kept(tokio::sync::Mutex<Vec<(String, String)>>);
+    struct Kept(std::sync::Mutex<Vec<(String, String)>>);
 
-    #[async_trait]
     impl ProgressSink for Kept {
-        async fn send(&self, request_id: &str, message: String) {
-            self.0.lock().await.push((request_id.to_owned(), message));
+        fn send(&self, request_id: &str, message: String) {
+            self.0
+                .lock()
+                .expect("not poisoned")
+                .push((request_id.to_owned(), message));
         }
     }
 
@@ -130,24 +135,24 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn only_kinds_that_send_progress_reach_the_sink() {
+    #[test]
+    fn only_kinds_that_send_progress_reach_the_sink() {
         for kind in RequestKind::ALL {
             let sink = Arc::new(Kept::default());
             let ctx = ctx(sink.clone()).for_kind(kind);
-            ctx.progress.report("hello").await;
-            let sent = !sink.0.lock().await.is_empty();
+            ctx.progress.report("hello");
+            let sent = !sink.0.lock().expect("not poisoned").is_empty();
             assert_eq!(sent, kind.sends_progress(), "{kind}");
         }
     }
 
-    #[tokio::test]
-    async fn reports_are_cut_and_made_safe_before_the_sink_sees_them() {
+    #[test]
+    fn reports_are_cut_and_made_safe_before_the_sink_sees_them() {
         let sink = Arc::new(Kept::default());
         let ctx = ctx(sink.clone());
-        ctx.progress.report("a\u{1b}[2Jb").await;
-        ctx.progress.report("é".repeat(crate::text::LINE_MAX)).await;
-        let kept = sink.0.lock().await;
+        ctx.progress.report("a\u{1b}[2Jb");
+        ctx.progress.report("é".repeat(crate::text::LINE_MAX));
+        let kept = sink.0.lock().expect("not poisoned");
         assert_eq!(kept[0], ("r2".to_owned(), "a[2Jb".to_owned()));
         assert!(
             kept[1].1.len() <= crate::text::LINE_MAX,

@@ -78,7 +78,7 @@ impl Provider for Services {
         &self,
         ctx: CallContext,
     ) -> Result<pb::ProvisioningDeployResult, ProviderError> {
-        ctx.progress.report("reading the environment").await;
+        ctx.progress.report("reading the environment");
         let greeting = self
             .0
             .environment_value("dev", "GREETING")
@@ -135,7 +135,7 @@ impl Provider for Services {
         _: pb::ProvisioningDestroyOptions,
         ctx: CallContext,
     ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
-        ctx.progress.report("removing").await;
+        ctx.progress.report("removing");
         Ok(pb::ProvisioningDestroyResult {
             invalidated_env_keys: vec!["SEEN".into()],
         })

@@ -49,14 +49,14 @@ impl Provider for Quick {
         &self,
         ctx: CallContext,
     ) -> Result<pb::ProvisioningDeployResult, ProviderError> {
-        ctx.progress.report("deploying").await;
+        ctx.progress.report("deploying");
         Ok(pb::ProvisioningDeployResult::default())
     }
     async fn preview(
         &self,
         ctx: CallContext,
     ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
-        ctx.progress.report("previewing").await;
+        ctx.progress.report("previewing");
         Ok(pb::ProvisioningPreviewResult::default())
     }
     async fn destroy(
@@ -64,7 +64,7 @@ impl Provider for Quick {
         _options: pb::ProvisioningDestroyOptions,
         ctx: CallContext,
     ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
-        ctx.progress.report("destroying").await;
+        ctx.progress.report("destroying");
         Ok(pb::ProvisioningDestroyResult::default())
     }
     async fn ensure_env(&self, _ctx: CallContext) -> Result<(), ProviderError> {

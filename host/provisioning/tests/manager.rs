@@ -92,7 +92,7 @@ impl Provider for Fake {
         ctx: CallContext,
     ) -> Result<pb::ProvisioningStateResult, ProviderError> {
         // Must not reach azd: it would be taken for the answer.
-        ctx.progress.report("reading state").await;
+        ctx.progress.report("reading state");
         if let Some(us) = options.hint.strip_prefix("sleep:") {
             let us: u64 = us.parse().unwrap_or(0);
             tokio::time::sleep(Duration::from_micros(us % 2000)).await;
@@ -117,7 +117,7 @@ impl Provider for Fake {
             let _ = tx.send(()).await;
         }
         for i in 0..self.script.deploy_progress {
-            ctx.progress.report(format!("step {i}")).await;
+            ctx.progress.report(format!("step {i}"));
         }
         if let Some(gate) = &self.script.deploy_gate {
             tokio::select! {
@@ -136,7 +136,7 @@ impl Provider for Fake {
             tokio::spawn(async move {
                 gate.notified().await;
                 for _ in 0..50 {
-                    late.report("too late").await;
+                    late.report("too late");
                 }
                 let _ = done.send(()).await;
             });
@@ -158,7 +158,7 @@ impl Provider for Fake {
         &self,
         ctx: CallContext,
     ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
-        ctx.progress.report("diffing").await;
+        ctx.progress.report("diffing");
         // Leaves `preview` out: the manager must fill it, or azd would crash.
         Ok(pb::ProvisioningPreviewResult { preview: None })
     }
@@ -168,7 +168,7 @@ impl Provider for Fake {
         options: pb::ProvisioningDestroyOptions,
         ctx: CallContext,
     ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
-        ctx.progress.report("deleting").await;
+        ctx.progress.report("deleting");
         Ok(pb::ProvisioningDestroyResult {
             invalidated_env_keys: vec![format!("FORCE_{}_PURGE_{}", options.force, options.purge)],
         })

@@ -13,10 +13,10 @@
 wasmtime::component::bindgen!({
     path: "../../wit",
     world: "provisioning-provider",
-    // Guests run on wasmtime's async API; `progress.report` awaits room in the
-    // stream's outbound queue, everything else the host does at once.
+    // Guests run on wasmtime's async API; the imports that ask azd await its
+    // answer. `progress.report` never waits (a guest may report in a tight loop):
+    // it is a plain call, without a future to allocate and poll.
     imports: {
-        "azd:provisioning/progress.report": async,
         "azd:provisioning/environment.name": async,
         "azd:provisioning/environment.get-value": async,
         "azd:provisioning/environment.get-values": async,

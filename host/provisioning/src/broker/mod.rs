@@ -47,6 +47,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::client::AzdClient;
 use crate::pacing::Outgoing;
+use crate::progress::Lanes;
 use reader::Reader;
 use request::AzdRequest;
 pub(crate) use shared::RequestHandler;
@@ -87,6 +88,9 @@ pub enum BrokerError {
 pub(crate) struct Broker {
     /// Everything we send goes through here, in order.
     out: mpsc::Sender<Outgoing>,
+    /// The progress lanes of the requests that may send progress; the pacer
+    /// takes their steps.
+    lanes: Lanes,
     /// Our requests waiting for azd's answer, by request id.
     pending: Pending,
     /// Requests from azd, filled by the reader; taken by `receive`.
@@ -123,9 +127,12 @@ impl Broker {
     /// next [`Broker::request`] as [`BrokerError::Open`].
     pub(crate) fn open(client: &AzdClient) -> Arc<Self> {
         let (out, out_rx) = mpsc::channel(OUTBOUND_CAPACITY);
+        let lanes = Lanes::default();
         let (req_tx, req_rx) = mpsc::channel(REQUEST_QUEUE_CAPACITY);
+        let pacer_lanes = lanes.clone();
         let broker = Arc::new(Self {
             out,
+            lanes,
             pending: Arc::default(),
             requests: Mutex::new(Some(req_rx)),
             receiving: watch::channel(false).0,
@@ -148,7 +155,7 @@ impl Broker {
         broker.reader.spawn(async move {
             let opened = tokio::select! {
                 () = reader.ended.cancelled() => return,
-                r = client.provisioning_stream(crate::pacing::paced(out_rx)) => r,
+                r = client.provisioning_stream(crate::pacing::paced(out_rx, pacer_lanes)) => r,
             };
             match opened {
                 Ok(inbound) => reader.run(inbound).await,
@@ -240,10 +247,10 @@ impl Broker {
                 },
             };
             let request = AzdRequest::new(queued, self.ended.child_token());
-            let out = self.out.clone();
+            let (out, lanes) = (self.out.clone(), self.lanes.clone());
             let handler = handler.clone();
             handlers.spawn(async move {
-                request.serve(handler, out).await;
+                request.serve(handler, out, lanes).await;
                 drop(permit);
             });
         }

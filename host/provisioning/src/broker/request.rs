@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::shared::{Queued, RequestHandler, Tracked, WIND_DOWN};
 use crate::pacing::{Outgoing, fits};
-use crate::progress::ProgressChannel;
+use crate::progress::{Lanes, ProgressLane};
 
 /// One request of azd's, on its way to its one answer.
 pub(super) struct AzdRequest {
@@ -77,8 +77,14 @@ impl AzdRequest {
         }
     }
 
-    /// Serves the request and sends its one answer (unless the stream is gone).
-    pub(super) async fn serve(self, handler: Arc<dyn RequestHandler>, out: mpsc::Sender<Outgoing>) {
+    /// Serves the request and sends its one answer (unless the stream is gone);
+    /// its progress goes through a lane of `lanes`.
+    pub(super) async fn serve(
+        self,
+        handler: Arc<dyn RequestHandler>,
+        out: mpsc::Sender<Outgoing>,
+        lanes: Lanes,
+    ) {
         let Self {
             request_id,
             request,
@@ -88,7 +94,13 @@ impl AzdRequest {
         let request = match request {
             Ok(request) => request,
             Err(err) => {
-                send(&out, fit(error_answer(&request_id, &err), None), tracked).await;
+                send(
+                    &out,
+                    fit(error_answer(&request_id, &err), None),
+                    tracked,
+                    None,
+                )
+                .await;
                 return;
             }
         };
@@ -97,9 +109,9 @@ impl AzdRequest {
         let started = std::time::Instant::now();
         // Present while the request may send progress; closed before the answer.
         let progress = kind.sends_progress().then(|| {
-            let channel = ProgressChannel::new(out.clone());
-            ctx.progress = Progress::to_sink(request_id.clone(), channel.clone());
-            channel
+            let lane = lanes.open(&request_id);
+            ctx.progress = Progress::to_sink(request_id.clone(), lane.clone());
+            lane
         });
         let cancel = ctx.cancel.clone();
         let work = std::panic::AssertUnwindSafe(handler.handle(request, ctx)).catch_unwind();
@@ -116,27 +128,29 @@ impl AzdRequest {
         };
         let answer = fit(answer(&request_id, kind, outcome), Some(kind));
         tracing::debug!(request_id = %clip(&request_id, QUOTE_MAX), %kind, micros = started.elapsed().as_micros(), "answered");
-        match progress {
-            Some(channel) => {
-                let guard = channel.close().await;
-                send(&out, answer, tracked).await;
-                drop(guard);
-            }
-            None => send(&out, answer, tracked).await,
+        if let Some(lane) = &progress {
+            lane.close();
         }
+        send(&out, answer, tracked, progress).await;
     }
 }
 
-/// Queues `answer`, its request settled once it has left; a request with no answer
-/// that fits stays among the unanswered (and is said to be when the stream ends).
+/// Queues `answer`, its request settled once it has left, after the steps
+/// waiting in the request's progress lane; a request with no answer that fits
+/// stays among the unanswered (and is said to be when the stream ends).
 async fn send(
     out: &mpsc::Sender<Outgoing>,
     answer: Option<pb::ProvisioningMessage>,
     tracked: Tracked,
+    lane: Option<Arc<ProgressLane>>,
 ) {
     match answer {
         Some(answer) => {
-            let _ = out.send(Outgoing::settling(answer, tracked)).await;
+            let mut answer = Outgoing::settling(answer, tracked);
+            if let Some(lane) = lane {
+                answer = answer.after(lane);
+            }
+            let _ = out.send(answer).await;
         }
         None => tracked.never_answered(),
     }

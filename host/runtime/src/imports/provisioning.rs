@@ -61,9 +61,9 @@ impl CallBinding {
 impl types::Host for CallBinding {}
 
 impl progress::Host for CallBinding {
-    async fn report(&mut self, message: String) {
+    fn report(&mut self, message: String) {
         match &self.call {
-            Some(call) => call.progress.clone().report(message).await,
+            Some(call) => call.progress.report(message),
             None => {
                 tracing::debug!(provider = %self.provider, message = %text::line(message), "progress outside a call (dropped)");
             }
