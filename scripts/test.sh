@@ -31,7 +31,9 @@ set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says when it starts (seconds since the suite began), so a slow CI run shows where
+# its time went.
+step() { printf '\n==> [%ds] %s\n' "$SECONDS" "$*"; }
 
 step "building the tests, then the example components (some with the CLI the tests build)"
 # Once, as `cargo test` below builds them: the examples' build recipes then run on this CLI
