@@ -54,7 +54,7 @@ pub mod wire;
 
 pub use contract::Contract;
 
-pub use request::{Request, RequestKind, progress_message};
+pub use request::{Exchange, Request, RequestKind, message_name, progress_message};
 
 /// The schema of every message above (and of the well-known types they use),
 /// as protoc's encoded `google.protobuf.FileDescriptorSet`.

@@ -6,6 +6,7 @@
 //! sent a sample knows which id should be answered.
 
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::{Request, RequestKind};
 use pb::provisioning_message::MessageType;
 use prost::Message as _;
 use prost::encoding::{WireType, encode_key, encode_varint};
@@ -104,55 +105,72 @@ impl Envelopes {
         }
     }
 
-    /// A random body: each of azd's eight requests most often, sometimes an
-    /// answer, progress, a registration, or nothing.
+    /// A random body: each of azd's requests ([`RequestKind::ALL`]) most
+    /// often, sometimes an answer, progress, a registration, or nothing.
     fn body(&mut self, provider: &str) -> Option<MessageType> {
-        let provider_name = provider.to_owned();
-        Some(match self.rng().u8(0..12) {
-            0 => MessageType::InitializeRequest(pb::ProvisioningInitializeRequest {
-                project_path: format!("/{}", self.text(10)),
-                options: Some(pb::ProvisioningOptions {
-                    provider: provider_name,
-                    path: self.text(8),
-                    module: self.text(8),
-                    deployment_stacks: self.map(),
-                    ignore_deployment_state: self.rng().bool(),
-                    config: self.rng().bool().then(|| self.config(4)),
-                    name: self.text(6),
-                    virtual_env: self.map(),
-                }),
+        let kinds = RequestKind::ALL.len();
+        let pick = self.rng().usize(0..kinds + 4);
+        if let Some(kind) = RequestKind::ALL.get(pick) {
+            return Some(self.request(*kind, provider).into_message());
+        }
+        Some(match pick - kinds {
+            0 => MessageType::StateResponse(pb::ProvisioningStateResponse::default()),
+            1 => MessageType::ProgressMessage(pb::ProvisioningProgressMessage {
+                request_id: self.text(8),
+                message: self.text(20),
+                timestamp: self.rng().i64(..),
             }),
-            1 => MessageType::StateRequest(pb::ProvisioningStateRequest {
+            2 => MessageType::RegisterProvisioningProviderResponse(
+                pb::RegisterProvisioningProviderResponse {},
+            ),
+            _ => return None,
+        })
+    }
+
+    /// A request of `kind` for `provider`, its other fields random.
+    pub fn request(&mut self, kind: RequestKind, provider: &str) -> Request {
+        let provider_name = provider.to_owned();
+        match kind {
+            RequestKind::Initialize => {
+                Request::Initialize(Box::new(pb::ProvisioningInitializeRequest {
+                    project_path: format!("/{}", self.text(10)),
+                    options: Some(pb::ProvisioningOptions {
+                        provider: provider_name,
+                        path: self.text(8),
+                        module: self.text(8),
+                        deployment_stacks: self.map(),
+                        ignore_deployment_state: self.rng().bool(),
+                        config: self.rng().bool().then(|| self.config(4)),
+                        name: self.text(6),
+                        virtual_env: self.map(),
+                    }),
+                }))
+            }
+            RequestKind::State => Request::State(pb::ProvisioningStateRequest {
                 options: Some(pb::ProvisioningStateOptions { hint: self.text(8) }),
                 provider_name,
             }),
-            2 => MessageType::DeployRequest(pb::ProvisioningDeployRequest { provider_name }),
-            3 => MessageType::PreviewRequest(pb::ProvisioningPreviewRequest { provider_name }),
-            4 => MessageType::DestroyRequest(pb::ProvisioningDestroyRequest {
+            RequestKind::Deploy => Request::Deploy(pb::ProvisioningDeployRequest { provider_name }),
+            RequestKind::Preview => {
+                Request::Preview(pb::ProvisioningPreviewRequest { provider_name })
+            }
+            RequestKind::Destroy => Request::Destroy(pb::ProvisioningDestroyRequest {
                 options: Some(pb::ProvisioningDestroyOptions {
                     force: self.rng().bool(),
                     purge: self.rng().bool(),
                 }),
                 provider_name,
             }),
-            5 => MessageType::EnsureEnvRequest(pb::ProvisioningEnsureEnvRequest { provider_name }),
-            6 => {
-                MessageType::ParametersRequest(pb::ProvisioningParametersRequest { provider_name })
+            RequestKind::EnsureEnv => {
+                Request::EnsureEnv(pb::ProvisioningEnsureEnvRequest { provider_name })
             }
-            7 => MessageType::PlannedOutputsRequest(pb::ProvisioningPlannedOutputsRequest {
-                provider_name,
-            }),
-            8 => MessageType::StateResponse(pb::ProvisioningStateResponse::default()),
-            9 => MessageType::ProgressMessage(pb::ProvisioningProgressMessage {
-                request_id: self.text(8),
-                message: self.text(20),
-                timestamp: self.rng().i64(..),
-            }),
-            10 => MessageType::RegisterProvisioningProviderResponse(
-                pb::RegisterProvisioningProviderResponse {},
-            ),
-            _ => return None,
-        })
+            RequestKind::Parameters => {
+                Request::Parameters(pb::ProvisioningParametersRequest { provider_name })
+            }
+            RequestKind::PlannedOutputs => {
+                Request::PlannedOutputs(pb::ProvisioningPlannedOutputsRequest { provider_name })
+            }
+        }
     }
 
     /// A well-formed envelope for `provider` with id `id`.
@@ -290,5 +308,32 @@ impl Envelopes {
             prost::encoding::message::encode(99, error, &mut out);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_request_is_drawn_for_its_provider() {
+        let mut e = Envelopes::new(fastrand::Rng::with_seed(7));
+        for kind in RequestKind::ALL {
+            let r = e.request(kind, "p");
+            assert_eq!(r.kind(), kind);
+            let named = match &r {
+                Request::Initialize(i) => i.options.as_ref().map(|o| o.provider.as_str()),
+                other => other.provider_name(),
+            };
+            assert_eq!(named, Some("p"), "{kind}");
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..2000 {
+            let envelope = e.envelope(&i.to_string(), "p");
+            if let Some(kind) = RequestKind::of(&envelope) {
+                seen.insert(kind.name());
+            }
+        }
+        assert_eq!(seen.len(), RequestKind::ALL.len(), "{seen:?}");
     }
 }

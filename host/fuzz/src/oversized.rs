@@ -145,9 +145,7 @@ impl Oversized {
         else {
             return Err(format!("{line:?} is not `<kind> <field> <length>`"));
         };
-        let kind = RequestKind::ALL
-            .into_iter()
-            .find(|k| k.to_string() == kind)
+        let kind = RequestKind::from_name(kind)
             .ok_or_else(|| format!("{kind:?} is not a request kind"))?;
         let field = Field::ALL
             .into_iter()

@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
+use azd_wasm_host_proto::RequestKind;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
@@ -33,17 +34,6 @@ use crate::store::HostState;
 pub(crate) const PROVIDER_EXPORT: &str = "azd:provisioning/provider@0.1.0";
 /// The world a provider targets (0.1.0's world loads too: its imports are a subset).
 pub const WORLD: &str = "azd:provisioning/provisioning-provider@0.2.0";
-/// The functions of [`PROVIDER_EXPORT`].
-const PROVIDER_FUNCTIONS: [&str; 8] = [
-    "initialize",
-    "state",
-    "deploy",
-    "preview",
-    "destroy",
-    "ensure-env",
-    "parameters",
-    "planned-outputs",
-];
 /// Guest stack limit; deeper recursion traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1024 * 1024;
 
@@ -368,8 +358,10 @@ fn validate(
         .map(|(_, export)| export.ty);
     if let Some(wasmtime::component::types::ComponentItem::ComponentInstance(provider)) = provider {
         let present: Vec<&str> = provider.exports(engine).map(|(name, _)| name).collect();
-        let missing: Vec<&str> = PROVIDER_FUNCTIONS
+        // The functions of the export: one per request kind, named as the kind.
+        let missing: Vec<&str> = RequestKind::ALL
             .into_iter()
+            .map(RequestKind::name)
             .filter(|f| !present.contains(f))
             .collect();
         if !missing.is_empty() {
@@ -387,4 +379,33 @@ fn validate(
     ProvisioningProviderPre::new(instance_pre).map_err(|e| {
         anyhow!("its `{PROVIDER_EXPORT}` does not match {WORLD}: {e:#} (rebuild it against this host's WIT)")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_provider_interface_has_one_function_per_request_kind_named_as_it() {
+        let mut resolve = wit_parser::Resolve::default();
+        resolve
+            .push_dir(azd_wasm_host_fixtures::wit_dir())
+            .expect("the repository's WIT");
+        let (_, provider) = resolve
+            .interfaces
+            .iter()
+            .find(|(id, i)| {
+                i.name.as_deref() == Some("provider")
+                    && resolve.id_of(*id).as_deref() == Some(PROVIDER_EXPORT)
+            })
+            .expect("the provider interface");
+        let mut functions: Vec<&str> = provider.functions.keys().map(String::as_str).collect();
+        let mut kinds: Vec<&str> = RequestKind::ALL
+            .into_iter()
+            .map(RequestKind::name)
+            .collect();
+        functions.sort_unstable();
+        kinds.sort_unstable();
+        assert_eq!(functions, kinds);
+    }
 }

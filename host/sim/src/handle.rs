@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
+use azd_wasm_host_proto::{Exchange, RequestKind, message_name};
 use pb::provisioning_message::MessageType;
 use tokio::time::{Instant, timeout_at};
 
@@ -49,41 +49,17 @@ impl fmt::Debug for ProviderHandle {
     }
 }
 
-/// A short name for the kind of an envelope, for messages.
+/// A short name for the kind of an envelope, for messages: the envelope field
+/// of its body (`state_request`, …), `error` or `empty envelope`.
 pub fn message_kind(msg: &pb::ProvisioningMessage) -> &'static str {
     match &msg.message_type {
         None if msg.error.is_some() => "error",
         None => "empty envelope",
-        Some(m) => match m {
-            MessageType::RegisterProvisioningProviderRequest(_) => {
-                "register_provisioning_provider_request"
-            }
-            MessageType::RegisterProvisioningProviderResponse(_) => {
-                "register_provisioning_provider_response"
-            }
-            MessageType::InitializeRequest(_) => "initialize_request",
-            MessageType::InitializeResponse(_) => "initialize_response",
-            MessageType::StateRequest(_) => "state_request",
-            MessageType::StateResponse(_) => "state_response",
-            MessageType::DeployRequest(_) => "deploy_request",
-            MessageType::DeployResponse(_) => "deploy_response",
-            MessageType::PreviewRequest(_) => "preview_request",
-            MessageType::PreviewResponse(_) => "preview_response",
-            MessageType::DestroyRequest(_) => "destroy_request",
-            MessageType::DestroyResponse(_) => "destroy_response",
-            MessageType::EnsureEnvRequest(_) => "ensure_env_request",
-            MessageType::EnsureEnvResponse(_) => "ensure_env_response",
-            MessageType::ParametersRequest(_) => "parameters_request",
-            MessageType::ParametersResponse(_) => "parameters_response",
-            MessageType::ProgressMessage(_) => "progress_message",
-            MessageType::PlannedOutputsRequest(_) => "planned_outputs_request",
-            MessageType::PlannedOutputsResponse(_) => "planned_outputs_response",
-        },
+        Some(body) => message_name(body),
     }
 }
 
-fn wrong_kind(expected: &str, got: &pb::ProvisioningMessage) -> CallError {
-    let kind = message_kind(got);
+fn wrong_kind(expected: &str, kind: &str) -> CallError {
     if kind == "progress_message" {
         CallError::Protocol(format!(
             "expected {expected}, got a progress_message: azd takes the first message with the \
@@ -250,18 +226,19 @@ impl ProviderHandle {
         }
     }
 
-    /// Sends a typed request and returns the answer's body, or the provider's error.
-    async fn call(
+    /// Sends a typed request and returns the body of its answer, or the
+    /// provider's error; an answer of another kind is a protocol error.
+    async fn call<R: Exchange>(
         &self,
-        request: MessageType,
+        request: R,
         on_progress: &mut (dyn FnMut(&pb::ProvisioningProgressMessage) + Send),
-    ) -> Result<pb::ProvisioningMessage, CallError> {
+    ) -> Result<R::Answer, CallError> {
         let answer = self
             .exchange(
                 pb::ProvisioningMessage {
                     request_id: String::new(),
                     error: None,
-                    message_type: Some(request),
+                    message_type: Some(request.into_message()),
                 },
                 on_progress,
             )
@@ -269,7 +246,11 @@ impl ProviderHandle {
         if let Some(e) = answer.error {
             return Err(CallError::Extension(e));
         }
-        Ok(answer)
+        let kind = message_kind(&answer);
+        match answer.message_type.map(R::answer_of) {
+            Some(Ok(body)) => Ok(body),
+            _ => Err(wrong_kind(R::KIND.answer_name(), kind)),
+        }
     }
 
     /// `initialize_request { project_path, options }`; the provider's identity is
@@ -279,15 +260,11 @@ impl ProviderHandle {
         project_path: &str,
         options: pb::ProvisioningOptions,
     ) -> Result<(), CallError> {
-        let req = MessageType::InitializeRequest(pb::ProvisioningInitializeRequest {
+        let req = pb::ProvisioningInitializeRequest {
             project_path: project_path.to_owned(),
             options: Some(options),
-        });
-        let answer = self.call(req, &mut |_| {}).await?;
-        match answer.message_type {
-            Some(MessageType::InitializeResponse(_)) => Ok(()),
-            _ => Err(wrong_kind("initialize_response", &answer)),
-        }
+        };
+        self.call(req, &mut |_| {}).await.map(drop)
     }
 
     /// `state_request`; the answer must carry `state_result.state` (azd dereferences it) with
@@ -296,14 +273,11 @@ impl ProviderHandle {
         &self,
         options: pb::ProvisioningStateOptions,
     ) -> Result<pb::ProvisioningStateResult, CallError> {
-        let req = MessageType::StateRequest(pb::ProvisioningStateRequest {
+        let req = pb::ProvisioningStateRequest {
             options: Some(options),
             provider_name: self.name.clone(),
-        });
-        let answer = self.call(req, &mut |_| {}).await?;
-        let Some(MessageType::StateResponse(resp)) = answer.message_type else {
-            return Err(wrong_kind("state_response", &answer));
         };
+        let resp = self.call(req, &mut |_| {}).await?;
         let result = resp.state_result.ok_or_else(|| {
             CallError::Protocol("state_response.state_result is missing (azd would crash)".into())
         })?;
@@ -322,13 +296,10 @@ impl ProviderHandle {
         &self,
         mut on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
     ) -> Result<pb::ProvisioningDeployResult, CallError> {
-        let req = MessageType::DeployRequest(pb::ProvisioningDeployRequest {
+        let req = pb::ProvisioningDeployRequest {
             provider_name: self.name.clone(),
-        });
-        let answer = self.call(req, &mut on_progress).await?;
-        let Some(MessageType::DeployResponse(resp)) = answer.message_type else {
-            return Err(wrong_kind("deploy_response", &answer));
         };
+        let resp = self.call(req, &mut on_progress).await?;
         let result = resp.result.ok_or_else(|| {
             CallError::Protocol("deploy_response.result is missing (azd would crash)".into())
         })?;
@@ -346,13 +317,10 @@ impl ProviderHandle {
         &self,
         mut on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
     ) -> Result<pb::ProvisioningPreviewResult, CallError> {
-        let req = MessageType::PreviewRequest(pb::ProvisioningPreviewRequest {
+        let req = pb::ProvisioningPreviewRequest {
             provider_name: self.name.clone(),
-        });
-        let answer = self.call(req, &mut on_progress).await?;
-        let Some(MessageType::PreviewResponse(resp)) = answer.message_type else {
-            return Err(wrong_kind("preview_response", &answer));
         };
+        let resp = self.call(req, &mut on_progress).await?;
         let result = resp.result.ok_or_else(|| {
             CallError::Protocol("preview_response.result is missing (azd would crash)".into())
         })?;
@@ -370,51 +338,36 @@ impl ProviderHandle {
         options: pb::ProvisioningDestroyOptions,
         mut on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
     ) -> Result<pb::ProvisioningDestroyResult, CallError> {
-        let req = MessageType::DestroyRequest(pb::ProvisioningDestroyRequest {
+        let req = pb::ProvisioningDestroyRequest {
             options: Some(options),
             provider_name: self.name.clone(),
-        });
-        let answer = self.call(req, &mut on_progress).await?;
-        let Some(MessageType::DestroyResponse(resp)) = answer.message_type else {
-            return Err(wrong_kind("destroy_response", &answer));
         };
+        let resp = self.call(req, &mut on_progress).await?;
         resp.result
             .ok_or_else(|| CallError::Protocol("destroy_response.result is missing".into()))
     }
 
     /// `ensure_env_request` (part of the protocol; azd 1.31.x never sends it).
     pub async fn ensure_env(&self) -> Result<(), CallError> {
-        let req = MessageType::EnsureEnvRequest(pb::ProvisioningEnsureEnvRequest {
+        let req = pb::ProvisioningEnsureEnvRequest {
             provider_name: self.name.clone(),
-        });
-        let answer = self.call(req, &mut |_| {}).await?;
-        match answer.message_type {
-            Some(MessageType::EnsureEnvResponse(_)) => Ok(()),
-            _ => Err(wrong_kind("ensure_env_response", &answer)),
-        }
+        };
+        self.call(req, &mut |_| {}).await.map(drop)
     }
 
     /// `parameters_request`.
     pub async fn parameters(&self) -> Result<Vec<pb::ProvisioningParameter>, CallError> {
-        let req = MessageType::ParametersRequest(pb::ProvisioningParametersRequest {
+        let req = pb::ProvisioningParametersRequest {
             provider_name: self.name.clone(),
-        });
-        let answer = self.call(req, &mut |_| {}).await?;
-        match answer.message_type {
-            Some(MessageType::ParametersResponse(r)) => Ok(r.parameters),
-            _ => Err(wrong_kind("parameters_response", &answer)),
-        }
+        };
+        Ok(self.call(req, &mut |_| {}).await?.parameters)
     }
 
     /// `planned_outputs_request`.
     pub async fn planned_outputs(&self) -> Result<Vec<pb::ProvisioningPlannedOutput>, CallError> {
-        let req = MessageType::PlannedOutputsRequest(pb::ProvisioningPlannedOutputsRequest {
+        let req = pb::ProvisioningPlannedOutputsRequest {
             provider_name: self.name.clone(),
-        });
-        let answer = self.call(req, &mut |_| {}).await?;
-        match answer.message_type {
-            Some(MessageType::PlannedOutputsResponse(r)) => Ok(r.planned_outputs),
-            _ => Err(wrong_kind("planned_outputs_response", &answer)),
-        }
+        };
+        Ok(self.call(req, &mut |_| {}).await?.planned_outputs)
     }
 }
