@@ -4,8 +4,10 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
+use super::session::EnvOverlay;
+
 /// Arguments of `run`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// What to do.
     #[arg(value_enum)]
@@ -60,16 +62,24 @@ pub struct RunArgs {
 /// golden replays take it from the environment too.
 pub(crate) const CONTRACT_VAR: &str = "AZD_WASM_HOST_AZD_CONTRACT";
 
-/// The contract mode `CONTRACT_VAR` asks for; `both` when it is unset or not one.
+/// The contract mode `AZD_WASM_HOST_AZD_CONTRACT` asks for; `both` when it is unset or
+/// not one.
 pub fn contract_from_env() -> azd_wasm_host_sim::ContractMode {
-    std::env::var(CONTRACT_VAR)
-        .ok()
+    contract_from(&EnvOverlay::default())
+}
+
+/// [`contract_from_env`], reading the variable through `vars`: what `--azd-contract`
+/// defaults to for a run that sees this environment.
+pub fn contract_from(vars: &EnvOverlay) -> azd_wasm_host_sim::ContractMode {
+    vars.var(CONTRACT_VAR)
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_default()
 }
 
-/// The commands `run` can play.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// The commands `run` can play (in a report: `provision`, `preview`, `down`, `state`,
+/// `parameters`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Action {
     /// Initialize → Deploy (`azd provision`).
     Provision,
@@ -84,26 +94,33 @@ pub enum Action {
 }
 
 impl RunArgs {
+    /// `run ACTION --provider PROVIDER --project PROJECT`, every other argument as the
+    /// command line leaves it (`--azd-contract` as `AZD_WASM_HOST_AZD_CONTRACT` says).
+    pub fn new(action: Action, provider: PathBuf, project: PathBuf) -> Self {
+        Self {
+            action,
+            provider,
+            project,
+            env: None,
+            output: Output::Table,
+            provider_name: None,
+            force: false,
+            purge: false,
+            yes: false,
+            no: false,
+            cancel_after_progress: None,
+            detailed_exitcode: false,
+            azd_contract: contract_from_env(),
+        }
+    }
+
     /// What every yes/no question gets: `--yes`, `--no`, or (`None`) the
     /// user's answer on a terminal, else the question's default.
-    pub(super) fn answer(&self) -> Option<bool> {
+    pub(crate) fn answer(&self) -> Option<bool> {
         match (self.yes, self.no) {
             (true, _) => Some(true),
             (false, true) => Some(false),
             (false, false) => None,
-        }
-    }
-}
-
-impl Action {
-    /// The command's name, as reports and errors give it.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Self::Provision => "provision",
-            Self::Preview => "preview",
-            Self::Down => "down",
-            Self::State => "state",
-            Self::Parameters => "parameters",
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Who answers a provider's questions under `run` (azd's `PromptService`,
 //! played by the simulated azd): the user on this terminal, `--yes`, or, with
-//! no terminal, the question's default as azd gives it under `--no-prompt`.
+//! no terminal (or in a library's session), the question's default as azd gives it under `--no-prompt`.
 
 use std::io::IsTerminal as _;
 use std::sync::{Arc, Mutex};
@@ -10,17 +10,21 @@ use azd_wasm_host_sim::{AnswerAll, NoPrompt, Prompter};
 use dialoguer::{Confirm, Input, Password, Select};
 use tonic::Status;
 
+use super::report::Question;
+
 /// The prompter for `run`: `--yes` answers yes, `--no` answers no, a terminal
-/// asks the user, anything else answers as azd does under `--no-prompt`. Every
-/// question and its answer are kept in `asked` (for `--output json`).
-pub(super) fn prompter(
+/// (when the session may use it) asks the user, anything else answers as azd
+/// does under `--no-prompt`. Every question and its answer are kept in
+/// `asked` (for the report).
+pub(crate) fn prompter(
     answer: Option<bool>,
+    console: bool,
     progress: Option<indicatif::ProgressBar>,
     asked: Asked,
 ) -> Arc<dyn Prompter> {
     let inner: Box<dyn Prompter> = if let Some(yes) = answer {
         Box::new(AnswerAll { yes })
-    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+    } else if on_terminal(console) {
         Box::new(Terminal { progress })
     } else {
         Box::new(NoPrompt)
@@ -28,17 +32,14 @@ pub(super) fn prompter(
     Arc::new(Recording { inner, asked })
 }
 
-/// The questions a provider asked, with their answers, in order.
-pub(super) type Asked = Arc<Mutex<Vec<Question>>>;
-
-/// One question and how it was answered (the answer of a secret is not kept).
-#[derive(Debug, Clone, serde::Serialize)]
-pub(super) struct Question {
-    pub(super) kind: &'static str,
-    pub(super) message: String,
-    /// `None`: not answered (azd's `--no-prompt` refusal, or closed).
-    pub(super) answer: Option<String>,
+/// Whether questions are asked on this terminal: the session may use it, and
+/// stdin and stderr are one.
+pub(crate) fn on_terminal(console: bool) -> bool {
+    console && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
+
+/// The questions a provider asked, with their answers, in order.
+pub(crate) type Asked = Arc<Mutex<Vec<Question>>>;
 
 /// Keeps every question and answer, passing each to `inner`.
 struct Recording {
@@ -49,14 +50,14 @@ struct Recording {
 impl Recording {
     fn keep<T>(
         &self,
-        kind: &'static str,
+        kind: &str,
         message: &str,
         answer: Result<T, Status>,
         shown: impl FnOnce(&T) -> String,
     ) -> Result<T, Status> {
         if let Ok(mut asked) = self.asked.lock() {
             asked.push(Question {
-                kind,
+                kind: kind.to_owned(),
                 message: message.to_owned(),
                 answer: answer.as_ref().ok().map(shown),
             });

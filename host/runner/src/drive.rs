@@ -5,15 +5,16 @@ use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{CallError, ProviderHandle};
 
 use super::args::Action;
-use super::view::{
-    ChangeReport, ParameterReport, Plan, PreviewReport, ProgressView, Report, outputs_of,
+use super::report::{
+    ChangeReport, OutputValue, ParameterReport, Plan, PreviewReport, RunReport as Report,
 };
+use super::view::ProgressView;
 
 /// Sends Initialize, then what `action` sends (`destroy` are the options of
 /// `down`), and reports the answers. `compiling` is when the command started,
 /// if the component is not compiled yet: Initialize waits for that, and the
 /// user is told.
-pub(super) async fn drive(
+pub(crate) async fn drive(
     handle: &ProviderHandle,
     project: &str,
     options: pb::ProvisioningOptions,
@@ -49,7 +50,7 @@ async fn provision(
     on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
 ) -> Result<Report, CallError> {
     let r = handle.deploy(on_progress).await?;
-    let mut report = Report::new(Action::Provision.name());
+    let mut report = Report::new(Action::Provision);
     report.skipped =
         Some(r.skipped_reason == pb::ProvisioningSkippedReason::DeploymentState as i32);
     report.outputs = Some(
@@ -70,7 +71,7 @@ async fn preview(
         .await?
         .preview
         .unwrap_or_default();
-    let mut report = Report::new(Action::Preview.name());
+    let mut report = Report::new(Action::Preview);
     let changes: Vec<ChangeReport> = p
         .changes
         .into_iter()
@@ -96,7 +97,7 @@ async fn down(
     on_progress: impl FnMut(&pb::ProvisioningProgressMessage) + Send,
 ) -> Result<Report, CallError> {
     let r = handle.destroy(options, on_progress).await?;
-    let mut report = Report::new(Action::Down.name());
+    let mut report = Report::new(Action::Down);
     report.invalidated_env_keys = Some(r.invalidated_env_keys);
     Ok(report)
 }
@@ -110,7 +111,7 @@ async fn state(handle: &ProviderHandle) -> Result<Report, CallError> {
         .await?
         .state
         .unwrap_or_default();
-    let mut report = Report::new(Action::State.name());
+    let mut report = Report::new(Action::State);
     report.outputs = Some(outputs_of(&s.outputs));
     report.resources = Some(s.resources.into_iter().map(|r| r.id).collect());
     Ok(report)
@@ -120,7 +121,7 @@ async fn state(handle: &ProviderHandle) -> Result<Report, CallError> {
 async fn parameters(handle: &ProviderHandle) -> Result<Report, CallError> {
     let params = handle.parameters().await?;
     let planned = handle.planned_outputs().await?;
-    let mut report = Report::new(Action::Parameters.name());
+    let mut report = Report::new(Action::Parameters);
     report.parameters = Some(
         params
             .into_iter()
@@ -135,4 +136,20 @@ async fn parameters(handle: &ProviderHandle) -> Result<Report, CallError> {
     );
     report.planned_outputs = Some(planned.into_iter().map(|p| p.name).collect());
     Ok(report)
+}
+
+fn outputs_of(
+    map: &std::collections::BTreeMap<String, pb::ProvisioningOutputParameter>,
+) -> std::collections::BTreeMap<String, OutputValue> {
+    map.iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                OutputValue {
+                    ty: v.r#type.clone(),
+                    value: v.value.clone(),
+                },
+            )
+        })
+        .collect()
 }

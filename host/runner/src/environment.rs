@@ -17,6 +17,7 @@ use azd_wasm_host_core::EnvironmentName;
 use azd_wasm_host_sim::SimEnvironment;
 
 use super::dotenv::DotEnv;
+use super::session::EnvOverlay;
 
 /// The environment variable azd reads a default `-e` from.
 const ENV_NAME_VARIABLE: &str = "AZURE_ENV_NAME";
@@ -26,27 +27,46 @@ const FIRST_NAME: &str = "dev";
 
 /// An environment of the project: its name, folder and `.env` as it was read.
 pub struct Environment {
-    pub(super) name: EnvironmentName,
+    pub(crate) name: EnvironmentName,
     dir: PathBuf,
     dotenv: DotEnv,
+    /// Makes a new environment without a note on stderr.
+    quiet: bool,
 }
 
 impl Environment {
     /// Chooses the environment by azd's rules (`flag` is `-e`) and reads its
     /// `.env`; `create` makes it when missing.
     pub fn open(project: &Path, flag: Option<&str>, create: bool) -> anyhow::Result<Self> {
+        Self::open_seeing(project, flag, &EnvOverlay::default(), create, false)
+    }
+
+    /// [`Self::open`], reading `AZURE_ENV_NAME` through `vars`; `quiet`: a new
+    /// environment is made without a note on stderr.
+    pub(crate) fn open_seeing(
+        project: &Path,
+        flag: Option<&str>,
+        vars: &EnvOverlay,
+        create: bool,
+        quiet: bool,
+    ) -> anyhow::Result<Self> {
         let azure = project.join(".azure");
-        let name = choose(&azure, flag, std::env::var(ENV_NAME_VARIABLE).ok())?;
+        let name = choose(&azure, flag, vars.var(ENV_NAME_VARIABLE))?;
         let dir = azure.join(name.as_str());
         if create && !dir.is_dir() {
-            create_environment(&azure, &name)?;
+            create_environment(&azure, &name, quiet)?;
         }
         let dotenv = DotEnv::load(&dir.join(".env"))?;
-        Ok(Self { name, dir, dotenv })
+        Ok(Self {
+            name,
+            dir,
+            dotenv,
+            quiet,
+        })
     }
 
     /// The environment as the simulated azd serves it.
-    pub(super) fn served(&self) -> SimEnvironment {
+    pub(crate) fn served(&self) -> SimEnvironment {
         SimEnvironment {
             name: self.name.as_str().to_owned(),
             values: self.dotenv.values(),
@@ -81,7 +101,7 @@ impl Environment {
             // with an environment and no default, which the next command refuses.
             if !self.dir.is_dir() {
                 let azure = self.dir.parent().unwrap_or(&self.dir);
-                create_environment(azure, &self.name)?;
+                create_environment(azure, &self.name, self.quiet)?;
             }
             dotenv.save(&path)?;
         }
@@ -161,7 +181,7 @@ fn environments(azure: &Path) -> anyhow::Result<Vec<String>> {
 
 /// Makes `.azure/<name>/` as `azd env new` does; the new environment becomes
 /// the default when it is the project's only one (azd's rule).
-fn create_environment(azure: &Path, name: &EnvironmentName) -> anyhow::Result<()> {
+fn create_environment(azure: &Path, name: &EnvironmentName, quiet: bool) -> anyhow::Result<()> {
     let dir = azure.join(name.as_str());
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let config = azure.join("config.json");
@@ -176,8 +196,10 @@ fn create_environment(azure: &Path, name: &EnvironmentName) -> anyhow::Result<()
         }
         std::fs::write(&config, format!("{json}\n"))
             .with_context(|| format!("writing {}", config.display()))?;
-        eprintln!("New environment '{name}' created and set as default.");
-    } else {
+        if !quiet {
+            eprintln!("New environment '{name}' created and set as default.");
+        }
+    } else if !quiet {
         eprintln!("New environment '{name}' created (the default is unchanged).");
     }
     Ok(())

@@ -1,5 +1,5 @@
-//! How `run` ends: the exit code, and the error as people or programs read it
-//! (`--output json` puts it in the JSON document on stdout).
+//! How a command ends: the exit code, and the error as people or programs read it
+//! (`--output json` puts it in the JSON document on stdout: [`RunError`]).
 //!
 //! | code | meaning |
 //! |------|---------|
@@ -13,8 +13,7 @@
 use azd_wasm_host_core::{ErrorDetail, ProviderError};
 use azd_wasm_host_sim::CallError;
 
-use super::args::{Output, RunArgs};
-use super::view::{ProgressView, Report};
+use super::report::{ErrorKind, ErrorLink, RunError};
 
 /// The exit codes of `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +48,7 @@ impl Exit {
 
 /// Why a command did not finish.
 #[derive(Debug)]
-pub(super) enum Failure {
+pub(crate) enum Failure {
     /// Found before anything ran.
     Usage(anyhow::Error),
     /// The provider's answer was an error.
@@ -63,7 +62,7 @@ pub(super) enum Failure {
 impl Failure {
     /// A request that did not end in an answer: the provider's error, or
     /// the extension failing to answer at all.
-    pub(super) fn from_call(e: CallError) -> Self {
+    pub(crate) fn from_call(e: CallError) -> Self {
         match e {
             CallError::Extension(e) => Self::Provider(ProviderError::from_wire(&e)),
             other => Self::Host(anyhow::anyhow!(
@@ -72,7 +71,7 @@ impl Failure {
         }
     }
 
-    fn exit(&self) -> Exit {
+    pub(crate) fn exit(&self) -> Exit {
         match self {
             Self::Usage(_) => Exit::Usage,
             Self::Provider(e) if e.is_fault() => Exit::Fault,
@@ -83,43 +82,49 @@ impl Failure {
     }
 
     /// The error as `--output json` shows it.
-    fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_error(&self) -> RunError {
         let kind = match self.exit() {
-            Exit::Usage => "usage",
-            Exit::ProviderFailed => "provider",
-            Exit::Interrupted => "interrupted",
-            _ => "fault",
+            Exit::Usage => ErrorKind::Usage,
+            Exit::ProviderFailed => ErrorKind::Provider,
+            Exit::Interrupted => ErrorKind::Interrupted,
+            _ => ErrorKind::Fault,
         };
-        let mut error = serde_json::json!({ "kind": kind, "message": self.message() });
+        let mut error = RunError {
+            kind,
+            message: self.message(),
+            suggestion: None,
+            code: None,
+            category: None,
+            status_code: None,
+            service: None,
+            links: Vec::new(),
+        };
         if let Self::Provider(e) = self {
-            let fields = error.as_object_mut().expect("an object");
-            if !e.suggestion.is_empty() {
-                fields.insert("suggestion".into(), e.suggestion.clone().into());
-            }
+            error.suggestion = (!e.suggestion.is_empty()).then(|| e.suggestion.clone());
             match &e.detail {
                 Some(ErrorDetail::Local { code, category }) => {
-                    fields.insert("code".into(), code.clone().into());
-                    fields.insert("category".into(), category.clone().into());
+                    error.code = Some(code.clone());
+                    error.category = Some(category.clone());
                 }
                 Some(ErrorDetail::Service {
                     error_code,
                     status_code,
                     service_name,
                 }) => {
-                    fields.insert("code".into(), error_code.clone().into());
-                    fields.insert("statusCode".into(), (*status_code).into());
-                    fields.insert("service".into(), service_name.clone().into());
+                    error.code = Some(error_code.clone());
+                    error.status_code = Some(*status_code);
+                    error.service = Some(service_name.clone());
                 }
                 None => {}
             }
-            let links: Vec<_> = e
+            error.links = e
                 .links
                 .iter()
-                .map(|l| serde_json::json!({ "title": l.title, "url": l.url }))
+                .map(|l| ErrorLink {
+                    title: l.title.clone(),
+                    url: l.url.clone(),
+                })
                 .collect();
-            if !links.is_empty() {
-                fields.insert("links".into(), links.into());
-            }
         }
         error
     }
@@ -133,7 +138,7 @@ impl Failure {
     }
 
     /// The error on stderr, for people.
-    fn print(&self) {
+    pub(crate) fn print(&self) {
         match self {
             Self::Provider(e) => super::view::print_error(e),
             Self::Usage(e) | Self::Host(e) => {
@@ -145,64 +150,6 @@ impl Failure {
             Self::Interrupted => {
                 eprintln!("Cancelled: the provider was stopped before it answered.")
             }
-        }
-    }
-}
-
-/// Reports a failure; returns its exit code.
-/// `seen` holds what the provider reported and asked before it failed.
-pub(super) fn failed(args: &RunArgs, failure: &Failure, seen: &ProgressView) -> Exit {
-    failure.print();
-    if args.output == Output::Json {
-        let mut doc =
-            serde_json::json!({ "command": args.action.name(), "error": failure.to_json() });
-        let (progress, prompts) = (seen.reported(), seen.questions());
-        if let Some(fields) = doc.as_object_mut() {
-            if !progress.is_empty() {
-                fields.insert("progress".into(), progress.into());
-            }
-            if !prompts.is_empty() {
-                let prompts = serde_json::to_value(prompts).unwrap_or_default();
-                fields.insert("prompts".into(), prompts);
-            }
-        }
-        println!("{doc:#}");
-    }
-    failure.exit()
-}
-
-/// Prints the report, then runs `save` (which writes outputs to `.env`);
-/// returns the exit code.
-pub(super) fn succeeded(
-    args: &RunArgs,
-    report: &Report,
-    save: impl FnOnce() -> anyhow::Result<()>,
-) -> Exit {
-    let pending = report.changes_pending();
-    let exit = if args.detailed_exitcode && pending {
-        Exit::ChangesPending
-    } else {
-        Exit::Done
-    };
-    if args.output == Output::Json {
-        // One document: the report, with the error when saving failed.
-        let saved = save().map_err(Failure::Host);
-        let mut doc = serde_json::to_value(report).unwrap_or_default();
-        if let (Err(f), Some(fields)) = (&saved, doc.as_object_mut()) {
-            fields.insert("error".into(), f.to_json());
-            f.print();
-        }
-        println!("{doc:#}");
-        return saved.map_or(Exit::Fault, |()| exit);
-    }
-    if let Err(e) = report.print() {
-        eprintln!("azd-wasm-host: cannot print the result: {e}");
-    }
-    match save() {
-        Ok(()) => exit,
-        Err(e) => {
-            Failure::Host(e).print();
-            Exit::Fault
         }
     }
 }

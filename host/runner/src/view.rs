@@ -1,164 +1,32 @@
 //! What `run` shows: live progress while a request runs (a spinner on a
-//! terminal, plain lines otherwise, on stderr), then the result as a table or
-//! JSON on stdout, or the provider's error on stderr. Every text a provider
+//! terminal, plain lines otherwise, on stderr; nothing in a library's quiet
+//! session, which only keeps it), then the result as a table on stdout, or the
+//! provider's error on stderr. Every text a provider
 //! wrote passes [`azd_wasm_host_core::text::sanitize`] on its way to the terminal.
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal as _, Write};
 use std::time::Duration;
 
 use azd_wasm_host_core::ProviderError;
-use azd_wasm_host_proto::azdext as pb;
 
-use super::environment::Environment;
+use super::report::{Plan, Question, RunReport};
 
-/// What a command produced.
-#[derive(Debug, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Report {
-    pub(super) command: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) outputs: Option<BTreeMap<String, OutputValue>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) preview: Option<PreviewReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) invalidated_env_keys: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) resources: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) parameters: Option<Vec<ParameterReport>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) planned_outputs: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) skipped: Option<bool>,
-    /// The provider's progress messages, in order (`--output json` only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) progress: Vec<String>,
-    /// The questions the provider asked, with their answers (`--output json` only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) prompts: Vec<super::ask::Question>,
-}
-
-#[derive(Debug, serde::Serialize)]
-pub(super) struct OutputValue {
-    #[serde(rename = "type")]
-    pub(super) ty: String,
-    pub(super) value: String,
-}
-
-#[derive(Debug, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct PreviewReport {
-    pub(super) summary: String,
-    pub(super) plan: Plan,
-    pub(super) changes: Vec<ChangeReport>,
-}
-
-/// The changes of a preview, counted by kind (azd's change types: `Create`,
-/// `Modify`, `Delete`, `Deploy`, `NoChange`, `Ignore`, …).
-#[derive(Debug, Default, serde::Serialize)]
-pub(super) struct Plan {
-    pub(super) create: usize,
-    pub(super) modify: usize,
-    pub(super) delete: usize,
-    pub(super) unchanged: usize,
-    /// Changes of any other type (`Deploy`, `Unsupported`, a provider's own).
-    pub(super) other: usize,
-}
-
-impl Plan {
-    pub(super) fn of(changes: &[ChangeReport]) -> Self {
-        let mut plan = Self::default();
-        for c in changes {
-            let count = match c.change_type.to_ascii_lowercase().as_str() {
-                "create" => &mut plan.create,
-                "modify" | "update" => &mut plan.modify,
-                "delete" => &mut plan.delete,
-                "nochange" | "ignore" => &mut plan.unchanged,
-                _ => &mut plan.other,
-            };
-            *count += 1;
-        }
-        plan
+/// `Plan: 2 to create, 1 to modify, 0 to delete, 3 unchanged.`
+fn plan_line(plan: &Plan) -> String {
+    let mut line = format!(
+        "Plan: {} to create, {} to modify, {} to delete, {} unchanged",
+        plan.create, plan.modify, plan.delete, plan.unchanged
+    );
+    if plan.other > 0 {
+        line.push_str(&format!(", {} other", plan.other));
     }
-
-    /// Whether applying the preview would change anything.
-    pub(super) fn pending(&self) -> bool {
-        self.create + self.modify + self.delete + self.other > 0
-    }
-
-    /// `Plan: 2 to create, 1 to modify, 0 to delete, 3 unchanged.`
-    fn line(&self) -> String {
-        let mut line = format!(
-            "Plan: {} to create, {} to modify, {} to delete, {} unchanged",
-            self.create, self.modify, self.delete, self.unchanged
-        );
-        if self.other > 0 {
-            line.push_str(&format!(", {} other", self.other));
-        }
-        line.push('.');
-        line
-    }
+    line.push('.');
+    line
 }
 
-#[derive(Debug, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ChangeReport {
-    pub(super) change_type: String,
-    pub(super) resource_type: String,
-    pub(super) name: String,
-    pub(super) resource_id: String,
-}
-
-#[derive(Debug, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct ParameterReport {
-    pub(super) name: String,
-    pub(super) secret: bool,
-    /// Secret values are never printed.
-    pub(super) value: String,
-    pub(super) env_var_mapping: Vec<String>,
-}
-
-impl Report {
-    pub(super) fn new(command: &'static str) -> Self {
-        Self {
-            command,
-            outputs: None,
-            preview: None,
-            invalidated_env_keys: None,
-            resources: None,
-            parameters: None,
-            planned_outputs: None,
-            skipped: None,
-            progress: Vec::new(),
-            prompts: Vec::new(),
-        }
-    }
-
-    /// Writes outputs to `.azure/<env>/.env` (provision, state) or removes the
-    /// invalidated keys (down), as azd does.
-    pub(super) fn apply(&self, env: &Environment) -> anyhow::Result<()> {
-        let set = self
-            .outputs
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.as_str(), v.value.as_str()));
-        let removed = self
-            .invalidated_env_keys
-            .iter()
-            .flatten()
-            .map(String::as_str);
-        env.save(set, removed)
-    }
-
-    /// Whether a preview found changes to make.
-    pub(super) fn changes_pending(&self) -> bool {
-        self.preview.as_ref().is_some_and(|p| p.plan.pending())
-    }
-
+impl RunReport {
     /// Prints the report for people: the sections it has.
-    pub(super) fn print(&self) -> anyhow::Result<()> {
+    pub(crate) fn print(&self) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         if self.skipped == Some(true) {
             writeln!(
@@ -184,7 +52,7 @@ impl Report {
             if !rows.is_empty() {
                 table(&mut out, ["CHANGE", "TYPE", "NAME"], &rows)?;
             }
-            writeln!(out, "{}", p.plan.line())?;
+            writeln!(out, "{}", plan_line(&p.plan))?;
         }
         self.print_outputs(&mut out)?;
         self.print_destroyed(&mut out)?;
@@ -273,26 +141,12 @@ fn table(
     Ok(())
 }
 
-pub(super) fn outputs_of(
-    map: &BTreeMap<String, pb::ProvisioningOutputParameter>,
-) -> BTreeMap<String, OutputValue> {
-    map.iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                OutputValue {
-                    ty: v.r#type.clone(),
-                    value: v.value.clone(),
-                },
-            )
-        })
-        .collect()
-}
-
 /// Live progress on stderr: a spinner with the latest step on a terminal, plain
 /// lines otherwise.
-pub(super) struct ProgressView {
+pub(crate) struct ProgressView {
     bar: Option<indicatif::ProgressBar>,
+    /// Shows nothing (a library's run): progress is only kept.
+    quiet: bool,
     /// The provider's progress messages, in order, for `--output json`.
     reported: std::sync::Mutex<Vec<String>>,
     /// The questions the provider asked (kept by the prompter).
@@ -302,14 +156,17 @@ pub(super) struct ProgressView {
 }
 
 impl ProgressView {
-    pub(super) fn new() -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+    /// Shows progress on stderr when `console` (a spinner on a terminal); else
+    /// only keeps it.
+    pub(crate) fn new(console: bool) -> Self {
+        let bar = (console && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
             bar.enable_steady_tick(Duration::from_millis(100));
             bar
         });
         Self {
             bar,
+            quiet: !console,
             reported: std::sync::Mutex::default(),
             asked: super::ask::Asked::default(),
             cancel_after: None,
@@ -317,7 +174,7 @@ impl ProgressView {
     }
 
     /// Cancels `token` once the provider has reported `n` progress messages.
-    pub(super) fn cancel_after(
+    pub(crate) fn cancel_after(
         mut self,
         n: Option<usize>,
         token: &tokio_util::sync::CancellationToken,
@@ -327,17 +184,17 @@ impl ProgressView {
     }
 
     /// Where the prompter keeps the questions asked.
-    pub(super) fn asked(&self) -> super::ask::Asked {
+    pub(crate) fn asked(&self) -> super::ask::Asked {
         self.asked.clone()
     }
 
     /// The questions asked so far, with their answers.
-    pub(super) fn questions(&self) -> Vec<super::ask::Question> {
+    pub(crate) fn questions(&self) -> Vec<Question> {
         self.asked.lock().map(|q| q.clone()).unwrap_or_default()
     }
 
     /// Shows a progress message the provider sent, and keeps it for the JSON report.
-    pub(super) fn provider(&self, message: &str) {
+    pub(crate) fn provider(&self, message: &str) {
         let count = self.reported.lock().map_or(0, |mut reported| {
             reported.push(message.to_owned());
             reported.len()
@@ -351,17 +208,17 @@ impl ProgressView {
     }
 
     /// The provider's progress messages so far, in order.
-    pub(super) fn reported(&self) -> Vec<String> {
+    pub(crate) fn reported(&self) -> Vec<String> {
         self.reported.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// The spinner, when there is one (a prompt holds it still).
-    pub(super) fn bar(&self) -> Option<indicatif::ProgressBar> {
+    pub(crate) fn bar(&self) -> Option<indicatif::ProgressBar> {
         self.bar.clone()
     }
 
-    pub(super) fn show(&self, message: &str) {
-        if message.is_empty() {
+    pub(crate) fn show(&self, message: &str) {
+        if message.is_empty() || self.quiet {
             return;
         }
         match &self.bar {
@@ -373,7 +230,7 @@ impl ProgressView {
         }
     }
 
-    pub(super) fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
@@ -381,7 +238,7 @@ impl ProgressView {
 }
 
 /// Prints a provider's error as azd would: the message, the suggestion, links.
-pub(super) fn print_error(e: &ProviderError) {
+pub(crate) fn print_error(e: &ProviderError) {
     eprintln!("ERROR: {}", shown(&e.message));
     if !e.suggestion.is_empty() {
         eprintln!("Suggestion: {}", shown(&e.suggestion));

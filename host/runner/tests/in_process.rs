@@ -22,7 +22,9 @@ use std::sync::Arc;
 
 use azd_wasm_host_fixtures::c_hello_provider;
 use azd_wasm_host_fixtures::in_process::{NamedTest, run_all};
-use azd_wasm_host_runner::{Action, DotEnv, Exit, Output, RunArgs};
+use azd_wasm_host_runner::{
+    Action, DotEnv, EnvOverlay, ErrorKind, Exit, Output, RunArgs, Session, execute,
+};
 use azd_wasm_host_sidecar::{DevelopmentTools, ListenArgs, Recording, Serving};
 use clap::Parser as _;
 
@@ -72,7 +74,7 @@ fn main() -> ExitCode {
             Serving::Development(Arc::new(NoTools)),
         );
     }
-    let tests: [NamedTest; 2] = [
+    let tests: [NamedTest; 4] = [
         (
             "provision_writes_the_outputs_to_the_environment_as_azd_does",
             |dir| Box::pin(provision_writes_the_outputs(dir)),
@@ -81,6 +83,13 @@ fn main() -> ExitCode {
             "a_missing_provider_is_a_usage_error_and_nothing_runs",
             |dir| Box::pin(a_missing_provider(dir)),
         ),
+        (
+            "a_library_run_returns_the_typed_report_and_sees_its_overlay",
+            |dir| Box::pin(a_library_run_returns_the_typed_report(dir)),
+        ),
+        ("a_cancelled_run_leaves_its_session_usable", |dir| {
+            Box::pin(a_cancelled_run_leaves_its_session_usable(dir))
+        }),
     ];
     run_all(&tests)
 }
@@ -138,4 +147,96 @@ async fn a_missing_provider(dir: PathBuf) {
         !project.join(".azure").exists(),
         "a usage error changed the project"
     );
+}
+
+/// `execute` in a library's session: nothing asked of this process's terminal,
+/// the report typed, the extension's stderr captured. The runner reads its own
+/// variables through the session's overlay: `AZURE_ENV_NAME` chooses the
+/// environment, and (on Unix) `AZD_WASM_HOST_EXTENSION_COMMAND` names a wrapper
+/// that writes to stderr before it becomes this binary.
+async fn a_library_run_returns_the_typed_report(dir: PathBuf) {
+    let (provider, project) = project(&dir);
+    let mut args = RunArgs::new(Action::Provision, provider, project.clone());
+    args.yes = true;
+    let mut vars = EnvOverlay::default();
+    vars.set("AZURE_ENV_NAME", "staging");
+    let marker = "the wrapper started the extension";
+    if cfg!(unix) {
+        let wrapper = dir.join("extension.sh");
+        let exe = std::env::current_exe().unwrap();
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\necho '{marker}' >&2\nexec '{}' \"$@\"\n",
+                exe.display()
+            ),
+        )
+        .unwrap();
+        make_executable(&wrapper);
+        vars.set(
+            azd_wasm_host_runner::EXTENSION_COMMAND_VAR,
+            format!("'{}'", wrapper.display()),
+        );
+    }
+    let outcome = execute(&args, &Session::library(false, vars)).await;
+    assert_eq!(outcome.exit, Exit::Done, "{outcome:#?}");
+    let report = &outcome.report;
+    assert_eq!(report.command, Action::Provision);
+    assert_eq!(report.error, None);
+    let outputs = report.outputs.as_ref().unwrap();
+    assert_eq!(outputs["GREETING"].value, "Hello, runner!", "{report:#?}");
+    assert_eq!(
+        report.progress.first().map(String::as_str),
+        Some("Composing the greeting for runner"),
+        "{report:#?}"
+    );
+    assert_eq!(report.skipped, Some(false));
+    if cfg!(unix) {
+        assert!(
+            outcome.extension_stderr.contains(marker),
+            "{:?}",
+            outcome.extension_stderr
+        );
+    }
+    // The environment the overlay named, not `dev`.
+    let env = DotEnv::load(&project.join(".azure/staging/.env"))
+        .unwrap()
+        .values();
+    assert_eq!(env["GREETING"], "Hello, runner!", "{env:?}");
+    assert!(!project.join(".azure/dev").exists());
+    // The report is `run --output json`'s document.
+    let doc = serde_json::to_value(report).unwrap();
+    assert_eq!(
+        doc["outputs"]["GREETING"]["value"], "Hello, runner!",
+        "{doc:#}"
+    );
+    assert!(doc.get("error").is_none(), "{doc:#}");
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(not(unix))]
+fn make_executable(_path: &Path) {}
+
+/// A run cancelled after the provider's first progress message ends
+/// `interrupted`; the session it ran in plays the next command whole.
+async fn a_cancelled_run_leaves_its_session_usable(dir: PathBuf) {
+    let (provider, project) = project(&dir);
+    let session = Session::library(false, EnvOverlay::default());
+    let mut args = RunArgs::new(Action::Provision, provider, project);
+    args.yes = true;
+    args.cancel_after_progress = Some(1);
+    let cancelled = execute(&args, &session).await;
+    assert_eq!(cancelled.exit, Exit::Interrupted, "{cancelled:#?}");
+    let error = cancelled.report.error.as_ref().unwrap();
+    assert_eq!(error.kind, ErrorKind::Interrupted, "{error:?}");
+    assert!(!cancelled.report.progress.is_empty(), "{cancelled:#?}");
+    assert!(!session.interrupt.is_cancelled());
+    args.cancel_after_progress = None;
+    let whole = execute(&args, &session).await;
+    assert_eq!(whole.exit, Exit::Done, "{whole:#?}");
 }

@@ -161,6 +161,9 @@ async fn start(
         environment: environment.as_ref().map(|e| e.name.as_str()),
         provider: &conversation.provider,
         debug,
+        env: &azd_wasm_host_runner::EnvOverlay::default(),
+        // Shown beside the first failure.
+        capture_stderr: true,
     };
     let (process, handle) = azd_wasm_host_runner::start_listen(&sim, &extension, |cmd| {
         cmd.env(azd_wasm_host_sidecar::env::TRAFFIC, plan)
