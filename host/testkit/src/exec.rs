@@ -1,12 +1,12 @@
 //! Runs one test: lays its project down in a fresh temporary folder, then
-//! plays each step with `azd-wasm-host run … --output json` as a child
-//! process (so through the same `listen` path azd uses: a simulated azd on
-//! loopback gRPC, this binary started as the extension), and checks what
-//! came out.
+//! plays each step as `azd-wasm-host run` plays it, through the runner
+//! library in this process (`azd_wasm_host_runner::execute`: a simulated azd
+//! on loopback gRPC, this binary started as the extension, so through the same
+//! `listen` path azd uses; the extension is the only process a step starts),
+//! and checks the typed report that came out.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -16,7 +16,9 @@ use super::expect::{self, Outcome};
 use super::fault;
 use super::results::{StepResult, TestResult};
 use super::spec::{Answer, Command, Spec, Step};
-use azd_wasm_host_runner::{DotEnv, Environment};
+use azd_wasm_host_runner::{
+    DotEnv, EnvOverlay, Environment, Exit, Output, RunArgs, RunReport, Session,
+};
 
 /// A test file, read, with the provider it drives.
 pub(super) struct Case {
@@ -144,7 +146,7 @@ impl Project {
         })
     }
 
-    /// Plays `step` (the `number`th) with `run` and checks its result; when
+    /// Plays `step` (the `number`th) as `run` does and checks its result; when
     /// recording, what it exchanged.
     async fn play(
         &self,
@@ -178,18 +180,7 @@ impl Project {
         };
         let plan = traffic.as_ref().map(|t| t.plan.as_path());
         match self.run_step(case, step, plan, debug).await {
-            Ok((doc, stderr)) => {
-                let dotenv = self.dotenv().unwrap_or_default();
-                let outcome = Outcome {
-                    doc: &doc,
-                    dotenv: &dotenv,
-                    project: &self.path,
-                };
-                result.failures = expect::check(&step.expect, &outcome);
-                if !result.failures.is_empty() {
-                    result.stderr = stderr;
-                }
-            }
+            Ok((report, stderr)) => self.check(step, &report, stderr, &mut result),
             Err(e) => result.failures.push(format!("{e:#}")),
         }
         let mut recorded = None;
@@ -208,14 +199,30 @@ impl Project {
         (result, recorded)
     }
 
-    /// Prepares the project for `step`, runs it; `run`'s JSON document and stderr.
+    /// Checks `report` and the project against `step`'s expectations; the
+    /// extension's `stderr` is kept beside failures.
+    fn check(&self, step: &Step, report: &RunReport, stderr: String, result: &mut StepResult) {
+        let dotenv = self.dotenv().unwrap_or_default();
+        let outcome = Outcome {
+            report,
+            dotenv: &dotenv,
+            project: &self.path,
+        };
+        result.failures = expect::check(&step.expect, &outcome);
+        if !result.failures.is_empty() {
+            result.stderr = stderr;
+        }
+    }
+
+    /// Prepares the project for `step` and plays it, in this process; the
+    /// report and what the extension wrote to stderr.
     async fn run_step(
         &self,
         case: &Case,
         step: &Step,
         traffic: Option<&Path>,
         debug: bool,
-    ) -> anyhow::Result<(serde_json::Value, String)> {
+    ) -> anyhow::Result<(RunReport, String)> {
         if let Some(config) = &step.config {
             write_azure_yaml(&self.path, &case.provider_name, Some(config))?;
         }
@@ -223,42 +230,28 @@ impl Project {
             let env = Environment::open(&self.path, Some(&self.environment), false)?;
             env.save(step.env.iter().map(|(k, v)| (k.as_str(), v.as_str())), [])?;
         }
-        let mut cmd = self.command(case, step, debug)?;
-        cmd.envs(&case.spec.project.process_env);
-        if let Some(plan) = traffic {
-            cmd.env(azd_wasm_host_sidecar::env::TRAFFIC, plan);
-        }
-        let out = tokio::time::timeout(STEP_LIMIT, cmd.output())
-            .await
-            .map_err(|_| anyhow::anyhow!("the step ran over {} s", STEP_LIMIT.as_secs()))?
-            .context("starting `run`")?;
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let code = out.status.code();
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|_| {
-            anyhow::anyhow!(
-                "`run` printed no result (exit {}); its stderr:\n{}",
-                code.map_or("by a signal".into(), |c| c.to_string()),
-                stderr.trim_end()
-            )
-        })?;
+        let vars = step_environment(case, traffic);
+        let args = self.args(case, step, &vars)?;
+        let session = Session::library(debug, vars);
+        let outcome =
+            tokio::time::timeout(STEP_LIMIT, azd_wasm_host_runner::execute(&args, &session))
+                .await
+                .map_err(|_| anyhow::anyhow!("the step ran over {} s", STEP_LIMIT.as_secs()))?;
         // Usage errors are the test's, not the provider's: nothing ran.
-        if code == Some(64) {
-            let message = doc.pointer("/error/message").and_then(|m| m.as_str());
+        if outcome.exit == Exit::Usage {
+            let error = outcome.report.error.as_ref();
             anyhow::bail!(
                 "the step could not run: {}",
-                message.unwrap_or("(no message)")
+                error.map_or("(no message)", |e| e.message.as_str())
             );
         }
-        Ok((doc, stderr))
+        Ok((outcome.report, outcome.extension_stderr))
     }
 
-    /// `azd-wasm-host run <command> … --output json` for `step`, on this project.
-    fn command(
-        &self,
-        case: &Case,
-        step: &Step,
-        debug: bool,
-    ) -> anyhow::Result<tokio::process::Command> {
+    /// What `run <command> … --project P -e ENV` would be given for `step`, on this
+    /// project: `--provider` (a tightened manifest when the step changes the
+    /// policy), `--yes`/`--no`, `--cancel-after-progress`, `--force`/`--purge`.
+    fn args(&self, case: &Case, step: &Step, vars: &EnvOverlay) -> anyhow::Result<RunArgs> {
         let provider = if step.fault.changes_policy() {
             let dir = self
                 .scratch
@@ -269,42 +262,21 @@ impl Project {
         } else {
             case.provider.clone()
         };
-        let exe = std::env::current_exe().context("finding this executable")?;
-        let mut cmd = tokio::process::Command::new(exe);
-        cmd.arg("run")
-            .arg(step.command.run_word())
-            .arg("--project")
-            .arg(&self.path)
-            .arg("--provider")
-            .arg(provider)
-            .args(["-e", &self.environment, "--output", "json"])
-            .env_remove("AZURE_ENV_NAME")
-            .env_remove("AZD_WASM_HOST_RECORD")
-            .current_dir(&self.path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        let mut args = RunArgs::new(step.command.action(), provider, self.path.clone());
+        args.env = Some(self.environment.clone());
+        args.output = Output::Json;
+        args.azd_contract = azd_wasm_host_runner::contract_from(vars);
         match step.answer {
-            Some(Answer::Yes) => cmd.arg("--yes"),
-            Some(Answer::No) => cmd.arg("--no"),
-            None => &mut cmd,
-        };
-        if let Some(n) = step.fault.cancel_after_progress {
-            cmd.arg("--cancel-after-progress").arg(n.to_string());
+            Some(Answer::Yes) => args.yes = true,
+            Some(Answer::No) => args.no = true,
+            None => {}
         }
+        args.cancel_after_progress = step.fault.cancel_after_progress;
         if step.command == Command::Down {
-            if step.force.unwrap_or(true) {
-                cmd.arg("--force");
-            }
-            if step.purge.unwrap_or(true) {
-                cmd.arg("--purge");
-            }
+            args.force = step.force.unwrap_or(true);
+            args.purge = step.purge.unwrap_or(true);
         }
-        if debug {
-            cmd.arg("--debug");
-        }
-        Ok(cmd)
+        Ok(args)
     }
 
     /// A number for each tightened manifest this test makes.
@@ -325,6 +297,23 @@ impl Project {
 
 /// `AZD_WASM_HOST_TEST_KEEP=1` keeps every test's project folder, for a look afterwards.
 pub(super) const KEEP_VAR: &str = "AZD_WASM_HOST_TEST_KEEP";
+
+/// The environment a step's run sees (and its extension inherits): this
+/// process's, without `AZURE_ENV_NAME` (the step names its environment) or a
+/// recording of azd's session, with the test's `process_env` and the step's
+/// traffic plan. The runner reads its own variables through it too
+/// (`AZD_WASM_HOST_AZD_CONTRACT`, `AZD_WASM_HOST_EXTENSION_COMMAND`, …), as a
+/// `run` child given this environment would have.
+fn step_environment(case: &Case, traffic: Option<&Path>) -> EnvOverlay {
+    let mut vars = EnvOverlay::default();
+    vars.remove("AZURE_ENV_NAME")
+        .remove("AZD_WASM_HOST_RECORD")
+        .set_all(&case.spec.project.process_env);
+    if let Some(plan) = traffic {
+        vars.set(azd_wasm_host_sidecar::env::TRAFFIC, plan);
+    }
+    vars
+}
 
 /// `rel` (`/`-separated, relative) inside `root`; `..` and absolute paths
 /// are refused, so a test file cannot write outside its project.

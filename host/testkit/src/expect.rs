@@ -4,14 +4,15 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use azd_wasm_host_runner::{Plan, Question, RunError, RunReport};
 use serde_json::Value;
 
 use super::spec::{ErrorSpec, Expect, Match, MatchHow, PlanSpec};
 
-/// What a step produced: `run --output json`'s document, and the project
-/// after it.
+/// What a step produced: the run's report (what `run --output json` prints),
+/// and the project after it.
 pub(super) struct Outcome<'a> {
-    pub(super) doc: &'a Value,
+    pub(super) report: &'a RunReport,
     pub(super) dotenv: &'a BTreeMap<String, String>,
     pub(super) project: &'a Path,
 }
@@ -19,24 +20,17 @@ pub(super) struct Outcome<'a> {
 /// Every way `outcome` differs from `expect`; empty when it passes.
 pub(super) fn check(expect: &Expect, outcome: &Outcome<'_>) -> Vec<String> {
     let mut failures = Vec::new();
-    let doc = outcome.doc;
-    let error = doc.get("error");
-    match (&expect.error, error) {
-        (None, Some(e)) => failures.push(format!(
-            "the command failed ({}): {}",
-            text(e.get("kind")),
-            text(e.get("message"))
-        )),
+    let report = outcome.report;
+    match (&expect.error, &report.error) {
+        (None, Some(e)) => failures.push(format!("the command failed ({}): {}", e.kind, e.message)),
         (Some(_), None) => failures.push("the command succeeded; an error was expected".into()),
         (Some(want), Some(got)) => check_error(want, got, &mut failures),
         (None, None) => {}
     }
-    let outputs = doc.get("outputs").and_then(Value::as_object);
+    let outputs = report.outputs.as_ref();
     for (name, m) in &expect.outputs {
-        let got = outputs
-            .and_then(|o| o.get(name))
-            .map(|v| text(v.get("value")));
-        compare(&format!("output {name}"), m, got.as_deref(), &mut failures);
+        let got = outputs.and_then(|o| o.get(name)).map(|v| v.value.as_str());
+        compare(&format!("output {name}"), m, got, &mut failures);
     }
     if let Some(want) = &expect.output_names {
         let mut got: Vec<&String> = outputs.into_iter().flat_map(|o| o.keys()).collect();
@@ -48,11 +42,12 @@ pub(super) fn check(expect: &Expect, outcome: &Outcome<'_>) -> Vec<String> {
         }
     }
     if let Some(plan) = &expect.plan {
-        check_plan(plan, doc.pointer("/preview/plan"), &mut failures);
+        let got = report.preview.as_ref().map(|p| p.plan);
+        check_plan(plan, got.as_ref(), &mut failures);
     }
-    check_progress(&expect.progress, doc.get("progress"), &mut failures);
+    check_progress(&expect.progress, &report.progress, &mut failures);
     if let Some(want) = &expect.prompts {
-        check_prompts(want, doc.get("prompts"), &mut failures);
+        check_prompts(want, &report.prompts, &mut failures);
     }
     for (key, m) in &expect.dotenv {
         let got = outcome.dotenv.get(key).map(String::as_str);
@@ -62,20 +57,20 @@ pub(super) fn check(expect: &Expect, outcome: &Outcome<'_>) -> Vec<String> {
         let got = std::fs::read_to_string(outcome.project.join(path)).ok();
         compare(&format!("file {path}"), m, got.as_deref(), &mut failures);
     }
-    check_answers(expect, doc, &mut failures);
+    check_answers(expect, report, &mut failures);
     failures
 }
 
 /// What the answers of provision, state, parameters and down carry besides outputs.
-fn check_answers(expect: &Expect, doc: &Value, failures: &mut Vec<String>) {
+fn check_answers(expect: &Expect, report: &RunReport, failures: &mut Vec<String>) {
     if let Some(want) = expect.skipped {
-        let got = doc.get("skipped").and_then(Value::as_bool).unwrap_or(false);
+        let got = report.skipped.unwrap_or(false);
         if got != want {
             failures.push(format!("skipped: expected {want}, got {got}"));
         }
     }
     if let Some(want) = &expect.resources {
-        let got: Vec<String> = strings(doc.get("resources"));
+        let got: &[String] = report.resources.as_deref().unwrap_or_default();
         for m in want {
             if !got.iter().any(|r| fits(m, Some(r)).is_ok()) {
                 failures.push(format!("resources: none is {} (got {got:?})", describe(m)));
@@ -89,23 +84,23 @@ fn check_answers(expect: &Expect, doc: &Value, failures: &mut Vec<String>) {
             ));
         }
     }
-    let parameters = doc.get("parameters").and_then(Value::as_array);
+    let parameters = report.parameters.as_deref().unwrap_or_default();
     for (name, m) in &expect.parameters {
         let got = parameters
-            .into_iter()
-            .flatten()
-            .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
-            .map(|p| text(p.get("value")));
-        compare(&format!("parameter {name}"), m, got.as_deref(), failures);
+            .iter()
+            .find(|p| &p.name == name)
+            .map(|p| p.value.as_str());
+        compare(&format!("parameter {name}"), m, got, failures);
     }
     if let Some(want) = &expect.planned_outputs {
-        let got = strings(doc.get("plannedOutputs"));
-        if &got != want {
+        let got: &[String] = report.planned_outputs.as_deref().unwrap_or_default();
+        if got != want.as_slice() {
             failures.push(format!("planned outputs: expected {want:?}, got {got:?}"));
         }
     }
     if let Some(want) = &expect.invalidated_env_keys {
-        let (mut got, mut want) = (strings(doc.get("invalidatedEnvKeys")), want.clone());
+        let mut got = report.invalidated_env_keys.clone().unwrap_or_default();
+        let mut want = want.clone();
         got.sort();
         want.sort();
         if got != want {
@@ -116,30 +111,29 @@ fn check_answers(expect: &Expect, doc: &Value, failures: &mut Vec<String>) {
     }
 }
 
-fn check_error(want: &ErrorSpec, got: &Value, failures: &mut Vec<String>) {
-    if let Some(kind) = &want.kind {
-        let got_kind = text(got.get("kind"));
-        if &got_kind != kind {
-            failures.push(format!(
-                "error kind: expected {kind:?}, got {got_kind:?} ({})",
-                text(got.get("message"))
-            ));
-        }
+fn check_error(want: &ErrorSpec, got: &RunError, failures: &mut Vec<String>) {
+    if let Some(kind) = &want.kind
+        && got.kind.as_str() != kind
+    {
+        failures.push(format!(
+            "error kind: expected {kind:?}, got {:?} ({})",
+            got.kind.as_str(),
+            got.message
+        ));
     }
     let fields = [
-        ("code", &want.code),
-        ("category", &want.category),
-        ("message", &want.message),
-        ("suggestion", &want.suggestion),
+        ("code", &want.code, got.code.as_deref()),
+        ("category", &want.category, got.category.as_deref()),
+        ("message", &want.message, Some(got.message.as_str())),
+        ("suggestion", &want.suggestion, got.suggestion.as_deref()),
     ];
-    for (field, m) in fields {
+    for (field, m, value) in fields {
         if let Some(m) = m {
-            let value = got.get(field).map(|v| text(Some(v)));
-            compare(&format!("error {field}"), m, value.as_deref(), failures);
+            compare(&format!("error {field}"), m, value, failures);
         }
     }
     if let Some(status) = want.status {
-        let got_status = got.get("statusCode").and_then(Value::as_i64);
+        let got_status = got.status_code.map(i64::from);
         if got_status != Some(status) {
             failures.push(format!(
                 "error status: expected {status}, got {}",
@@ -149,30 +143,28 @@ fn check_error(want: &ErrorSpec, got: &Value, failures: &mut Vec<String>) {
     }
 }
 
-fn check_plan(want: &PlanSpec, got: Option<&Value>, failures: &mut Vec<String>) {
+fn check_plan(want: &PlanSpec, got: Option<&Plan>, failures: &mut Vec<String>) {
     let Some(got) = got else {
         failures.push("plan: the command reported no preview".into());
         return;
     };
     let kinds = [
-        ("create", want.create),
-        ("modify", want.modify),
-        ("delete", want.delete),
-        ("unchanged", want.unchanged),
-        ("other", want.other),
+        ("create", want.create, got.create),
+        ("modify", want.modify, got.modify),
+        ("delete", want.delete, got.delete),
+        ("unchanged", want.unchanged, got.unchanged),
+        ("other", want.other, got.other),
     ];
-    for (kind, n) in kinds {
+    for (kind, n, got_n) in kinds {
         let Some(n) = n else { continue };
-        let got_n = got.get(kind).and_then(Value::as_u64).unwrap_or(0);
-        if got_n != n {
+        if u64::try_from(got_n).ok() != Some(n) {
             failures.push(format!("plan: expected {n} to {kind}, got {got_n}"));
         }
     }
 }
 
 /// Each expected message in order, others allowed between.
-fn check_progress(want: &[Match], got: Option<&Value>, failures: &mut Vec<String>) {
-    let got = strings(got);
+fn check_progress(want: &[Match], got: &[String], failures: &mut Vec<String>) {
     let mut from = 0;
     for m in want {
         match got[from..]
@@ -192,31 +184,26 @@ fn check_progress(want: &[Match], got: Option<&Value>, failures: &mut Vec<String
 }
 
 /// The questions asked, each matched by its message in order; `[]`: none.
-fn check_prompts(want: &[Match], got: Option<&Value>, failures: &mut Vec<String>) {
+fn check_prompts(want: &[Match], got: &[Question], failures: &mut Vec<String>) {
     let asked: Vec<String> = got
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+        .iter()
         .map(|q| {
-            let answer = q.get("answer").map_or("(none)".into(), |a| text(Some(a)));
-            format!("{} → {answer}", text(q.get("message")))
+            format!(
+                "{} → {}",
+                q.message,
+                q.answer.as_deref().unwrap_or("(none)")
+            )
         })
         .collect();
-    let messages: Vec<String> = got
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|q| text(q.get("message")))
-        .collect();
-    if want.is_empty() && !messages.is_empty() {
+    if want.is_empty() && !got.is_empty() {
         failures.push(format!("prompts: none expected, asked {asked:?}"));
         return;
     }
     let mut from = 0;
     for m in want {
-        match messages[from..]
+        match got[from..]
             .iter()
-            .position(|q| fits(m, Some(q)).is_ok())
+            .position(|q| fits(m, Some(&q.message)).is_ok())
         {
             Some(i) => from += i + 1,
             None => {
@@ -324,24 +311,14 @@ fn describe(m: &Match) -> String {
     }
 }
 
-/// A JSON value as text: a string as it is, anything else as JSON.
-fn text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
-    }
-}
-
-fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| a.iter().map(|s| text(Some(s))).collect())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A report as `run --output json` prints it.
+    fn report(doc: &Value) -> RunReport {
+        serde_json::from_value(doc.clone()).unwrap()
+    }
 
     fn how(f: impl FnOnce(&mut MatchHow)) -> Match {
         let mut h = MatchHow::default();
@@ -386,7 +363,7 @@ mod tests {
         let dotenv = BTreeMap::from([("GREETING".to_owned(), "Hello, world!".to_owned())]);
         let dir = tempfile::tempdir().unwrap();
         let outcome = Outcome {
-            doc: &doc,
+            report: &report(&doc),
             dotenv: &dotenv,
             project: dir.path(),
         };
@@ -427,7 +404,7 @@ mod tests {
         });
         let dotenv = BTreeMap::new();
         let outcome = Outcome {
-            doc: &doc,
+            report: &report(&doc),
             dotenv: &dotenv,
             project: Path::new("/nonexistent"),
         };
@@ -464,7 +441,7 @@ mod tests {
         let two = serde_json::json!({ "command": "state", "outputs": {
             "A": { "type": "string", "value": "x" }, "B": { "type": "number", "value": "1" } } });
         let outcome = Outcome {
-            doc: &two,
+            report: &report(&two),
             dotenv: &dotenv,
             project: dir.path(),
         };
@@ -479,7 +456,7 @@ mod tests {
         // An answer without outputs has none.
         let none = serde_json::json!({ "command": "state" });
         let outcome = Outcome {
-            doc: &none,
+            report: &report(&none),
             dotenv: &dotenv,
             project: dir.path(),
         };
@@ -493,7 +470,7 @@ mod tests {
         let dotenv = BTreeMap::new();
         let dir = tempfile::tempdir().unwrap();
         let outcome = Outcome {
-            doc: &doc,
+            report: &report(&doc),
             dotenv: &dotenv,
             project: dir.path(),
         };

@@ -5,10 +5,12 @@
 //! A test file (`*.test.toml`, format in [`spec`]) names a project and the
 //! steps to play in it, each a command azd would run (`provision`, `preview`,
 //! `state` / `env refresh`, `down`, `parameters`) with what its result must be.
-//! The path of a test is the path of a user's command: every step is
-//! `azd-wasm-host run … --output json` in a child process, which starts a
+//! The path of a test is the path of a user's command: every step is played
+//! as `azd-wasm-host run` plays it, by the runner library inside this process
+//! (`azd_wasm_host_runner::execute`, its typed report checked), which starts a
 //! simulated azd on loopback gRPC and this binary as the extension, exactly
-//! as azd does ([`exec`]). Each test gets a fresh temporary copy of its
+//! as azd does ([`exec`]). The extension is the one process a step starts (a
+//! step used to be a `run` child that started it: two). Each test gets a fresh temporary copy of its
 //! project; tests run in parallel (one per core unless `--jobs` says), each
 //! printing its line as it ends; then a summary ([`summary`]), or JSON, and a
 //! JUnit file when asked.

@@ -11,7 +11,7 @@ pub(super) struct StepResult {
     pub(super) duration: Duration,
     /// Every way the result differed from the expectations; empty: passed.
     pub(super) failures: Vec<String>,
-    /// What `run` wrote to stderr, kept when the step failed.
+    /// What the extension wrote to stderr, kept when the step failed.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub(super) stderr: String,
 }

@@ -23,6 +23,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use azd_wasm_host_runner::Action;
 use serde::Deserialize;
 
 /// One test file, as written.
@@ -86,21 +87,25 @@ pub(super) enum Command {
 
 impl Command {
     /// The `run` command that plays it.
-    pub(super) fn run_word(self) -> &'static str {
+    pub(super) fn action(self) -> Action {
         match self {
-            Self::Provision => "provision",
-            Self::Preview => "preview",
-            Self::State | Self::EnvRefresh => "state",
-            Self::Down => "down",
-            Self::Parameters => "parameters",
+            Self::Provision => Action::Provision,
+            Self::Preview => Action::Preview,
+            Self::State | Self::EnvRefresh => Action::State,
+            Self::Down => Action::Down,
+            Self::Parameters => Action::Parameters,
         }
     }
 
     /// As the test file names it.
     pub(super) fn name(self) -> &'static str {
         match self {
+            Self::Provision => "provision",
+            Self::Preview => "preview",
+            Self::State => "state",
             Self::EnvRefresh => "env refresh",
-            other => other.run_word(),
+            Self::Down => "down",
+            Self::Parameters => "parameters",
         }
     }
 }
@@ -410,7 +415,7 @@ expect.error = { code = "invalid_config", category = "validation", message = { c
         .unwrap();
         assert_eq!(spec.steps.len(), 4);
         assert_eq!(spec.steps[1].command, Command::EnvRefresh);
-        assert_eq!(spec.steps[1].command.run_word(), "state");
+        assert_eq!(spec.steps[1].command.action(), Action::State);
         assert!(spec.steps[3].expect.error.is_some());
         assert_eq!(spec.steps[0].expect.progress.len(), 2);
     }

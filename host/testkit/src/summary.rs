@@ -72,7 +72,7 @@ impl Summary {
                 let _ = writeln!(out, "  {reason}");
             }
             if let Some(stderr) = r.steps.iter().map(|s| &s.stderr).find(|s| !s.is_empty()) {
-                let _ = writeln!(out, "  what `run` wrote to stderr:");
+                let _ = writeln!(out, "  what the extension wrote to stderr:");
                 for l in stderr
                     .lines()
                     .rev()

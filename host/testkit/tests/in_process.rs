@@ -1,14 +1,14 @@
 //! `test`'s logic in-process: the test kit library reads test files, plays
-//! each step and checks its result inside this test's own process. Each step
-//! is a `run` in a child process and each `run` starts the extension, as the
-//! development CLI does; here both children are this same test binary
-//! (`run` through the runner library, `listen` through the sidecar library
-//! with the recorder's tools). No development CLI is built or spawned: what is
-//! tested is the test kit, not the command line.
+//! each step through the runner library and checks its result inside this
+//! test's own process. Each step starts the extension, as the development CLI
+//! does; here the extension is this same test binary (`listen` through the
+//! sidecar library with the recorder's tools). No development CLI is built or
+//! spawned: what is tested is the test kit, not the command line.
 //!
 //! A test without the test harness (`harness = false`): `main` is the tests,
-//! or, started with `run` or `listen`, the step or the extension. Needs the C
-//! example built (`scripts/build-examples.sh`).
+//! or, started with `listen`, the extension. Started as `run` (which the kit
+//! no longer starts: it plays a step itself) it fails. Needs the C example
+//! built (`scripts/build-examples.sh`).
 
 #![allow(
     clippy::unwrap_used,
@@ -22,16 +22,13 @@ use std::sync::Arc;
 
 use azd_wasm_host_fixtures::in_process::{NamedTest, run_all};
 use azd_wasm_host_fixtures::{c_hello_provider, repo_root};
-use azd_wasm_host_runner::RunArgs;
 use azd_wasm_host_sidecar::{ListenArgs, Serving};
 use azd_wasm_host_testkit::TestArgs;
 use clap::Parser as _;
 
-/// The command lines this binary serves, as the development CLI would.
+/// The command line this binary serves, as the development CLI would.
 #[derive(clap::Parser)]
 enum Child {
-    /// A step.
-    Run(RunArgs),
     /// The extension a step starts.
     Listen(ListenArgs),
 }
@@ -46,7 +43,8 @@ struct AsTest {
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     // Started as a child: `listen` with azd's address set (the extension), or
-    // `run` with a project (a step); test filters alone are neither.
+    // `run` with a project (a step, as the kit once started them); test
+    // filters alone are neither.
     let listen = std::env::var_os("AZD_SERVER").is_some();
     let step = argv.iter().any(|a| a == "--project");
     match argv.get(1).map(String::as_str) {
@@ -58,10 +56,8 @@ fn main() -> ExitCode {
             return azd_wasm_host_sidecar::run_listen(args, false, tools);
         }
         Some("run") if step => {
-            let Ok(Child::Run(args)) = Child::try_parse_from(&argv) else {
-                return ExitCode::from(64);
-            };
-            return runtime().block_on(azd_wasm_host_runner::run(args, false));
+            eprintln!("the test kit started a step as a `run` child: it plays steps itself");
+            return ExitCode::from(99);
         }
         _ => {}
     }
@@ -77,13 +73,6 @@ fn main() -> ExitCode {
         }),
     ];
     run_all(&tests)
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 fn test_args(paths: &[&Path], more: &[&str]) -> TestArgs {

@@ -221,7 +221,7 @@ fn failures(doc: &serde_json::Value) -> String {
             .and_then(|(_, s)| s["stderr"].as_str())
             .filter(|s| !s.trim().is_empty())
         {
-            out.push("  what `run` wrote to stderr:".into());
+            out.push("  what the extension wrote to stderr:".into());
             out.extend(tail(stderr, 10).lines().map(|l| format!("    {l}")));
         }
     }
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(
             detail,
             "FAIL greeting (tests/greeting.test.toml)\n  step 2 (provision): output GREETING: \
-             want \"Hi\", got \"Hello\"\n  what `run` wrote to stderr:\n    line 1\n    line 2"
+             want \"Hi\", got \"Hello\"\n  what the extension wrote to stderr:\n    line 1\n    line 2"
         );
     }
 
