@@ -487,4 +487,55 @@ mod tests {
         );
         assert_eq!(check(&with(vec![]), &outcome).len(), 1);
     }
+
+    #[test]
+    fn each_section_of_the_report_is_checked_where_run_json_puts_it() {
+        let doc = serde_json::json!({
+            "command": "preview",
+            "preview": { "summary": "", "plan": { "create": 2, "modify": 0, "delete": 1,
+                "unchanged": 0, "other": 0 }, "changes": [] },
+            "parameters": [{ "name": "N", "secret": false, "value": "v", "envVarMapping": [] }],
+            "plannedOutputs": ["A", "B"],
+            "invalidatedEnvKeys": ["K"],
+            "prompts": [{ "kind": "confirm", "message": "Delete it?", "answer": null }],
+            "error": { "kind": "provider", "message": "denied", "code": "AuthorizationFailure",
+                "statusCode": 403, "service": "blob" },
+        });
+        let dotenv = BTreeMap::new();
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = Outcome {
+            report: &report(&doc),
+            dotenv: &dotenv,
+            project: dir.path(),
+        };
+        let expect = |text: &str| -> Expect { toml::from_str(text).unwrap() };
+        let holds = expect(
+            "plan = { create = 2, delete = 1 }\nparameters = { N = \"v\" }\n\
+             planned_outputs = [\"A\", \"B\"]\ninvalidated_env_keys = [\"K\"]\n\
+             prompts = [{ contains = \"Delete\" }]\n\
+             error = { kind = \"provider\", code = \"AuthorizationFailure\", status = 403 }\n",
+        );
+        assert_eq!(check(&holds, &outcome), Vec::<String>::new());
+        let differs = expect(
+            "plan = { create = 1 }\nparameters = { N = \"w\" }\n\
+             planned_outputs = [\"B\", \"A\"]\ninvalidated_env_keys = []\nprompts = []\n\
+             error = { kind = \"fault\", status = 404 }\n",
+        );
+        let failures = check(&differs, &outcome);
+        assert_eq!(failures.len(), 7, "{failures:#?}");
+        for part in [
+            "plan: expected 1 to create, got 2",
+            "parameter N",
+            "planned outputs",
+            "invalidated .env keys",
+            "prompts: none expected, asked [\"Delete it? → (none)\"]",
+            "error kind: expected \"fault\", got \"provider\" (denied)",
+            "error status: expected 404, got 403",
+        ] {
+            assert!(
+                failures.iter().any(|f| f.contains(part)),
+                "{part}: {failures:#?}"
+            );
+        }
+    }
 }
