@@ -1,8 +1,9 @@
 //! `azd-wasm-host test` as an author runs it: the real binary reads the
-//! examples' own test files and plays every step through `run` (a simulated
+//! examples' own test files and plays every step as `run` does (a simulated
 //! azd on loopback, the binary started as the extension), in parallel; a
 //! changed expectation fails with the difference; an invalid file exits 64
-//! naming its line; the JUnit file reads back with quick-junit's reader.
+//! naming its line; the JUnit file reads back with quick-junit's reader; a
+//! step starts one process, the extension, and no `run`.
 //!
 //! Needs the example components (`scripts/build-examples.sh` and
 //! `scripts/build-rust-example.sh`; the test suite builds them first).
@@ -218,4 +219,108 @@ fn an_invalid_test_file_exits_64_naming_its_line_and_runs_nothing() {
     let out = test(work.path(), &[empty.path().as_os_str()]);
     assert_eq!(out.code, 64, "{}", out.stderr);
     assert!(out.stderr.contains("no test found"), "{}", out.stderr);
+}
+
+/// `test` plays each step in its own process, through the runner library: the one
+/// process a step starts is the extension (`listen`), started by `test` itself. (Each
+/// step was once a `run` child that started the extension: two processes a step.) The
+/// extension is started through a wrapper that the test file's `process_env` names as
+/// `AZD_WASM_HOST_EXTENSION_COMMAND` (so the runner reads its own variables through the
+/// test's environment, as a `run` child did), which logs who started it and then
+/// becomes the binary.
+#[cfg(target_os = "linux")]
+#[test]
+fn each_step_starts_one_extension_and_no_run_process() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let work = tempfile::tempdir().unwrap();
+    let dir = example("azure-storage");
+    let text = std::fs::read_to_string(dir.join("tests/storage.test.toml")).unwrap();
+    let steps = text.matches("[[step]]").count();
+    assert!(steps >= 5, "{text}");
+    let log = work.path().join("starts.log");
+    let wrapper = work.path().join("extension.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nprintf '%s|%s|%s\\n' \"$PPID\" \"$(tr '\\0' ' ' < /proc/$PPID/cmdline)\" \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            env!("CARGO_BIN_EXE_azd-wasm-host"),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The example's test, beside this test's files: the provider, project and
+    // cassette named where they are; the wrapper in its process_env.
+    let from = "from = \"../project\"";
+    let key = "process_env = { AZURE_STORAGE_KEY";
+    assert!(text.contains(from) && text.contains(key), "{text}");
+    let text = text.replacen(
+        from,
+        &format!("from = {:?}", dir.join("project").display().to_string()),
+        1,
+    );
+    let text = text.replacen(
+        key,
+        &format!(
+            "process_env = {{ AZD_WASM_HOST_EXTENSION_COMMAND = {:?}, AZURE_STORAGE_KEY",
+            format!("'{}'", wrapper.display())
+        ),
+        1,
+    );
+    let file = work.path().join("storage.test.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "provider = {:?}\ncassette = {:?}\n{text}",
+            dir.join("provider.toml").display().to_string(),
+            dir.join("tests/cassettes/storage.json")
+                .display()
+                .to_string(),
+        ),
+    )
+    .unwrap();
+
+    let child = Command::new(env!("CARGO_BIN_EXE_azd-wasm-host"))
+        .arg("test")
+        .arg(&file)
+        .env("AZD_WASM_HOST_CACHE_DIR", work.path().join("cache"))
+        .env("AZD_WASM_HOST_LOG_FILE", work.path().join("host.log"))
+        .env_remove("AZD_DEBUG")
+        .env_remove("AZD_WASM_HOST_EXTENSION_COMMAND")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let test_pid = child.id().to_string();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "{}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+    let starts = std::fs::read_to_string(&log).unwrap_or_default();
+    let starts: Vec<Vec<&str>> = starts.lines().map(|l| l.splitn(3, '|').collect()).collect();
+    // One extension a step, each `listen`, each started by `test` itself: no
+    // process stood between them (a `run` child would have started it).
+    assert_eq!(starts.len(), steps, "{starts:#?}");
+    for start in &starts {
+        assert_eq!(start.get(2).copied(), Some("listen"), "{starts:#?}");
+        assert_eq!(
+            start.first().copied(),
+            Some(test_pid.as_str()),
+            "{starts:#?}"
+        );
+        assert!(
+            start
+                .get(1)
+                .is_some_and(|parent| parent.contains(" test ") && !parent.contains(" run ")),
+            "{starts:#?}"
+        );
+    }
 }
