@@ -15,8 +15,10 @@
 //! None of it runs while azd is talking to the host: these are commands for
 //! the author's terminal, and they print what they do on stderr.
 //!
-//! `names` holds every naming rule `new` and `package` share; `settings` the
-//! manifest's `[build]` section; `tools` finds the programs the commands run.
+//! `lang` holds one module per guest language (its template files, its
+//! recipe, its name: [`Language`]); `names` every naming rule `new` and
+//! `package` share; `settings` the manifest's `[build]` section; `tools` finds
+//! the programs the commands run.
 //! This file only declares modules and re-exports.
 
 // The toolchain prints what it does on stderr; stdout stays the caller's.
@@ -24,6 +26,7 @@
 
 mod build;
 mod componentize;
+mod lang;
 mod names;
 mod new;
 mod oci;
@@ -36,9 +39,10 @@ mod tools;
 #[cfg(test)]
 mod typescript;
 
-pub use build::{BuildArgs, CBindingsArgs, build, c_bindings};
+pub use build::{BuildArgs, build};
+pub use lang::{CBindingsArgs, Language, c_bindings};
 pub use names::shell_word;
-pub use new::{Language, NewArgs, new};
+pub use new::{NewArgs, new};
 pub use oci::{PublishArgs, Published, PullArgs, Pulled, publish, pull};
 pub use package::{PackageArgs, Packaged, package};
 pub use settings::check_build_section;

@@ -4,14 +4,9 @@
 //! shell command, run in the manifest's folder, like `spin build`), else the
 //! built-in recipe of `language`:
 //!
-//! | language | tools it finds | what it runs |
-//! |---|---|---|
-//! | `rust` | a cargo (PATH, or `AZD_WASM_HOST_CARGO`) whose rustc has the `wasm32-wasip2` or `wasm32-wasip1` std, or the std's source (build-std) with `wasm-ld` and wasi-libc (`WASI_SYSROOT`) | `cargo build --release --target …`; a wasip1 module is made a component here |
-//! | `js` | `node` 20+ and `npm` (PATH, or `AZD_WASM_HOST_NODE` with npm beside it) | `npm install` (first build), `componentize-js` against the world plus files, HTTP and credentials (`engine = "quickjs"`: `componentize-qjs --sync`) |
-//! | `ts` | as `js` | `npm install` (first build), `tsc -p .`, then as `js` |
-//! | `python` | `componentize-py` 0.25.1 (PATH, or `AZD_WASM_HOST_COMPONENTIZE_PY`) | `componentize-py componentize` |
-//! | `c` | a wasm32-wasi C compiler (`AZD_WASM_HOST_CC`, `zig` or `python-zig`, or clang with wasi-libc) | bindings generated here (wit-bindgen's C generator, linked in), compile, made a component here |
-//! | `go` | `go` 1.25+ (PATH or `AZD_WASM_HOST_GO`) | `go build -buildmode=c-shared` for wasip1 (the SDK carries the bindings), the world embedded and made a component here |
+//! Each language's recipe lives in its module of `crate::lang`
+//! (`crate::lang::Guest::build`), with everything else the toolchain knows
+//! of it; docs/authoring.md tabulates them for authors.
 //!
 //! Every step is printed before it runs; a missing tool is an error that
 //! names it, the version it must be, one way to get it (a command or a URL)
@@ -20,12 +15,8 @@
 //! exports and imports, without compiling it), so a failed build never leaves
 //! a half-written or foreign component where `run` and `package` look.
 
-mod c;
-mod go;
-mod js;
-mod lang;
-mod rust;
-mod step;
+pub(crate) mod step;
+pub(crate) mod wit;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -35,8 +26,8 @@ use anyhow::{Context as _, bail};
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_runtime::{self as runtime};
 
-use crate::settings::{BuildLanguage, BuildSettings};
-pub use c::{CBindingsArgs, c_bindings};
+use crate::lang::{Language, Recipe};
+use crate::settings::BuildSettings;
 use step::{Step, write_component};
 
 /// Arguments of `build`.
@@ -55,9 +46,10 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let Some(settings) = BuildSettings::parse(&text, &path)? else {
         bail!(
-            "{} has no [build] section: add `[build]` with `language = \"rust\"` (or js, ts, python, c, go), \
+            "{} has no [build] section: add `[build]` with `language = \"…\"` ({}), \
              or `command = \"...\"` that writes {}",
             crate::paths::shown(&path),
+            Language::names(),
             crate::paths::shown(&manifest.component)
         );
     };
@@ -125,17 +117,17 @@ fn make(
         return custom(command, dir, &manifest.component, staged);
     }
     let Some(language) = settings.language else {
-        bail!("[build] needs `language` (rust, js, ts, python, c or go) or `command`");
+        bail!(
+            "[build] needs `language` ({}) or `command`",
+            Language::names()
+        );
     };
-    let source = settings.source.as_deref();
-    match language {
-        BuildLanguage::Rust => rust::build(dir, source, staged),
-        BuildLanguage::Js => js::js(dir, source, settings.engine, staged),
-        BuildLanguage::Ts => js::ts(dir, source, staged),
-        BuildLanguage::Python => lang::python(dir, source, staged),
-        BuildLanguage::C => c::c(dir, source, staged),
-        BuildLanguage::Go => go::go(dir, source, staged),
-    }
+    (language.guest().build)(&Recipe {
+        dir,
+        source: settings.source.as_deref(),
+        engine: settings.engine,
+        staged,
+    })
 }
 
 /// The author's command: it writes the manifest's component (set aside

@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::{Context as _, bail};
 
 /// One program the build runs.
-pub(super) struct Step {
+pub(crate) struct Step {
     /// What it is for, in a few words (printed with the command).
     what: String,
     program: OsString,
@@ -18,7 +18,7 @@ pub(super) struct Step {
 }
 
 impl Step {
-    pub(super) fn new(what: impl Into<String>, program: impl Into<OsString>, cwd: &Path) -> Self {
+    pub(crate) fn new(what: impl Into<String>, program: impl Into<OsString>, cwd: &Path) -> Self {
         Self {
             what: what.into(),
             program: program.into(),
@@ -28,23 +28,23 @@ impl Step {
         }
     }
 
-    pub(super) fn arg(mut self, arg: impl Into<OsString>) -> Self {
+    pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> Self {
         self.args.push(arg.into());
         self
     }
 
-    pub(super) fn args<I: IntoIterator<Item = A>, A: Into<OsString>>(mut self, args: I) -> Self {
+    pub(crate) fn args<I: IntoIterator<Item = A>, A: Into<OsString>>(mut self, args: I) -> Self {
         self.args.extend(args.into_iter().map(Into::into));
         self
     }
 
-    pub(super) fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+    pub(crate) fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
         self
     }
 
     /// Runs it with the terminal's stdout/stderr (the tools' own progress).
-    pub(super) fn run(&self) -> anyhow::Result<()> {
+    pub(crate) fn run(&self) -> anyhow::Result<()> {
         let line: Vec<String> = std::iter::once(&self.program)
             .chain(&self.args)
             .map(|a| a.to_string_lossy().into_owned())
@@ -72,7 +72,7 @@ impl Step {
 }
 
 /// Writes `bytes` (a component, or a core module made one here) to `staged`.
-pub(super) fn write_component(bytes: &[u8], staged: &Path) -> anyhow::Result<()> {
+pub(crate) fn write_component(bytes: &[u8], staged: &Path) -> anyhow::Result<()> {
     let component = if crate::componentize::is_core_module(bytes) {
         eprintln!("==> make the core module a component (WASI preview1 adapter, reactor)");
         crate::componentize::componentize(bytes)?
@@ -84,7 +84,7 @@ pub(super) fn write_component(bytes: &[u8], staged: &Path) -> anyhow::Result<()>
 
 /// A scratch folder beside the staged component (`.{tag}-build-…`, for the
 /// `language` build), gone however the build ends.
-pub(super) fn scratch(
+pub(crate) fn scratch(
     staged: &Path,
     dir: &Path,
     tag: &str,

@@ -1,35 +1,22 @@
-//! The Python recipe (and the project's WIT every recipe reads).
-
-use std::path::Path;
+//! Python: the recipe (componentize-py), the files `new` writes, what it
+//! says of it.
 
 use anyhow::Context as _;
-use azd_wasm_host_runtime::WORLD;
 
-use super::step::Step;
+use super::guest::{Guest, Recipe};
+use crate::build::step::Step;
+use crate::build::wit::{WORLD_NAME, wit_dir};
+use crate::templates::{File, repo_file, template};
 use crate::tools::{Need, Program, Vars};
 
-/// The world's name inside the project's `wit/` package.
-pub(super) const WORLD_NAME: &str = "provisioning-provider";
-
-/// The project's WIT folder, when it has one (`new` writes it; the
-/// repository's examples have none).
-pub(super) fn project_wit(dir: &Path) -> Option<std::path::PathBuf> {
-    let wit = dir.join("wit");
-    wit.join("provisioning.wit").is_file().then_some(wit)
-}
-
-/// The project's WIT folder, for the recipes whose tools read it from disk.
-pub(super) fn wit_dir(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
-    project_wit(dir).with_context(|| {
-        format!(
-            "no WIT package at {} (azd-wasm-host new writes it; the world is {WORLD})",
-            dir.join("wit").display()
-        )
-    })
-}
-
 /// Python: componentize-py, with the project's folder and `lib/` on its path.
-pub(super) fn python(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
+fn build(recipe: &Recipe<'_>) -> anyhow::Result<()> {
+    let Recipe {
+        dir,
+        source,
+        staged,
+        ..
+    } = *recipe;
     let wit = wit_dir(dir)?;
     let file = dir.join(source.unwrap_or("provider.py"));
     let module = file
@@ -63,6 +50,30 @@ fn componentize_py(vars: &Vars) -> anyhow::Result<Program> {
     NEED.find(vars, &["componentize-py"])
 }
 
+/// Python: what `new` writes and how `build` makes the component.
+pub(super) const GUEST: Guest = Guest {
+    name: "python",
+    title: "Python",
+    files: FILES,
+    example: "python-hello",
+    memory_mb: "256",
+    build_extra: "source = \"provider.py\"\n",
+    gitignore_extra: "__pycache__/",
+    notes: NOTES,
+    build,
+};
+
+/// Python: the module and its helper (`lib/`).
+const FILES: &[File] = &[
+    template!("provider.py", "python/provider.py"),
+    repo_file!("lib/azd_provider.py", "guest-sdk/python/azd_provider.py"),
+];
+
+/// What a new project's README says of building it.
+const NOTES: &str = "`build` runs componentize-py (`pip install componentize-py==0.25.1` puts it on PATH). \
+             componentize-py makes a new `Provider` object for every call: keep state at module \
+             level. The helpers are in `lib/azd_provider.py`.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +91,6 @@ mod tests {
         );
         let bin = crate::tools::folder_with("componentize-py");
         let vars = Vars::fixed([("PATH", bin.path().as_os_str())]);
-        assert!(Path::new(&componentize_py(&vars).unwrap().0).starts_with(bin.path()));
+        assert!(std::path::Path::new(&componentize_py(&vars).unwrap().0).starts_with(bin.path()));
     }
 }

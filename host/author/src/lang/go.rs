@@ -23,7 +23,9 @@ use anyhow::{Context as _, bail};
 use wit_component::StringEncoding;
 use wit_parser::Resolve;
 
-use super::step::{Step, write_component};
+use super::guest::Guest;
+use crate::build::step::{Step, write_component};
+use crate::templates::{File, repo_file, template};
 
 /// The world Go providers are built for: the provider world, azd's
 /// credentials and outbound HTTP (`wasi:http/outgoing-handler`, which the host
@@ -73,7 +75,7 @@ pub(super) fn go(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Res
     }
     let (go, pre) = GO.find(&crate::tools::Vars::process(), &["go"])?;
     check_version(&go, &pre, dir)?;
-    let scratch = super::step::scratch(staged, dir, "go", "Go")?;
+    let scratch = crate::build::step::scratch(staged, dir, "go", "Go")?;
     let core = scratch.path().join("core.wasm");
     Step::new("go build (GOOS=wasip1 GOARCH=wasm, c-shared)", go, &package)
         .args(pre)
@@ -144,7 +146,7 @@ fn go_minor(version: &str) -> Option<u32> {
 /// repository's examples), and [`WASI_WIT`] unless the project has wasi:http.
 fn embed_world(core: &mut Vec<u8>, dir: &Path) -> anyhow::Result<()> {
     let mut resolve = Resolve::default();
-    if let Some(wit) = super::lang::project_wit(dir) {
+    if let Some(wit) = crate::build::wit::project_wit(dir) {
         resolve
             .push_dir(&wit)
             .with_context(|| format!("cannot read the WIT package at {}", wit.display()))?;
@@ -173,9 +175,228 @@ fn embed_world(core: &mut Vec<u8>, dir: &Path) -> anyhow::Result<()> {
         .context("cannot embed the world into the Go module")
 }
 
+/// Go: what `new` writes and how `build` makes the component.
+pub(super) const GUEST: Guest = Guest {
+    name: "go",
+    title: "Go",
+    files: FILES,
+    example: "go-hello",
+    memory_mb: "64",
+    build_extra: "",
+    gitignore_extra: "",
+    notes: NOTES,
+    build: |r| go(r.dir, r.source, r.staged),
+};
+
+/// Go: the module, the provider and its native tests, and the SDK (`azdext/`,
+/// with the bindings generated for the world; `go.mod` replaces the module with it).
+const FILES: &[File] = &[
+    template!("go.mod", "go/go.mod"),
+    template!("main.go", "go/main.go"),
+    template!("main_test.go", "go/main_test.go"),
+    repo_file!("azdext/azd.go", "guest-sdk/go/azd.go"),
+    repo_file!("azdext/azdhttp/codes.go", "guest-sdk/go/azdhttp/codes.go"),
+    repo_file!("azdext/azdhttp/doc.go", "guest-sdk/go/azdhttp/doc.go"),
+    repo_file!(
+        "azdext/azdhttp/outside.go",
+        "guest-sdk/go/azdhttp/outside.go"
+    ),
+    repo_file!(
+        "azdext/azdhttp/response.go",
+        "guest-sdk/go/azdhttp/response.go"
+    ),
+    repo_file!(
+        "azdext/azdhttp/transport_wasip1.go",
+        "guest-sdk/go/azdhttp/transport_wasip1.go"
+    ),
+    repo_file!(
+        "azdext/component_wasip1.go",
+        "guest-sdk/go/component_wasip1.go"
+    ),
+    repo_file!("azdext/convert.go", "guest-sdk/go/convert.go"),
+    repo_file!("azdext/doc.go", "guest-sdk/go/doc.go"),
+    repo_file!("azdext/errors.go", "guest-sdk/go/errors.go"),
+    repo_file!("azdext/go.mod", "guest-sdk/go/go.mod"),
+    repo_file!("azdext/httperror.go", "guest-sdk/go/httperror.go"),
+    repo_file!("azdext/README.md", "guest-sdk/go/README.md"),
+    repo_file!(
+        "azdext/internal/wit/exports/export_azd_provisioning_0_1_0_provider/provider.go",
+        "guest-sdk/go/internal/wit/exports/export_azd_provisioning_0_1_0_provider/provider.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/exports/wit_exports/wit_exports.go",
+        "guest-sdk/go/internal/wit/exports/wit_exports/wit_exports.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_credentials_credentials/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_credentials_credentials/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_credentials_credentials/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_credentials_credentials/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_log/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_log/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_log/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_log/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_progress/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_progress/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_progress/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_progress/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_provider/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_provider/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_provider/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_provider/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_types/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_types/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_1_0_types/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_1_0_types/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_environment/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_environment/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_environment/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_environment/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_prompt/empty.s",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_prompt/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/azd_provisioning_0_2_0_prompt/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/azd_provisioning_0_2_0_prompt/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_clocks_monotonic_clock/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_clocks_monotonic_clock/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_outgoing_handler/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_http_outgoing_handler/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_http_outgoing_handler/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_types/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_http_types/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_http_types/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_http_types/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_error/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_error/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_error/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_error/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_poll/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_poll/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_poll/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_poll/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_streams/empty.s",
+        "guest-sdk/go/internal/wit/imports/wasi_io_streams/empty.s"
+    ),
+    repo_file!(
+        "azdext/internal/wit/imports/wasi_io_streams/wit_bindings.go",
+        "guest-sdk/go/internal/wit/imports/wasi_io_streams/wit_bindings.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/runtime/handle.go",
+        "guest-sdk/go/internal/wit/runtime/handle.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/runtime/realloc_wasip1.go",
+        "guest-sdk/go/internal/wit/runtime/realloc_wasip1.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/runtime/runtime.go",
+        "guest-sdk/go/internal/wit/runtime/runtime.go"
+    ),
+    repo_file!(
+        "azdext/internal/wit/types/types.go",
+        "guest-sdk/go/internal/wit/types/types.go"
+    ),
+    repo_file!("azdext/outside.go", "guest-sdk/go/outside.go"),
+    repo_file!("azdext/provider.go", "guest-sdk/go/provider.go"),
+    repo_file!("azdext/testhost.go", "guest-sdk/go/testhost.go"),
+    repo_file!("azdext/types.go", "guest-sdk/go/types.go"),
+];
+
+/// What a new project's README says of building it.
+const NOTES: &str = "`build` needs Go 1.25 or newer (`go` on PATH, or `AZD_WASM_HOST_GO`) and nothing \
+             else: it runs `go build -buildmode=c-shared` for `GOOS=wasip1 GOARCH=wasm`, and the host \
+             makes the module a component (about 4 MB). The SDK is in `azdext/`: azd's own \
+             `ProvisioningProvider` interface and types, plus azd's environment, prompts, access \
+             tokens and a `slog` logger. `go test ./...` runs the provider's tests natively \
+             (`azdext.TestHost` stands in for azd). Files are the `os` package's, in the folders \
+             `[policy] fs` grants. For HTTP, `import _ \"azd-wasm-host/azdext/azdhttp\"`: Go's \
+             own `net/http` then goes through the host, to the origins `[policy.http] allow` \
+             grants (about 5 MB more), and `azdhttp.ResponseError` turns a service's refusal into \
+             azd's error.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_go_projects_ship_every_file_of_the_sdk() {
+        let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guest-sdk/go");
+        let mut missing = Vec::new();
+        let mut stack = vec![sdk.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let rel = path
+                    .strip_prefix(&sdk)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let shipped = format!("azdext/{rel}");
+                if !rel.ends_with("_test.go") && !FILES.iter().any(|f| f.path == shipped) {
+                    missing.push(rel);
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "FILES does not ship guest-sdk/go/{missing:?}"
+        );
+    }
 
     #[test]
     fn without_go_the_error_names_the_version_and_where_to_get_it() {

@@ -1,4 +1,4 @@
-//! The JavaScript and TypeScript recipes. The tools come from the project's
+//! JavaScript: the recipe, the files `new` writes, what it says of it. The tools come from the project's
 //! own `node_modules`, pinned in its `package.json` (`npm ci`, or `npm
 //! install` without a lock file, on the first build).
 //!
@@ -13,24 +13,25 @@
 //!   WIT that the pinned jco ships. About 15 MB.
 //! - **QuickJS** (`engine = "quickjs"`): componentize-qjs, the provider world
 //!   alone. About 1.7 MB and a faster first start, but no files and no fetch.
-//! - **TypeScript**: `tsc -p .` (the project's `tsconfig.json`: its `outDir`
-//!   is `build/js`), then ComponentizeJS on the JavaScript it wrote.
+//!
+//! TypeScript ([`super::ts`]) is compiled to JavaScript, then built by
+//! ComponentizeJS as here.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 
-use super::step::Step;
-use crate::settings::JsEngine;
+use super::guest::Guest;
+use super::guest::JsEngine;
+use crate::build::step::Step;
+use crate::templates::{File, repo_file, template};
 use crate::tools::{Need, Vars};
 
 /// The world's name inside the scratch WIT folder.
 const WORLD: &str = "provider";
 /// The WASI WIT the world takes, as the pinned jco ships it.
 const WASI_WIT: &str = "node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12";
-/// Where `tsc` writes (the template's `tsconfig.json` says the same).
-const TS_OUT: &str = "build/js";
 
 /// The world a ComponentizeJS provider targets.
 const WORLD_WIT: &str = "\
@@ -50,7 +51,7 @@ world provider {
 ";
 
 /// JavaScript, with `engine`'s recipe.
-pub(super) fn js(
+fn js(
     dir: &Path,
     source: Option<&str>,
     engine: Option<JsEngine>,
@@ -70,47 +71,20 @@ pub(super) fn js(
     }
 }
 
-/// TypeScript: `tsc`, then ComponentizeJS on what it wrote.
-pub(super) fn ts(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
-    let source = source.unwrap_or("provider.ts");
-    if !dir.join(source).is_file() {
-        bail!(
-            "no TypeScript module at {} ([build] source)",
-            dir.join(source).display()
-        );
-    }
-    if !dir.join("tsconfig.json").is_file() {
-        bail!(
-            "no tsconfig.json in {} (azd-wasm-host new ts writes one)",
-            dir.display()
-        );
-    }
-    let node = Node::find(&Vars::process())?;
-    let tsc = npm_tool(&node, dir, "tsc", "typescript")?;
-    let out = dir.join(TS_OUT);
-    let _ = std::fs::remove_dir_all(&out);
-    node.step("tsc (type-check, then JavaScript into build/js)", tsc, dir)
-        .args(["-p", "."])
-        .run()?;
-    let module = out.join(Path::new(source).with_extension("js"));
-    if !module.is_file() {
-        bail!(
-            "tsc wrote no {} (tsconfig.json's outDir must be \"{TS_OUT}\", rootDir \".\")",
-            module.display()
-        );
-    }
-    componentize_js(&node, dir, &module, staged)
-}
-
 /// ComponentizeJS on `module`, against the world assembled in a scratch folder.
-fn componentize_js(node: &Node, dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
+pub(super) fn componentize_js(
+    node: &Node,
+    dir: &Path,
+    module: &Path,
+    staged: &Path,
+) -> anyhow::Result<()> {
     let bin = npm_tool(
         node,
         dir,
         "componentize-js",
         "@bytecodealliance/componentize-js",
     )?;
-    let scratch = super::step::scratch(staged, dir, "js", "JavaScript")?;
+    let scratch = crate::build::step::scratch(staged, dir, "js", "JavaScript")?;
     let wit = assemble_world(dir, scratch.path())?;
     node.step("componentize-js (ComponentizeJS, StarlingMonkey)", bin, dir)
         .arg(module)
@@ -137,7 +111,7 @@ fn assemble_world(dir: &Path, scratch: &Path) -> anyhow::Result<PathBuf> {
     let deps = wit.join("deps");
     let ours = deps.join("azd-provisioning-0.2.0");
     std::fs::create_dir_all(&ours)?;
-    if let Some(project_wit) = super::lang::project_wit(dir) {
+    if let Some(project_wit) = crate::build::wit::project_wit(dir) {
         std::fs::copy(
             project_wit.join("provisioning.wit"),
             ours.join("provisioning.wit"),
@@ -178,13 +152,13 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 
 /// QuickJS: componentize-qjs `--sync` on the provider world.
 fn quickjs(node: &Node, dir: &Path, module: &Path, staged: &Path) -> anyhow::Result<()> {
-    let wit = super::lang::wit_dir(dir)?;
+    let wit = crate::build::wit::wit_dir(dir)?;
     let bin = npm_tool(node, dir, "componentize-qjs", "componentize-qjs")?;
     node.step("componentize-qjs", &bin, dir)
         .arg("--sync")
         .arg("-w")
         .arg(&wit)
-        .args(["-n", super::lang::WORLD_NAME])
+        .args(["-n", crate::build::wit::WORLD_NAME])
         .arg("-j")
         .arg(module)
         .arg("--module-root")
@@ -196,7 +170,12 @@ fn quickjs(node: &Node, dir: &Path, module: &Path, staged: &Path) -> anyhow::Res
 
 /// The project's `node_modules/.bin/NAME`, installed by npm from
 /// `package.json` first when it is not there yet.
-fn npm_tool(node: &Node, dir: &Path, name: &str, package: &str) -> anyhow::Result<PathBuf> {
+pub(super) fn npm_tool(
+    node: &Node,
+    dir: &Path,
+    name: &str,
+    package: &str,
+) -> anyhow::Result<PathBuf> {
     let bin = dir
         .join("node_modules")
         .join(".bin")
@@ -248,7 +227,7 @@ const NODE: Need = Need {
 /// npm beside it), else `node` and `npm` on PATH. npm and the tools'
 /// launchers start `node` through PATH, so a named one's folder goes first
 /// on the PATH of every step.
-struct Node {
+pub(super) struct Node {
     /// PATH with the named node's folder first; `None`: PATH as it is.
     path: Option<OsString>,
     /// Where npm is looked for.
@@ -257,7 +236,7 @@ struct Node {
 
 impl Node {
     /// Finds node, or says what is missing and how to get it.
-    fn find(vars: &Vars) -> anyhow::Result<Self> {
+    pub(super) fn find(vars: &Vars) -> anyhow::Result<Self> {
         let Some((node, _)) = crate::tools::named_by(vars, NODE.var)? else {
             if crate::tools::find_program(vars, &["node"]).is_none() {
                 bail!("{}", NODE.missing());
@@ -294,7 +273,12 @@ impl Node {
     }
 
     /// A step that runs on this node.
-    fn step(&self, what: impl Into<String>, program: impl Into<OsString>, dir: &Path) -> Step {
+    pub(super) fn step(
+        &self,
+        what: impl Into<String>,
+        program: impl Into<OsString>,
+        dir: &Path,
+    ) -> Step {
         let step = Step::new(what, program, dir);
         match &self.path {
             Some(path) => step.env("PATH", path),
@@ -302,6 +286,40 @@ impl Node {
         }
     }
 }
+
+/// JavaScript: what `new` writes and how `build` makes the component.
+pub(super) const GUEST: Guest = Guest {
+    name: "js",
+    title: "JavaScript",
+    files: FILES,
+    example: "js-hello",
+    memory_mb: "128",
+    build_extra: "source = \"provider.js\"\n",
+    gitignore_extra: "/node_modules/",
+    notes: NOTES,
+    build: |r| js(r.dir, r.source, r.engine, r.staged),
+};
+
+/// JavaScript: the module, its helpers (`lib/`) and the pinned ComponentizeJS and jco.
+const FILES: &[File] = &[
+    template!("package.json", "js/package.json"),
+    repo_file!("provider.js", "examples/js-hello/provider.js"),
+    repo_file!("lib/azd-provider.js", "guest-sdk/js/azd-provider.js"),
+    repo_file!("lib/azd-io.js", "guest-sdk/js/azd-io.js"),
+    repo_file!(
+        "lib/azd-provisioning.d.ts",
+        "guest-sdk/js/azd-provisioning.d.ts"
+    ),
+];
+
+/// What a new project's README says of building it.
+const NOTES: &str = "`build` runs `npm install` the first time (ComponentizeJS and jco are pinned in \
+             `package.json`), then ComponentizeJS: the component carries SpiderMonkey \
+             (StarlingMonkey), about 15 MB. `fetch` reaches the origins `[policy.http] allow` \
+             grants; files (folders `[policy] fs` grants), environment variables (`[policy] env`), azd's access tokens and HTTP errors \
+             are in `lib/azd-io.js`, everything else in `lib/azd-provider.js`. Methods may be \
+             `async`. For a 1.7 MB component without files or fetch, set `engine = \"quickjs\"` \
+             under `[build]` and pin `componentize-qjs` in `package.json`.";
 
 #[cfg(test)]
 mod tests {

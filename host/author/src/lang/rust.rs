@@ -21,7 +21,9 @@ use std::process::Command;
 
 use anyhow::{Context as _, bail};
 
-use super::step::{Step, write_component};
+use super::guest::Guest;
+use crate::build::step::{Step, write_component};
+use crate::templates::{File, repo_file, template};
 use crate::tools::Vars;
 
 /// How a toolchain can build for WASI, best first.
@@ -294,9 +296,71 @@ fn no_toolchain_message(toolchains: &[Toolchain]) -> String {
     text
 }
 
+/// Rust: what `new` writes and how `build` makes the component.
+pub(super) const GUEST: Guest = Guest {
+    name: "rust",
+    title: "Rust",
+    files: FILES,
+    example: "rust-hello",
+    memory_mb: "32",
+    build_extra: "",
+    gitignore_extra: "/target/",
+    notes: NOTES,
+    build: |r| build(r.dir, r.source, r.staged),
+};
+
+/// Rust: the crate, and the guest SDK beside it (`azd-provider-sdk/`).
+const FILES: &[File] = &[
+    template!("Cargo.toml", "rust/Cargo.toml"),
+    repo_file!("src/lib.rs", "examples/rust-hello/src/lib.rs"),
+    template!("azd-provider-sdk/Cargo.toml", "rust/sdk-Cargo.toml"),
+    repo_file!("azd-provider-sdk/src/lib.rs", "guest-sdk/src/lib.rs"),
+    repo_file!("azd-provider-sdk/src/azd.rs", "guest-sdk/src/azd.rs"),
+    repo_file!(
+        "azd-provider-sdk/src/credentials.rs",
+        "guest-sdk/src/credentials.rs"
+    ),
+    repo_file!("azd-provider-sdk/src/http.rs", "guest-sdk/src/http.rs"),
+    repo_file!(
+        "azd-provider-sdk/src/bindings.rs",
+        "guest-sdk/src/bindings.rs"
+    ),
+    repo_file!("azd-provider-sdk/src/error.rs", "guest-sdk/src/error.rs"),
+    repo_file!("azd-provider-sdk/src/log.rs", "guest-sdk/src/log.rs"),
+    repo_file!("azd-provider-sdk/src/output.rs", "guest-sdk/src/output.rs"),
+    repo_file!(
+        "azd-provider-sdk/src/provider.rs",
+        "guest-sdk/src/provider.rs"
+    ),
+    repo_file!("azd-provider-sdk/src/types.rs", "guest-sdk/src/types.rs"),
+];
+
+/// What a new project's README says of building it.
+const NOTES: &str = "`build` uses cargo: `rustup target add wasm32-wasip2` once (or, on Debian 12 without \
+             rustup's targets, `apt-get install rustc-web cargo-web rust-web-src wasi-libc lld-19`). \
+             `cargo test` runs the provider's unit tests natively. The guest SDK is in \
+             `azd-provider-sdk/`.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_rust_projects_ship_every_source_file_of_the_sdk() {
+        let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guest-sdk/src");
+        let mut missing = Vec::new();
+        for entry in std::fs::read_dir(&sdk).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let shipped = format!("azd-provider-sdk/src/{name}");
+            if name.ends_with(".rs") && !FILES.iter().any(|f| f.path == shipped) {
+                missing.push(name);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "FILES does not ship guest-sdk/src/{missing:?}"
+        );
+    }
 
     #[test]
     fn without_cargo_the_error_says_how_to_get_a_toolchain() {

@@ -19,8 +19,10 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context as _, bail};
 use wit_parser::Resolve;
 
-use super::lang::WORLD_NAME;
-use super::step::{Step, write_component};
+use super::guest::Guest;
+use crate::build::step::{Step, write_component};
+use crate::build::wit::WORLD_NAME;
+use crate::templates::{File, repo_file};
 use crate::tools::{Program, Vars};
 
 /// The generator this binary carries (the wit-bindgen of wasm-tools 0.254,
@@ -58,11 +60,11 @@ pub fn c_bindings(args: &CBindingsArgs) -> anyhow::Result<()> {
 /// C: the bindings, every `.c` of the source folder compiled with them for
 /// wasm32-wasi, then made a component.
 pub(super) fn c(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
-    let wit = super::lang::wit_dir(dir)?;
+    let wit = crate::build::wit::wit_dir(dir)?;
     let src = source.map_or_else(|| dir.to_path_buf(), |s| dir.join(s));
     let (cc, cc_pre) = compiler(&Vars::process())?;
     let mut inputs = c_files(&src)?;
-    let scratch = super::step::scratch(staged, dir, "c", "C")?;
+    let scratch = crate::build::step::scratch(staged, dir, "c", "C")?;
     let gen_dir = scratch.path().join("gen");
     eprintln!("==> C bindings of world {WORLD_NAME} ({GENERATOR}, in this binary)");
     let generated = bindings(&wit, WORLD_NAME, &[], &gen_dir)?;
@@ -212,6 +214,31 @@ fn wasi_sysroot(vars: &Vars) -> Result<PathBuf, String> {
         None => Err("no wasi-libc in /usr/lib/wasm32-wasi and WASI_SYSROOT is not set".into()),
     }
 }
+
+/// C: what `new` writes and how `build` makes the component.
+pub(super) const GUEST: Guest = Guest {
+    name: "c",
+    title: "C",
+    files: FILES,
+    example: "c-hello",
+    memory_mb: "16",
+    build_extra: "",
+    gitignore_extra: "",
+    notes: NOTES,
+    build: |r| c(r.dir, r.source, r.staged),
+};
+
+/// C: the provider and its helper header (`include/`).
+const FILES: &[File] = &[
+    repo_file!("provider.c", "examples/c-hello/provider.c"),
+    repo_file!("include/azd_provider.h", "guest-sdk/c/azd_provider.h"),
+];
+
+/// What a new project's README says of building it.
+const NOTES: &str = "`build` needs a wasm32-wasi C compiler and nothing else (it generates the \
+             bindings itself): `zig` on PATH (`pip install ziglang==0.15.1` puts `python-zig` there), \
+             clang with wasi-libc (Debian: clang, lld, wasi-libc, libclang-rt-dev-wasm32), or \
+             `AZD_WASM_HOST_CC`. The helpers are in `include/azd_provider.h`.";
 
 #[cfg(test)]
 mod tests {
