@@ -40,6 +40,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod file;
+mod rewrite;
 mod secrets;
 pub mod services;
 
@@ -289,7 +290,7 @@ impl Recorder {
             .map_err(|e| format!("cannot read it again: {e}"))
             .and_then(|text| {
                 let known = self.known.lock();
-                secrets::rewrite(&text, &known, &self.safe)
+                rewrite::rewrite(&text, &known, &self.safe)
             })
             .and_then(|text| {
                 file::replace(&self.path, &text).map_err(|e| format!("cannot write it: {e}"))
