@@ -12,10 +12,13 @@
 //!
 //! The hand-written pieces are [`contract`] (which package a call is made under: method
 //! paths and type URLs of both), [`details`] (the typed details of a failed call's status,
-//! under either contract), [`request`] (the request kinds of the provisioning stream and
-//! the rules that go with them, shared by the extension and the simulated azd) and
-//! [`wire`] (the walk that measures a message's nesting before prost decodes it, and the
-//! clients' codec that runs it). Conversions to the host's own types live in the host's
+//! under either contract), [`request`] (the table of the request kinds of the provisioning
+//! stream and the rules that go with them, shared by the extension and the simulated azd),
+//! `descriptors` (the schema protoc wrote, [`FILE_DESCRIPTOR_SET`], and the test that holds
+//! the versioned contract to `azdext`) and [`wire`] (the walk that measures a message's
+//! nesting before prost decodes it, the clients' codec that runs it, and azd's size limit).
+//! This file only declares the modules (the generated ones with the attributes their code
+//! needs) and re-exports. Conversions to the host's own types live in the host's
 //! crates.
 
 /// Messages (and, with the `client` feature, clients) generated from `azdext/*.proto`.
@@ -40,6 +43,7 @@ pub mod server {
 }
 
 pub mod contract;
+mod descriptors;
 pub mod details;
 pub mod request;
 /// `google.rpc.Status`, generated from `google/rpc/status.proto`.
@@ -53,95 +57,7 @@ pub mod rpc;
 pub mod wire;
 
 pub use contract::Contract;
-
-pub use request::{Exchange, Request, RequestKind, message_name, progress_message};
-
-/// The schema of every message above (and of the well-known types they use),
-/// as protoc's encoded `google.protobuf.FileDescriptorSet`.
-pub const FILE_DESCRIPTOR_SET: &[u8] =
-    include_bytes!(concat!(env!("OUT_DIR"), "/messages/azdext.fds"));
-
-/// The schema of `azd/extensions/v1/*.proto` (the versioned contract), as protoc encodes it: what
-/// the tests hold [`FILE_DESCRIPTOR_SET`] to (the same messages, fields and methods).
-#[cfg(test)]
-const FILE_DESCRIPTOR_SET_V1: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/messages/v1.fds"));
-
-/// Maximum size of one gRPC message in either direction, as azd configures it (4 MiB).
-pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
-
+pub use descriptors::FILE_DESCRIPTOR_SET;
 pub use prost_types;
-
-#[cfg(test)]
-mod tests {
-    use prost::Message as _;
-    use prost_types::{
-        DescriptorProto, EnumDescriptorProto, FileDescriptorSet, ServiceDescriptorProto,
-    };
-
-    /// What a file declares: its messages, enums and services.
-    type Declared = (
-        Vec<DescriptorProto>,
-        Vec<EnumDescriptorProto>,
-        Vec<ServiceDescriptorProto>,
-    );
-
-    /// The files of `package` in `set`, by file name, with every type reference
-    /// written as if in package `azdext`.
-    fn files_of(set: &[u8], package: &str) -> Vec<(String, Declared)> {
-        let set = FileDescriptorSet::decode(set).expect("protoc's descriptor set");
-        let from = format!(".{package}.");
-        let mut files: Vec<_> = set
-            .file
-            .into_iter()
-            .filter(|f| f.package() == package)
-            .map(|f| {
-                let name = f.name().rsplit('/').next().unwrap_or_default().to_owned();
-                let mut messages = f.message_type.clone();
-                for m in &mut messages {
-                    rename(m, &from);
-                }
-                let mut services = f.service.clone();
-                for s in &mut services {
-                    for method in &mut s.method {
-                        for t in [&mut method.input_type, &mut method.output_type] {
-                            if let Some(t) = t.as_mut() {
-                                *t = t.replace(&from, ".azdext.");
-                            }
-                        }
-                    }
-                }
-                (name, (messages, f.enum_type.clone(), services))
-            })
-            .collect();
-        files.sort_by(|a, b| a.0.cmp(&b.0));
-        files
-    }
-
-    fn rename(message: &mut DescriptorProto, from: &str) {
-        for field in &mut message.field {
-            if let Some(t) = field.type_name.as_mut() {
-                *t = t.replace(from, ".azdext.");
-            }
-        }
-        for nested in &mut message.nested_type {
-            rename(nested, from);
-        }
-    }
-
-    #[test]
-    fn the_versioned_contract_has_the_bodies_of_azdext() {
-        let legacy = files_of(super::FILE_DESCRIPTOR_SET, "azdext");
-        let v1 = files_of(super::FILE_DESCRIPTOR_SET_V1, "azd.extensions.v1");
-        let names =
-            |files: &[(String, Declared)]| files.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&legacy), names(&v1));
-        assert_eq!(legacy.len(), 6);
-        for ((name, declared), (_, v1_declared)) in legacy.iter().zip(&v1) {
-            assert_eq!(declared, v1_declared, "what {name} declares");
-        }
-        // And the comparison can tell: a field renumbered would be seen.
-        let mut changed = v1[5].1.clone();
-        changed.0[0].field[0].number = Some(42);
-        assert_ne!(legacy[5].1, changed);
-    }
-}
+pub use request::{Exchange, Request, RequestKind, message_name, progress_message};
+pub use wire::MAX_MESSAGE_BYTES;

@@ -1,4 +1,8 @@
-//! How deep a message azd sends may nest and still be decoded.
+//! How large a message azd sends may be, and how deep it may nest and still
+//! be decoded.
+
+/// Maximum size of one gRPC message in either direction, as azd configures it (4 MiB).
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The deepest `infra.config` read, in levels of nested objects and lists.
 pub const MAX_CONFIG_DEPTH: usize = 1000;

@@ -23,6 +23,6 @@ mod codec;
 
 #[cfg(feature = "client")]
 pub use codec::{GuardedCodec, GuardedDecoder};
-pub use limits::{MAX_CONFIG_DEPTH, MAX_NESTING};
+pub use limits::{MAX_CONFIG_DEPTH, MAX_MESSAGE_BYTES, MAX_NESTING};
 pub use schema::Schema;
 pub use walk::{Head, Malformed, Shape, decode, head, shape};

@@ -35,7 +35,7 @@ impl Schema {
     /// The schema of this build's wire types.
     pub fn get() -> &'static Schema {
         static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
-            Schema::from_descriptors(crate::FILE_DESCRIPTOR_SET)
+            Schema::from_descriptors(crate::descriptors::FILE_DESCRIPTOR_SET)
                 // The bytes are protoc's, embedded at build time; a test reads them.
                 .expect("the embedded descriptor set describes the envelope")
         });
