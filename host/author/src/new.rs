@@ -242,6 +242,71 @@ mod tests {
         }
     }
 
+    /// A document of the repository.
+    fn doc(path: &str) -> String {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        std::fs::read_to_string(root.join(path)).unwrap()
+    }
+
+    #[test]
+    fn the_docs_name_new_s_languages_flags_and_files_as_the_code_does() {
+        use clap::Args as _;
+        let names: Vec<&str> = Language::all().iter().map(|l| l.name()).collect();
+        let flags: Vec<String> = NewArgs::augment_args(clap::Command::new("new"))
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        for path in ["README.md", "docs/authoring.md", "docs/commands.md"] {
+            let text = doc(path);
+            // `azd-wasm-host new js todo   # or: new ts|rust|… NAME [--dir DIR] […]`
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("azd-wasm-host new "))
+                .unwrap_or_else(|| panic!("{path} shows no `azd-wasm-host new`"));
+            let (example, or) = line.split_once("# or: new ").expect("the other languages");
+            let first = example.split_whitespace().nth(2).unwrap_or_default();
+            let (others, rest) = or.split_once(' ').unwrap_or((or, ""));
+            let mut shown: Vec<&str> = others.split('|').chain([first]).collect();
+            shown.sort_unstable();
+            let mut all = names.clone();
+            all.sort_unstable();
+            assert_eq!(shown, all, "{path}: {line}");
+            let shown_flags: Vec<&str> = rest
+                .split(['[', ']', ' '])
+                .filter(|w| w.starts_with("--"))
+                .collect();
+            assert_eq!(shown_flags, flags, "{path}: {line}");
+        }
+        // What `new` writes: every file every language gets, and each
+        // language's own folders, by the names the guide gives them.
+        let guide = doc("docs/authoring.md");
+        let section = guide
+            .split("## `new` and `build`")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("the guide's `new` section");
+        for file in templates::COMMON {
+            let top = file.path.split('/').next().unwrap_or_default();
+            assert!(
+                section.contains(&format!("`{}`", file.path)) || top == "wit",
+                "the guide's `new` section does not name {}",
+                file.path
+            );
+        }
+        for &language in Language::all() {
+            for (path, _) in project_files(language, "todo", "local.todo") {
+                // A folder is named as such (`lib/`) or by a file in it; a
+                // Rust crate's `src/` is "the provider's source".
+                if let Some((folder, _)) = path.split_once('/')
+                    && !section.contains(&format!("`{folder}/"))
+                    && folder != "src"
+                {
+                    panic!("the guide's `new` section does not name {folder}/ ({path})");
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_non_empty_folder_is_refused_and_kept() {
         let dir = tempfile::tempdir().unwrap();
