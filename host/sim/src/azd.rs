@@ -61,6 +61,8 @@ impl std::fmt::Debug for SimAzd {
 
 impl SimAzd {
     /// Binds `127.0.0.1:0` and serves `ProvisioningService` and `ExtensionService`.
+    /// Long because it is the server's whole configuration (the services, azd's message
+    /// limit, the flow-control windows, the contract layer), each with its reason beside it.
     pub async fn start(opts: SimOptions) -> anyhow::Result<SimAzd> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
