@@ -95,7 +95,10 @@ export AZD_CONFIG_DIR="$WORK/azd-config"
 # train EXAMPLE ACTION...: EXAMPLE packaged with the instrumented sidecar, unpacked as azd installs
 # it, serving each ACTION in a fresh project with a new HOME and an empty cache.
 train() {
-  local example=$1 name proj installed="$WORK/installed-$1" log="$WORK/$1.log"
+  # Unpacked into a folder named as the extension, as azd installs it: the sidecar checks the
+  # signed extension id against that name.
+  local example=$1 name proj installed log="$WORK/$1.log"
+  installed="$WORK/installed-$1/$(sed -n 's/^id: *//p' extension.yaml)"
   shift
   name=$(sed -n 's/^name = "\(.*\)"/\1/p' "examples/$example/provider.toml")
   mkdir -p "$WORK/pkg-$example" "$installed"
