@@ -62,18 +62,22 @@ pub struct RunArgs {
 /// golden replays take it from the environment too.
 pub(crate) const CONTRACT_VAR: &str = "AZD_WASM_HOST_AZD_CONTRACT";
 
-/// The contract mode `AZD_WASM_HOST_AZD_CONTRACT` asks for; `both` when it is unset or
-/// not one.
-pub fn contract_from_env() -> azd_wasm_host_sim::ContractMode {
+/// The contract mode `AZD_WASM_HOST_AZD_CONTRACT` asks for (`both` when it is unset); an
+/// error naming the value when it is not one (`run` refuses it as its command line does).
+pub fn contract_from_env() -> Result<azd_wasm_host_sim::ContractMode, String> {
     contract_from(&EnvOverlay::default())
 }
 
 /// [`contract_from_env`], reading the variable through `vars`: what `--azd-contract`
 /// defaults to for a run that sees this environment.
-pub fn contract_from(vars: &EnvOverlay) -> azd_wasm_host_sim::ContractMode {
-    vars.var(CONTRACT_VAR)
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_default()
+pub fn contract_from(vars: &EnvOverlay) -> Result<azd_wasm_host_sim::ContractMode, String> {
+    match vars.var(CONTRACT_VAR) {
+        None => Ok(azd_wasm_host_sim::ContractMode::default()),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|e| format!("{CONTRACT_VAR}: {e}")),
+    }
 }
 
 /// The commands `run` can play (in a report: `provision`, `preview`, `down`, `state`,
@@ -95,7 +99,9 @@ pub enum Action {
 
 impl RunArgs {
     /// `run ACTION --provider PROVIDER --project PROJECT`, every other argument as the
-    /// command line leaves it (`--azd-contract` as `AZD_WASM_HOST_AZD_CONTRACT` says).
+    /// command line leaves it (`--azd-contract` as `AZD_WASM_HOST_AZD_CONTRACT` says, or
+    /// `both`: a caller that reads the variable itself refuses a value that is not a mode,
+    /// with [`contract_from`]).
     pub fn new(action: Action, provider: PathBuf, project: PathBuf) -> Self {
         Self {
             action,
@@ -110,7 +116,7 @@ impl RunArgs {
             no: false,
             cancel_after_progress: None,
             detailed_exitcode: false,
-            azd_contract: contract_from_env(),
+            azd_contract: contract_from_env().unwrap_or_default(),
         }
     }
 

@@ -265,7 +265,8 @@ impl Project {
         let mut args = RunArgs::new(step.command.action(), provider, self.path.clone());
         args.env = Some(self.environment.clone());
         args.output = Output::Json;
-        args.azd_contract = azd_wasm_host_runner::contract_from(vars);
+        args.azd_contract = azd_wasm_host_runner::contract_from(vars)
+            .map_err(|e| anyhow::anyhow!("the step could not run: {e}"))?;
         match step.answer {
             Some(Answer::Yes) => args.yes = true,
             Some(Answer::No) => args.no = true,

@@ -151,7 +151,7 @@ async fn start(
     let sim = SimAzd::start(SimOptions {
         environment: environment.clone(),
         prompter: Arc::new(Replies::of(&conversation.lines)),
-        contract: azd_wasm_host_runner::contract_from_env(),
+        contract: azd_wasm_host_runner::contract_from_env().map_err(anyhow::Error::msg)?,
         ..SimOptions::default()
     })
     .await?;
