@@ -73,10 +73,7 @@ pub fn contract_from_env() -> Result<azd_wasm_host_sim::ContractMode, String> {
 pub fn contract_from(vars: &EnvOverlay) -> Result<azd_wasm_host_sim::ContractMode, String> {
     match vars.var(CONTRACT_VAR) {
         None => Ok(azd_wasm_host_sim::ContractMode::default()),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|e| format!("{CONTRACT_VAR}: {e}")),
+        Some(v) => v.trim().parse().map_err(|e| format!("{CONTRACT_VAR}: {e}")),
     }
 }
 
