@@ -534,7 +534,7 @@ fn sidecar() -> anyhow::Result<PathBuf> {
 }
 
 /// The provider of `manifest` (named `name`) packaged with the sidecar for this machine and
-/// unpacked into `work/installed`, as `azd extension install` lays it out; returns the
+/// unpacked into `work/azd-config/extensions/<id>`, as `azd extension install` lays it out; returns the
 /// folder and the archive.
 fn install(
     root: &Path,
@@ -545,7 +545,7 @@ fn install(
     let yaml = std::fs::read_to_string(root.join("extension.yaml"))?
         .replace("  - name: localfiles\n", &format!("  - name: {name}\n"));
     let extension = work.join("extension.yaml");
-    std::fs::write(&extension, yaml)?;
+    std::fs::write(&extension, &yaml)?;
     let dist = work.join("dist");
     let here = azd_wasm_host_runtime::this_platform();
     let out = Command::new(env!("CARGO_BIN_EXE_azd-wasm-host"))
@@ -566,7 +566,15 @@ fn install(
         String::from_utf8_lossy(&out.stderr)
     );
     let archive = dist.join(format!("azd-wasm-host-{}.tar.gz", here.replace('/', "-")));
-    let installed = work.join("installed");
+    // In azd's config folder (the trust folder `package` signed with), in a folder named as the
+    // extension, as azd installs it: the sidecar takes azd's config folder from where it is
+    // installed, and checks the signed extension id against the folder's name.
+    let id = yaml
+        .lines()
+        .find_map(|l| l.strip_prefix("id:"))
+        .map(|v| v.trim().to_owned())
+        .context("extension.yaml names no id")?;
+    let installed = work.join("azd-config").join("extensions").join(id);
     std::fs::create_dir_all(&installed)?;
     anyhow::ensure!(
         Command::new("tar")

@@ -441,7 +441,7 @@ fn plaintext_http_is_granted_only_to_loopback() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("http     https://storage.example.com"),
+        stdout.contains("http.allow              https://storage.example.com"),
         "{stdout}"
     );
     assert!(
