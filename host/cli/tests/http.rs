@@ -449,7 +449,11 @@ fn plaintext_http_is_granted_only_to_loopback() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("1 s at most, 1000 bytes of response body at most"),
+        stdout.contains("http.timeout_secs       1 s (per request"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("http.max_response_bytes 1000 bytes (of response body"),
         "{stdout}"
     );
 }
