@@ -22,7 +22,9 @@
 //!   [`json`] (azd's `Struct` configs as JSON), [`secrets`] (what a
 //!   recording must never hold: credentials by name, value and shape),
 //!   [`steering`] (environment variables a provider may not set: what picks
-//!   a program, a trust root, a place written to, or credentials).
+//!   a program, a trust root, a place written to, or credentials), [`dotenv`]
+//!   (azd's `.env` read as azd reads it, and the grammar of what a provider
+//!   may put into it).
 //!
 //! Data crosses as the protobuf types of `azdext` (plain prost structs from
 //! `azd-wasm-host-proto`, without tonic): they are exactly azd's data model.
@@ -34,6 +36,7 @@ pub mod authority;
 mod call;
 pub mod clock;
 mod code;
+pub mod dotenv;
 mod env_name;
 mod error;
 pub mod files;

@@ -3,17 +3,15 @@
 //! target, or the credentials something signs in with.
 //!
 //! azd hands an extension the values of the project's azd environment
-//! (`.azure/<env>/.env`) as environment variables, and a provider can write
-//! that file through its outputs and azd's environment service. Without a
-//! rule, a provider could therefore choose which `cargo` the author's tool
-//! runs next, where its trust folder is, or whether unsigned code runs. One
-//! list, here, says which names are off limits; it is applied
-//!
-//! - to a provider's outputs and the values it sets through azd's
-//!   environment service (refused, with a warning in the log), and
-//! - to the variables an extension process finds when azd started it
-//!   (`azd-wasm-host-sidecar`'s `launch`: the ones the project's environment
-//!   supplied are ignored).
+//! (`.azure/<env>/.env`), and a provider can write that file through its
+//! outputs and azd's environment service. The rules that keep it from
+//! steering what runs next are grammars, not this list: a provider writes
+//! only variables' names (`crate::dotenv::check_name`), and the author's
+//! tool under azd keeps no variable the project's `.env` sets at all
+//! (`azd-wasm-host-sidecar`'s `launch`). This list is the second wall: a
+//! provider may not write a name on it even when the name is well formed,
+//! and `listen`, which keeps the project's other values for the provider's
+//! grants, removes these.
 //!
 //! Names are compared without regard to ASCII case (Windows reads `Path` as
 //! `PATH`). Names that merely describe what a provider made
@@ -139,6 +137,42 @@ const NAMES: &[(&str, Steering)] = &[
     ("CPPFLAGS", Steering::Program),
     ("LDFLAGS", Steering::Program),
     ("WASI_SDK_PATH", Steering::Program),
+    // What the compilers and build tools of the guest languages read (cc-rs,
+    // clang, gcc, pkg-config, prost, bindgen, TinyGo, wasm-opt, the shell).
+    ("WASI_SYSROOT", Steering::Program),
+    ("CCC_OVERRIDE_OPTIONS", Steering::Program),
+    ("COMPILER_PATH", Steering::Program),
+    ("GCC_EXEC_PREFIX", Steering::Program),
+    ("TARGET_CC", Steering::Program),
+    ("TARGET_CXX", Steering::Program),
+    ("TARGET_AR", Steering::Program),
+    ("TARGET_CFLAGS", Steering::Program),
+    ("TARGET_CXXFLAGS", Steering::Program),
+    ("HOST_CC", Steering::Program),
+    ("HOST_CXX", Steering::Program),
+    ("HOST_AR", Steering::Program),
+    ("HOST_CFLAGS", Steering::Program),
+    ("HOST_CXXFLAGS", Steering::Program),
+    ("CPATH", Steering::Program),
+    ("C_INCLUDE_PATH", Steering::Program),
+    ("CPLUS_INCLUDE_PATH", Steering::Program),
+    ("LIBRARY_PATH", Steering::Program),
+    ("PKG_CONFIG", Steering::Program),
+    ("PKG_CONFIG_PATH", Steering::Program),
+    ("PKG_CONFIG_LIBDIR", Steering::Program),
+    ("PKG_CONFIG_SYSROOT_DIR", Steering::Program),
+    ("PROTOC", Steering::Program),
+    ("PROTOC_INCLUDE", Steering::Program),
+    ("LIBCLANG_PATH", Steering::Program),
+    ("CLANG_PATH", Steering::Program),
+    ("BINDGEN_EXTRA_CLANG_ARGS", Steering::Program),
+    ("TINYGOROOT", Steering::Program),
+    ("WASMOPT", Steering::Program),
+    ("SHELLOPTS", Steering::Program),
+    ("BASHOPTS", Steering::Program),
+    ("PS4", Steering::Program),
+    ("GCONV_PATH", Steering::Program),
+    ("SSLKEYLOGFILE", Steering::Credentials),
     // Where things go, and whom TLS trusts.
     ("HOME", Steering::Location),
     ("USERPROFILE", Steering::Location),
@@ -181,6 +215,12 @@ const PREFIXES: &[(&str, Steering)] = &[
     ("PIP_", Steering::Program),
     ("ZIG_", Steering::Program),
     ("GIT_", Steering::Program),
+    // cc-rs's per-target forms (`CC_wasm32_wasip2`, `CFLAGS_x86_64_unknown_linux_gnu`).
+    ("CC_", Steering::Program),
+    ("CXX_", Steering::Program),
+    ("AR_", Steering::Program),
+    ("CFLAGS_", Steering::Program),
+    ("CXXFLAGS_", Steering::Program),
     ("XDG_", Steering::Location),
 ];
 
@@ -192,18 +232,6 @@ pub fn steering(name: &str) -> Option<Steering> {
         .find(|(n, _)| *n == upper)
         .or_else(|| PREFIXES.iter().find(|(p, _)| upper.starts_with(p)))
         .map(|(_, s)| *s)
-}
-
-/// Why a provider may not set `name`, when it may not: the sentence a
-/// refusal or a log warning carries.
-pub fn refusal(name: &str) -> Option<String> {
-    steering(name).map(|s| {
-        format!(
-            "a provider may not set {}: {} (azd passes its environment's values to extensions and tools, so such a value would steer them)",
-            crate::text::quote(name),
-            s.describe()
-        )
-    })
 }
 
 #[cfg(test)]
@@ -234,6 +262,10 @@ mod tests {
             ("DYLD_INSERT_LIBRARIES", Steering::Program),
             ("npm_config_prefix", Steering::Program),
             ("GIT_SSH_COMMAND", Steering::Program),
+            ("CC_wasm32_wasip2", Steering::Program),
+            ("WASI_SYSROOT", Steering::Program),
+            ("SSLKEYLOGFILE", Steering::Credentials),
+            ("GCONV_PATH", Steering::Program),
             ("HOME", Steering::Location),
             ("XDG_CACHE_HOME", Steering::Location),
             ("SSL_CERT_FILE", Steering::Location),
@@ -263,11 +295,5 @@ mod tests {
             let expected = name.starts_with("CARGO_");
             assert_eq!(steering(name).is_some(), expected, "{name}");
         }
-        assert!(refusal("GREETING").is_none());
-        let why = refusal("AZD_CONFIG_DIR").unwrap();
-        assert!(
-            why.contains("AZD_CONFIG_DIR") && why.contains("azd's"),
-            "{why}"
-        );
     }
 }

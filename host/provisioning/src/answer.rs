@@ -6,6 +6,10 @@
 //! type it does not know. Every answer a provider produces passes through here
 //! before it is sent:
 //! - required sub-messages are filled with empty values when a provider left them out;
+//! - every name azd would write into `.env` (outputs, planned outputs, keys a
+//!   destroy invalidates) is an environment variable's name that does not
+//!   steer, and every output value one `.env` carries back whole
+//!   (`azd_wasm_host_core::dotenv`); the others are dropped with a warning;
 //! - output types are normalised to azd's five (`string`, `number`, `bool`,
 //!   `object`, `array`), accepting the spellings ARM/Bicep use (`String`, `int`,
 //!   `securestring`, ...); the value must parse as that type (object and array
@@ -19,7 +23,7 @@
 
 use std::collections::BTreeMap;
 
-use azd_wasm_host_core::{ErrorCode, ProviderError};
+use azd_wasm_host_core::{ErrorCode, Progress, ProviderError, dotenv};
 use azd_wasm_host_proto::azdext as pb;
 
 /// The type azd reads for an output whose declared type is `declared`, if any.
@@ -81,12 +85,13 @@ pub(crate) fn normalize_output(
     Ok(())
 }
 
-/// Checks every output of a map, after dropping those a provider may not set
-/// ([`drop_steering_outputs`]).
+/// Checks every output of a map, after dropping those azd's `.env` may not
+/// take ([`drop_unwritable_outputs`]).
 pub(crate) fn normalize_outputs(
     outputs: &mut BTreeMap<String, pb::ProvisioningOutputParameter>,
+    progress: &Progress,
 ) -> Result<(), ProviderError> {
-    drop_steering_outputs(outputs);
+    drop_unwritable_outputs(outputs, progress);
     let mut names: Vec<&String> = outputs.keys().collect();
     names.sort();
     let names: Vec<String> = names.into_iter().cloned().collect();
@@ -98,53 +103,103 @@ pub(crate) fn normalize_outputs(
     Ok(())
 }
 
-/// Removes the outputs whose names steer a program, a trust root, azd itself
-/// or credentials (`azd_wasm_host_core::steering`): azd would write them into
-/// `.env` and hand them to every extension and tool it starts. Each one
-/// dropped is a warning in the log; the others go on. Returns the names
-/// dropped.
-pub(crate) fn drop_steering_outputs(
+/// Removes the outputs azd would write into `.env` as something else than
+/// what they are, or that would steer what azd starts next
+/// (`azd_wasm_host_core::dotenv::check_entry`): a name that is not an
+/// environment variable's name (`A="1" NODE_OPTIONS` reads back as two),
+/// one that steers a program, a trust root, azd itself or credentials, and a
+/// value azd's `.env` does not carry back whole. Each one dropped is named in
+/// a warning, in the log and (for deploy and preview) as a progress step azd
+/// shows; the others go on. Returns the names dropped.
+pub(crate) fn drop_unwritable_outputs(
     outputs: &mut BTreeMap<String, pb::ProvisioningOutputParameter>,
+    progress: &Progress,
 ) -> Vec<String> {
     let mut refused = Vec::new();
-    outputs.retain(
-        |name, _| match azd_wasm_host_core::steering::refusal(name) {
-            Some(why) => {
-                tracing::warn!("dropped a provider output: {why}");
-                refused.push(name.clone());
-                false
-            }
-            None => true,
-        },
-    );
+    outputs.retain(|name, out| match dotenv::check_entry(name, &out.value) {
+        Ok(()) => true,
+        Err(why) => {
+            refused.push(name.clone());
+            warn(
+                progress,
+                &format!("output not passed to azd: {}", why.sentence(name)),
+            );
+            false
+        }
+    });
     refused
+}
+
+/// Keeps the names azd may take as environment variables
+/// (`azd_wasm_host_core::dotenv::check_name`), naming each one dropped:
+/// `what` says what the names are.
+fn keep_names(names: &mut Vec<String>, what: &str, progress: &Progress) {
+    names.retain(|name| match dotenv::check_name(name) {
+        Ok(()) => true,
+        Err(why) => {
+            warn(
+                progress,
+                &format!("{what} not passed to azd: {}", why.sentence(name)),
+            );
+            false
+        }
+    });
+}
+
+fn warn(progress: &Progress, line: &str) {
+    tracing::warn!("{line}");
+    progress.report(format!("warning: {line}"));
 }
 
 /// A deploy result azd can read.
 pub(crate) fn deploy_result(
     mut r: pb::ProvisioningDeployResult,
+    progress: &Progress,
 ) -> Result<pb::ProvisioningDeployResult, ProviderError> {
     let deployment = r.deployment.get_or_insert_with(Default::default);
-    normalize_outputs(&mut deployment.outputs)?;
+    normalize_outputs(&mut deployment.outputs, progress)?;
     Ok(r)
 }
 
 /// A preview result azd can read.
 pub(crate) fn preview_result(
     mut r: pb::ProvisioningPreviewResult,
+    progress: &Progress,
 ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
     let preview = r.preview.get_or_insert_with(Default::default);
-    normalize_outputs(&mut preview.outputs)?;
+    normalize_outputs(&mut preview.outputs, progress)?;
     Ok(r)
 }
 
 /// A state result azd can read.
 pub(crate) fn state_result(
     mut r: pb::ProvisioningStateResult,
+    progress: &Progress,
 ) -> Result<pb::ProvisioningStateResult, ProviderError> {
     let state = r.state.get_or_insert_with(Default::default);
-    normalize_outputs(&mut state.outputs)?;
+    normalize_outputs(&mut state.outputs, progress)?;
     Ok(r)
+}
+
+/// A destroy result whose keys to remove from `.env` are variables' names a
+/// provider may touch (azd's own settings are not its to remove).
+pub(crate) fn destroy_result(
+    mut r: pb::ProvisioningDestroyResult,
+    progress: &Progress,
+) -> pb::ProvisioningDestroyResult {
+    keep_names(&mut r.invalidated_env_keys, "invalidated key", progress);
+    r
+}
+
+/// Planned outputs whose names azd may take as environment variables.
+pub(crate) fn planned_outputs(
+    mut planned: Vec<pb::ProvisioningPlannedOutput>,
+    progress: &Progress,
+) -> Vec<pb::ProvisioningPlannedOutput> {
+    let mut names: Vec<String> = planned.iter().map(|p| p.name.clone()).collect();
+    keep_names(&mut names, "planned output", progress);
+    planned.retain(|p| names.contains(&p.name));
+    planned
 }
 
 #[cfg(test)]
@@ -196,14 +251,94 @@ mod tests {
         }
     }
 
+    fn quiet() -> Progress {
+        Progress::log_only("r")
+    }
+
+    /// What a request reported, as azd would show it.
+    #[derive(Default)]
+    struct Shown(std::sync::Mutex<Vec<String>>);
+
+    impl azd_wasm_host_core::ProgressSink for Shown {
+        fn send(&self, _: &str, message: String) {
+            self.0.lock().unwrap().push(message);
+        }
+    }
+
     #[test]
     fn missing_submessages_are_filled() {
-        let d = deploy_result(pb::ProvisioningDeployResult::default()).unwrap();
+        let d = deploy_result(pb::ProvisioningDeployResult::default(), &quiet()).unwrap();
         assert!(d.deployment.is_some());
-        let p = preview_result(pb::ProvisioningPreviewResult::default()).unwrap();
+        let p = preview_result(pb::ProvisioningPreviewResult::default(), &quiet()).unwrap();
         assert!(p.preview.is_some());
-        let s = state_result(pb::ProvisioningStateResult::default()).unwrap();
+        let s = state_result(pb::ProvisioningStateResult::default(), &quiet()).unwrap();
         assert!(s.state.is_some());
+    }
+
+    /// An output's name reaches azd's `.env` as written, so only a variable's
+    /// name passes: names that azd would read as other variables (or as
+    /// nothing it can read), and values it would read back as others, are
+    /// dropped, each named in a warning azd shows; the rest go on.
+    #[test]
+    fn only_variable_names_and_values_env_carries_back_reach_azd() {
+        let mut dep = pb::ProvisioningDeployment::default();
+        for (name, value) in [
+            ("A=\"1\" NODE_OPTIONS", "--require /tmp/x.js"),
+            ("A=\"1\"\rSSL_CERT_FILE", "/tmp/ca.pem"),
+            ("export\tRUSTFLAGS", "-Clinker=/tmp/x"),
+            ("MY-VAR", "v"),
+            ("", "v"),
+            ("TRAILING", "C:\\dir\\"),
+            ("QUOTED", "\"x\""),
+            ("GREETING", "hi"),
+            ("_under_score1", "2"),
+        ] {
+            dep.outputs.insert(name.into(), out("string", value));
+        }
+        let shown = std::sync::Arc::new(Shown::default());
+        let progress = Progress::to_sink("r", shown.clone());
+        let r = pb::ProvisioningDeployResult {
+            deployment: Some(dep),
+            skipped_reason: 0,
+        };
+        let kept: Vec<String> = deploy_result(r, &progress)
+            .unwrap()
+            .deployment
+            .unwrap()
+            .outputs
+            .into_keys()
+            .collect();
+        assert_eq!(kept, ["GREETING", "_under_score1"]);
+        let shown = shown.0.lock().unwrap();
+        assert_eq!(shown.len(), 7, "{shown:?}");
+        assert!(
+            shown
+                .iter()
+                .all(|l| l.starts_with("warning: output not passed to azd")),
+            "{shown:?}"
+        );
+        assert!(
+            shown.iter().any(|l| l.contains("NODE_OPTIONS")),
+            "{shown:?}"
+        );
+
+        let planned = planned_outputs(
+            ["OK", "A B", "PATH"]
+                .map(|n| pb::ProvisioningPlannedOutput { name: n.into() })
+                .to_vec(),
+            &quiet(),
+        );
+        assert_eq!(
+            planned,
+            [pb::ProvisioningPlannedOutput { name: "OK".into() }]
+        );
+        let destroyed = destroy_result(
+            pb::ProvisioningDestroyResult {
+                invalidated_env_keys: vec!["WEB_URL".into(), "AZURE_ENV_NAME".into(), "x y".into()],
+            },
+            &quiet(),
+        );
+        assert_eq!(destroyed.invalidated_env_keys, ["WEB_URL"]);
     }
 
     /// A provider cannot steer the next tool azd starts through `.env`: its
@@ -232,7 +367,7 @@ mod tests {
             deployment: Some(dep),
             skipped_reason: 0,
         };
-        let kept: Vec<String> = deploy_result(r)
+        let kept: Vec<String> = deploy_result(r, &quiet())
             .unwrap()
             .deployment
             .unwrap()
@@ -244,7 +379,7 @@ mod tests {
         state
             .outputs
             .insert("AZD_CONFIG_DIR".into(), out("string", "x"));
-        let s = state_result(pb::ProvisioningStateResult { state: Some(state) }).unwrap();
+        let s = state_result(pb::ProvisioningStateResult { state: Some(state) }, &quiet()).unwrap();
         assert!(s.state.unwrap().outputs.is_empty());
     }
 
@@ -257,7 +392,7 @@ mod tests {
             deployment: Some(dep),
             skipped_reason: 0,
         };
-        let e = deploy_result(r).unwrap_err();
+        let e = deploy_result(r, &quiet()).unwrap_err();
         assert!(e.message.contains("bad"));
     }
 }

@@ -300,6 +300,7 @@ async fn serve_with(
     request: Request,
     ctx: CallContext,
 ) -> Result<MessageType, ProviderError> {
+    let progress = ctx.progress.clone();
     Ok(match request {
         // Served by the manager itself; here only to keep the match whole.
         Request::Initialize(_) => {
@@ -311,25 +312,25 @@ async fn serve_with(
         Request::State(r) => {
             let result = provider.state(r.options.unwrap_or_default(), ctx).await?;
             MessageType::StateResponse(pb::ProvisioningStateResponse {
-                state_result: Some(answer::state_result(result)?),
+                state_result: Some(answer::state_result(result, &progress)?),
             })
         }
         Request::Deploy(_) => {
             let result = provider.deploy(ctx).await?;
             MessageType::DeployResponse(pb::ProvisioningDeployResponse {
-                result: Some(answer::deploy_result(result)?),
+                result: Some(answer::deploy_result(result, &progress)?),
             })
         }
         Request::Preview(_) => {
             let result = provider.preview(ctx).await?;
             MessageType::PreviewResponse(pb::ProvisioningPreviewResponse {
-                result: Some(answer::preview_result(result)?),
+                result: Some(answer::preview_result(result, &progress)?),
             })
         }
         Request::Destroy(r) => {
             let result = provider.destroy(r.options.unwrap_or_default(), ctx).await?;
             MessageType::DestroyResponse(pb::ProvisioningDestroyResponse {
-                result: Some(result),
+                result: Some(answer::destroy_result(result, &progress)),
             })
         }
         Request::EnsureEnv(_) => {
@@ -343,7 +344,7 @@ async fn serve_with(
         Request::PlannedOutputs(_) => {
             let planned_outputs = provider.planned_outputs(ctx).await?;
             MessageType::PlannedOutputsResponse(pb::ProvisioningPlannedOutputsResponse {
-                planned_outputs,
+                planned_outputs: answer::planned_outputs(planned_outputs, &progress),
             })
         }
     })

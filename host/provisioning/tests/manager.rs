@@ -204,7 +204,8 @@ impl Provider for Fake {
     ) -> Result<Vec<pb::ProvisioningPlannedOutput>, ProviderError> {
         Ok((0..self.script.planned)
             .map(|i| pb::ProvisioningPlannedOutput {
-                name: format!("{i:0>64}"),
+                // A variable's name (azd takes planned outputs as such), 64 bytes.
+                name: format!("O{i:0>63}"),
             })
             .collect())
     }

@@ -1,7 +1,9 @@
 //! azd's `.env` file (`.azure/<env>/.env`), read as azd reads it and edited
 //! without losing anything.
 //!
-//! **Reading** follows the parser azd uses (godotenv 1.5): statements are
+//! **Reading** is the workspace's one `.env` reader
+//! (`azd_wasm_host_core::dotenv`, held to godotenv v1.5.1 itself by a
+//! differential test), which follows the parser azd uses: statements are
 //! `KEY=value` or `KEY: value`, optionally after `export `; `#` starts a
 //! comment line, and an unquoted value ends at ` #`; a value in single quotes
 //! is taken as written, one in double quotes may span lines and has its
@@ -25,10 +27,8 @@ use std::ops::Range;
 use std::path::Path;
 
 use anyhow::Context as _;
-pub(super) use read::DotEnvError;
-use read::{Parser, Statement, leading_blanks, line_of, trailing_blanks};
-
-mod read;
+pub(super) use azd_wasm_host_core::dotenv::DotEnvError;
+use azd_wasm_host_core::dotenv::{Statement, leading_blanks, line_of, trailing_blanks};
 
 /// A `.env` file: its text and the statements found in it.
 #[derive(Debug, Default, Clone)]
@@ -70,11 +70,8 @@ impl DotEnv {
     pub(super) fn parse(text: &str) -> Result<Self, DotEnvError> {
         let crlf = text.contains("\r\n");
         let text = text.replace("\r\n", "\n");
-        let statements = Parser {
-            text: &text,
-            pos: 0,
-        }
-        .statements()?;
+        let statements =
+            azd_wasm_host_core::dotenv::read_normalised(text.as_bytes()).into_result()?;
         Ok(Self {
             text,
             statements,
@@ -117,7 +114,7 @@ impl DotEnv {
                 let s = &self.statements[i];
                 let prefix = if s.export { "export " } else { "" };
                 let rest = &self.text[s.span.end..];
-                let blanks = leading_blanks(rest);
+                let blanks = leading_blanks(rest.as_bytes());
                 let mut places = vec![(s.span.clone(), prefix, "")];
                 if !rest[blanks..].is_empty() && !rest[blanks..].starts_with('\n') {
                     // What follows on the line moves to a line of its own.

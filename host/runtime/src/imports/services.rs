@@ -242,17 +242,16 @@ impl environment::Host for AzdAccess {
 
     async fn set_value(&mut self, key: String, value: String) -> Result<(), wit::Error> {
         let services = self.environment_files(true)?;
-        if let Some(why) = azd_wasm_host_core::steering::refusal(&key) {
-            tracing::warn!(target: "azd_wasm_host", "refused a provider's environment value: {why}");
-            return Err(error(
-                "reserved_name",
-                "validation",
-                why,
-                "Give the value another name: azd's, credential and program variables are never a provider's to set.",
-            ));
+        let value = self.paths.to_native(&value).unwrap_or(value);
+        // The same grammar as an output's: azd writes the key into `.env` as
+        // it is, so only a variable's name that does not steer, with a value
+        // `.env` carries back whole.
+        if let Err(why) = azd_wasm_host_core::dotenv::check_entry(&key, &value) {
+            let sentence = why.sentence(&key);
+            tracing::warn!(target: "azd_wasm_host", "refused a provider's environment value: {sentence}");
+            return Err(error(why.code(), "validation", sentence, why.suggestion()));
         }
         let env = self.environment_name(services).await?;
-        let value = self.paths.to_native(&value).unwrap_or(value);
         services
             .set_environment_value(&env, &key, &value)
             .await
@@ -442,5 +441,32 @@ mod tests {
             *env.values.lock(),
             [("GREETING".to_owned(), "hi".to_owned())]
         );
+    }
+
+    /// A key azd would write into `.env` as something else (`A="1" X` reads
+    /// back as two variables), or a value it would read back as others, is
+    /// refused naming it; nothing reaches azd's environment.
+    #[tokio::test]
+    async fn a_provider_sets_only_a_variables_name_with_a_value_env_carries_back() {
+        let env = Arc::new(Env::default());
+        let mut azd = access(&env, PathMap::default());
+        for (key, value, code) in [
+            ("A=\"1\" NODE_OPTIONS", "x", "invalid_name"),
+            ("A=\"1\"\rSSL_CERT_FILE", "x", "invalid_name"),
+            ("export\tRUSTFLAGS", "x", "invalid_name"),
+            ("MY-VAR", "x", "invalid_name"),
+            ("", "x", "invalid_name"),
+            ("OK", "ends\\", "invalid_value"),
+            ("OK", "ends\"", "invalid_value"),
+        ] {
+            let e = environment::Host::set_value(&mut azd, key.into(), value.into())
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(&e.detail, Some(wit::ErrorDetail::Local(l)) if l.code == code),
+                "{key:?}: {e:?}"
+            );
+        }
+        assert!(env.values.lock().is_empty());
     }
 }
