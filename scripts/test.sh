@@ -49,11 +49,14 @@ scripts/install-registry.sh >/dev/null
 step "Go: the SDK's and the Go example's own tests (gofmt, go vet for both targets, go test)"
 # The generated bindings (internal/wit/imports, internal/wit/exports/wit_exports) are the
 # generator's text, kept current by a cargo test; everything else is formatted by gofmt.
-unformatted=$(gofmt -l guest-sdk/go examples/go-devcerts examples/go-storage host/cli/tests/guests/http-probe-go host/author/templates/go |
+unformatted=$(gofmt -l guest-sdk/go examples/go-devcerts examples/go-storage host/cli/tests/guests/http-probe-go host/author/templates/go host/core/tests/godotenv |
   grep -v -E '^guest-sdk/go/internal/wit/(imports/|exports/wit_exports/)' || true)
 [ -z "$unformatted" ] || { echo "gofmt would change: $unformatted" >&2; exit 1; }
 hand_written=(. ./azdhttp ./internal/wit/types ./internal/wit/runtime ./internal/wit/exports/export_azd_provisioning_0_1_0_provider)
 (cd guest-sdk/go && go vet "${hand_written[@]}" && GOOS=wasip1 GOARCH=wasm go vet "${hand_written[@]}" && go test ./...)
+# The godotenv oracle the .env differential test builds (host/core/tests/all/godotenv.rs): its
+# pinned module fetched here, vetted like the rest.
+(cd host/core/tests/godotenv && go mod download && go vet ./...)
 for dir in examples/go-devcerts examples/go-storage host/cli/tests/guests/http-probe-go; do
   (cd "$dir" && go vet ./... && GOOS=wasip1 GOARCH=wasm go vet ./... && go test ./...)
 done

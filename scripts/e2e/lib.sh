@@ -134,6 +134,14 @@ build_and_install() {
   t="$(now)"
   azd="$("$repo_root/scripts/build-azd.sh" | tail -n1)" || fail "building azd (scripts/build-azd.sh)"
   say "== build azd: $azd ($("$azd" version --no-prompt | head -n1)) in $(elapsed "$t") s"
+  # The .env rules are held to godotenv by a differential test on the module version pinned in
+  # host/core/tests/godotenv/go.mod: that must be the very godotenv this azd links.
+  local linked pinned
+  linked="$(go version -m "$azd" | awk '$2 == "github.com/joho/godotenv" { print $3 }')"
+  pinned="$(awk '$1 == "require" && $2 == "github.com/joho/godotenv" { print $3 }' "$repo_root/host/core/tests/godotenv/go.mod")"
+  [[ -n "$linked" && "$linked" == "$pinned" ]] ||
+    fail "azd links godotenv ${linked:-(none)}, but the .env differential test pins ${pinned:-(none)} (host/core/tests/godotenv/go.mod)"
+  say "== azd links godotenv $linked, the version the .env differential test runs"
 
   t="$(now)"
   OFFLINE_SOURCES=1 PREWARM=0 PRECOMPILE=0 AZD="$azd" "$repo_root/scripts/install-azd-extension.sh" "${install_args[@]}" 2>&1 |

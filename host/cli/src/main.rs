@@ -22,25 +22,27 @@ mod keys;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
+use clap::{CommandFactory as _, FromArgMatches as _};
 
 fn main() -> ExitCode {
-    match cli::Cli::try_parse() {
-        Ok(cli) => {
-            let role = match cli.command {
-                cli::Command::Listen(_) => azd_wasm_host_sidecar::launch::Role::Listen,
-                _ => azd_wasm_host_sidecar::launch::Role::Tool,
-            };
-            // SAFETY: the first thing the process does; no other thread exists yet.
-            #[allow(
-                unsafe_code,
-                reason = "the process environment is settled before any thread starts"
-            )]
-            unsafe {
-                azd_wasm_host_sidecar::launch::settle(role, &cli.trust_env);
-            }
-            cli::main_with(cli)
-        }
+    // The environment is settled before clap reads any of it (an argument's
+    // `env` fallback): the role and `--trust-env` come from the command line
+    // alone.
+    let (role, trusted) =
+        azd_wasm_host_sidecar::launch::arguments(cli::Cli::command(), std::env::args_os());
+    // SAFETY: the first thing the process does; no other thread exists yet.
+    #[allow(
+        unsafe_code,
+        reason = "the process environment is settled before any thread starts"
+    )]
+    unsafe {
+        azd_wasm_host_sidecar::launch::settle(role, &trusted);
+    }
+    match cli::Cli::command()
+        .try_get_matches()
+        .and_then(|m| cli::Cli::from_arg_matches(&m))
+    {
+        Ok(cli) => cli::main_with(cli),
         Err(e) => {
             let _ = e.print();
             // Help and --version are not errors; bad arguments exit with

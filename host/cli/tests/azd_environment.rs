@@ -146,10 +146,13 @@ fn an_installed_tool_takes_azds_config_folder_from_where_azd_installed_it() {
 }
 
 /// The programs the tool runs (here a `[build] command`) inherit neither
-/// azd's token nor a program variable the project's environment supplied.
+/// azd's token nor any variable the project's environment supplied (a list
+/// of names that steer would miss `CC_wasm32_wasip2`, `WASI_SYSROOT`, …):
+/// nothing the project's `.env` holds reaches them, unless `--trust-env`
+/// names it.
 #[cfg(unix)]
 #[test]
-fn programs_the_tool_runs_under_azd_get_neither_azds_token_nor_the_projects_program_variables() {
+fn programs_the_tool_runs_under_azd_get_neither_azds_token_nor_anything_the_projects_env_holds() {
     let work = tempfile::tempdir().unwrap();
     let home = work.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -159,7 +162,11 @@ fn programs_the_tool_runs_under_azd_get_neither_azds_token_nor_the_projects_prog
     // What a provider's outputs could have left in the project's environment.
     std::fs::write(
         project.join(".azure/dev/.env"),
-        "GOFLAGS=\"-toolexec=/tmp/evil\"\nNODE_OPTIONS=\"--require /tmp/evil.js\"\nGREETING=\"hi\"\n",
+        concat!(
+            "GOFLAGS=\"-toolexec=/tmp/evil\"\nNODE_OPTIONS=\"--require /tmp/evil.js\"\nGREETING=\"hi\"\n",
+            "export\tCC_wasm32_wasip2=/tmp/evil-cc\nA=1\rWASI_SYSROOT=/tmp/evil-sysroot\n",
+            "B=\"1\" SSLKEYLOGFILE=/tmp/keys\nKEPT=\"named by --trust-env\"\n",
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -174,9 +181,21 @@ fn programs_the_tool_runs_under_azd_get_neither_azds_token_nor_the_projects_prog
         ("NODE_OPTIONS", "--require /tmp/evil.js"),
         ("GREETING", "hi"),
         ("CARGO", "/tmp/evil-cargo"),
+        ("CC_wasm32_wasip2", "/tmp/evil-cc"),
+        ("WASI_SYSROOT", "/tmp/evil-sysroot"),
+        ("SSLKEYLOGFILE", "/tmp/keys"),
+        ("KEPT", "named by --trust-env"),
+        // The user's own, which the project does not set.
+        ("MY_OWN", "mine"),
     ];
     // The build fails (the command writes no component); what it saw is the point.
-    let _ = run(Path::new(BIN), &project, &home, &vars, &["build"]);
+    let out = run(
+        Path::new(BIN),
+        &project,
+        &home,
+        &vars,
+        &["build", "--trust-env", "KEPT"],
+    );
     let seen = std::fs::read_to_string(project.join("seen.env")).unwrap();
     for gone in [
         "AZD_ACCESS_TOKEN",
@@ -185,11 +204,59 @@ fn programs_the_tool_runs_under_azd_get_neither_azds_token_nor_the_projects_prog
         "GOFLAGS=",
         "NODE_OPTIONS=",
         "CARGO=",
+        "GREETING=",
+        "CC_wasm32_wasip2=",
+        "WASI_SYSROOT=",
+        "SSLKEYLOGFILE=",
     ] {
         assert!(
             !seen.contains(gone),
             "{gone} reached the build command:\n{seen}"
         );
     }
-    assert!(seen.contains("GREETING=hi"), "{seen}");
+    assert!(seen.contains("KEPT=named by --trust-env"), "{seen}");
+    assert!(seen.contains("MY_OWN=mine"), "{seen}");
+    let stderr = text(&out.stderr);
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("the project's azd environment"))
+        .unwrap_or_else(|| panic!("no warning: {stderr}"));
+    assert!(
+        warning.contains("WASI_SYSROOT") && !warning.contains("KEPT"),
+        "{warning}"
+    );
+}
+
+/// Under azd, an argument's environment fallback is read only after the
+/// environment is settled: the project's `AZD_WASM_HOST_AZD_CONTRACT` (a
+/// setting of this tool, ignored under azd) never reaches `run`'s
+/// `--azd-contract`, whose parse would refuse this value.
+#[test]
+fn under_azd_no_argument_is_read_from_the_environment_before_it_is_settled() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let contract = [("AZD_WASM_HOST_AZD_CONTRACT", "not-a-mode")];
+    let args = ["run", "state", "--provider", "absent/provider.toml"];
+    // Outside azd the variable is the user's, and clap reads it.
+    let out = run(Path::new(BIN), work.path(), &home, &contract, &args);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("not-a-mode"), "{stderr}");
+    // Under azd it is ignored before clap reads anything.
+    let under_azd = [
+        contract[0],
+        ("AZD_SERVER", "127.0.0.1:9"),
+        ("AZD_ACCESS_TOKEN", "jwt"),
+    ];
+    let out = run(Path::new(BIN), work.path(), &home, &under_azd, &args);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("invalid value"), "{stderr}");
+    assert!(
+        stderr.contains("AZD_WASM_HOST_AZD_CONTRACT"),
+        "named as ignored: {stderr}"
+    );
+    assert!(
+        stderr.contains("no azure.yaml"),
+        "the run went on past its arguments: {stderr}"
+    );
 }

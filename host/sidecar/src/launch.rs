@@ -5,31 +5,40 @@
 //! environment (`.azure/<env>/.env`). Those values are the project's, and a
 //! provider writes them through its outputs: left alone, they would choose
 //! the trust folder (`AZD_CONFIG_DIR`), whether unsigned code runs
-//! (`AZD_WASM_HOST_ALLOW_UNSIGNED`), and which programs run (`CARGO`,
-//! `AZD_WASM_HOST_AZD`, `PATH`-like variables of the programs we start).
+//! (`AZD_WASM_HOST_ALLOW_UNSIGNED`), and which programs run and what they
+//! load (`CARGO`, `NODE_OPTIONS`, `CC_wasm32_wasip2`, …: more names than any
+//! list holds).
 //!
-//! So, first thing in `main` and only when azd started the process
-//! (`AZD_SERVER` is set), [`settle`] changes the process environment, before
-//! anything reads it and before any child inherits it:
+//! So, first thing in `main`, before clap reads any argument's environment
+//! fallback ([`arguments`] reads the command line with none), and only when
+//! azd started the process (`AZD_SERVER` is set), [`settle`] changes the
+//! process environment, before anything reads it and before any child
+//! inherits it:
 //!
 //! 1. **azd's config folder is where azd installed us.** An installed
 //!    extension's binary sits in `<azd config>/extensions/<id>/`; that
 //!    `<azd config>` becomes `AZD_CONFIG_DIR`, whatever the variable said.
-//! 2. **What the project's environment supplied is ignored.** A variable that
-//!    steers (`azd_wasm_host_core::steering`: azd's and our own settings,
-//!    credentials, programs, locations) and that a `.env` of the project
-//!    (the folder with `azure.yaml` at or above the working folder) sets is
-//!    removed: azd's `.env` value is what the process got.
-//! 3. **The tool** (every command but `listen`) also ignores this tool's own
-//!    trust-root and program variables (`AZD_WASM_HOST_*`, `CARGO`, `AZD`,
-//!    and `AZD_CONFIG_DIR` where 1 found nothing), wherever they came from,
-//!    and drops azd's `AZD_SERVER`/`AZD_ACCESS_TOKEN`: it serves none of
-//!    azd's requests, and the programs it runs must not inherit azd's token.
+//! 2. **The tool** (every command but `listen`) keeps **no** variable that a
+//!    `.env` of the project sets (the project is the folder with
+//!    `azure.yaml` at or above the working folder; every `.azure/*/.env` is
+//!    read whole, by the workspace's one `.env` reader,
+//!    `azd_wasm_host_core::dotenv`, as azd reads it): by construction, not
+//!    by list, so nothing the project's environment holds reaches the tool or
+//!    what it runs. It also ignores its own trust-root and program variables
+//!    (`AZD_WASM_HOST_*`, `CARGO`, `AZD`, and `AZD_CONFIG_DIR` where 1 found
+//!    nothing) wherever they came from, and drops azd's
+//!    `AZD_SERVER`/`AZD_ACCESS_TOKEN`: it serves none of azd's requests, and
+//!    the programs it runs must not inherit azd's token.
+//! 3. **`listen`** keeps the project's values a provider's grants may name
+//!    (a provider reading its own earlier outputs), but not one that steers
+//!    (`azd_wasm_host_core::steering`: azd's and our own settings,
+//!    credentials, programs, locations): the list is the second wall here,
+//!    behind the grammar that keeps a provider from writing such a name.
 //!
 //! `--trust-env NAME` keeps `NAME` as it is (the tool's commands). Every
-//! variable ignored is a warning: on stderr for the tool (the user's
-//! terminal under `azd wasm`), in the log for `listen` ([`log_notes`]).
-//! A process azd did not start is left as it is.
+//! variable ignored is named in a warning: on stderr for the tool (the
+//! user's terminal under `azd wasm`, one line), in the log for `listen`
+//! ([`log_notes`]). A process azd did not start is left as it is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -55,8 +64,8 @@ const AZD_ACCESS_TOKEN: &str = "AZD_ACCESS_TOKEN";
 const AZD_CONFIG_DIR: &str = "AZD_CONFIG_DIR";
 /// Programs the tool runs, named by variables that are not ours.
 const TOOL_PROGRAMS: [&str; 2] = ["CARGO", "AZD"];
-/// The most of a `.env` read to learn its names.
-const DOTENV_MAX: u64 = 4 << 20;
+/// The most names a warning lists (the rest are counted).
+const NAMES_SHOWN: usize = 12;
 
 /// What [`settle`] changes.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -83,6 +92,65 @@ impl Plan {
 
 /// The warnings of [`settle`], kept for `listen`'s log (set once).
 static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The role and the `--trust-env` names of the command line `args`, read by
+/// `cli` (the binary's own clap command) with every argument's environment
+/// fallback taken away and parse errors ignored: nothing of the environment
+/// is read before [`settle`], and the real parse, after it, reports what is
+/// wrong with the arguments.
+pub fn arguments(
+    cli: clap::Command,
+    args: impl IntoIterator<Item = OsString>,
+) -> (Role, Vec<String>) {
+    let trust = cli
+        .get_arguments()
+        .find(|a| a.get_id() == TRUST_ENV_ID)
+        .map(|a| a.clone().global(false).env(None));
+    let cli = without_env(cli.ignore_errors(true), trust.as_ref());
+    let Ok(matches) = cli.try_get_matches_from(args) else {
+        return (Role::Tool, Vec::new());
+    };
+    let role = match matches.subcommand_name() {
+        Some("listen") => Role::Listen,
+        _ => Role::Tool,
+    };
+    // Each level keeps its own occurrences (a global argument's later ones
+    // would replace the earlier): all of them count.
+    let mut trusted: Vec<String> = Vec::new();
+    let mut level = Some(&matches);
+    while let Some(m) = level {
+        if let Ok(Some(names)) = m.try_get_many::<String>(TRUST_ENV_ID) {
+            trusted.extend(names.cloned());
+        }
+        level = m.subcommand().map(|(_, sub)| sub);
+    }
+    trusted.sort();
+    trusted.dedup();
+    (role, trusted)
+}
+
+/// The id of `--trust-env` in the binaries' commands.
+const TRUST_ENV_ID: &str = "trust_env";
+
+/// `cmd` and every subcommand without environment fallbacks, each with its
+/// own `--trust-env` (`trust`) instead of the one global argument.
+fn without_env(cmd: clap::Command, trust: Option<&clap::Arg>) -> clap::Command {
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    let mut cmd = cmd.mut_args(|a| a.env(None));
+    if let Some(trust) = trust {
+        cmd = if cmd.get_arguments().any(|a| a.get_id() == TRUST_ENV_ID) {
+            cmd.mut_arg(TRUST_ENV_ID, |_| trust.clone())
+        } else {
+            cmd.arg(trust.clone())
+        };
+    }
+    subcommands.iter().fold(cmd, |cmd, name| {
+        cmd.mut_subcommand(name, |sub| without_env(sub, trust))
+    })
+}
 
 /// Settles the process environment as the module says, when azd started
 /// the process. For the tool, prints each warning on stderr; for `listen`,
@@ -158,22 +226,11 @@ pub(crate) fn plan(
     if let Some(config) = &config
         && !trusts(AZD_CONFIG_DIR)
     {
-        let note = vars
-            .get(AZD_CONFIG_DIR)
-            .filter(|v| !same_dir(Path::new(v), config))
-            .map(|v| {
-                format!(
-                    "AZD_CONFIG_DIR={} is ignored: azd installed this extension under {}, which is azd's config folder{}",
-                    Path::new(v).display(),
-                    config.display(),
-                    trust_hint(role, AZD_CONFIG_DIR)
-                )
-            });
-        plan.set
-            .push((AZD_CONFIG_DIR.to_owned(), config.clone().into(), note));
+        plan.set.push(installed_config(vars, config, role));
     }
     let project = cwd.map(project_env_names).unwrap_or_default();
     let mut tool_settings = Vec::new();
+    let mut from_project = Vec::new();
     for name in vars.keys() {
         if name == AZD_SERVER || name == AZD_ACCESS_TOKEN || trusts(name) {
             continue;
@@ -181,33 +238,41 @@ pub(crate) fn plan(
         if name == AZD_CONFIG_DIR && config.is_some() {
             continue;
         }
-        let supplied = project.contains(&name.to_ascii_uppercase());
-        if supplied && steering::steering(name).is_some() {
-            plan.remove.push((
-                name.clone(),
-                Some(format!(
-                    "{name} is ignored: the project's azd environment (.azure/<env>/.env) sets it, and there a provider's outputs could have put it{}",
-                    trust_hint(role, name)
-                )),
-            ));
-        } else if role == Role::Tool && is_tool_setting(name) {
-            plan.remove.push((name.clone(), None));
-            tool_settings.push(name.as_str());
+        let supplied = project.contains(&env_key(name));
+        match role {
+            Role::Tool if supplied => {
+                plan.remove.push((name.clone(), None));
+                from_project.push(name.as_str());
+            }
+            Role::Listen if supplied && steering::steering(name).is_some() => {
+                plan.remove.push((
+                    name.clone(),
+                    Some(format!(
+                        "{name} is ignored: the project's azd environment (.azure/<env>/.env) sets it, and there a provider's outputs could have put it"
+                    )),
+                ));
+            }
+            Role::Tool if is_tool_setting(name) => {
+                plan.remove.push((name.clone(), None));
+                tool_settings.push(name.as_str());
+            }
+            _ => {}
         }
     }
-    // One line for all of the tool's own settings, however many the shell has.
-    if let Some(first) = tool_settings.first() {
-        let (verb, pronoun) = if tool_settings.len() == 1 {
-            ("is", "it picks")
-        } else {
-            ("are", "they pick")
-        };
-        plan.notes.push(format!(
-            "{} {verb} ignored under azd: {pronoun} a program or the trust folder of this tool, and azd passes the project's environment values to the tools it runs{}",
-            tool_settings.join(", "),
-            trust_hint(role, first)
-        ));
-    }
+    // One line for what the project's environment supplied, however much,
+    // and one for all of the tool's own settings, however many the shell has.
+    let project_note = grouped_note(
+        &from_project,
+        "set by the project's azd environment (.azure/<env>/.env), whose values never reach this tool or the programs it runs",
+        role,
+    );
+    let settings_note = grouped_note(
+        &tool_settings,
+        "settings of this tool, which pick a program or its trust folder (azd passes the project's environment values to the tools it runs)",
+        role,
+    );
+    plan.notes
+        .extend(project_note.into_iter().chain(settings_note));
     if role == Role::Tool {
         for name in [AZD_SERVER, AZD_ACCESS_TOKEN] {
             if vars.contains_key(name) {
@@ -216,6 +281,64 @@ pub(crate) fn plan(
         }
     }
     plan
+}
+
+/// `names` for a warning: `A is`, `A, B are`, or the first few and how many more.
+fn listed(names: &[&str]) -> String {
+    match names {
+        [one] => format!("{one} is"),
+        _ if names.len() <= NAMES_SHOWN => format!("{} are", names.join(", ")),
+        _ => format!(
+            "{} and {} more variables are",
+            names[..NAMES_SHOWN].join(", "),
+            names.len() - NAMES_SHOWN
+        ),
+    }
+}
+
+/// How the platform compares environment variable names: exactly, but on
+/// Windows, where `Path` is `PATH`.
+fn env_key(name: &str) -> String {
+    if cfg!(windows) {
+        name.to_ascii_uppercase()
+    } else {
+        name.to_owned()
+    }
+}
+
+/// `AZD_CONFIG_DIR` set to `config`, the folder azd installed the extension
+/// under, with a warning when the variable said otherwise.
+fn installed_config(
+    vars: &BTreeMap<String, OsString>,
+    config: &Path,
+    role: Role,
+) -> (String, OsString, Option<String>) {
+    let note = vars
+        .get(AZD_CONFIG_DIR)
+        .filter(|v| !same_dir(Path::new(v), config))
+        .map(|v| {
+            format!(
+                "AZD_CONFIG_DIR={} is ignored: azd installed this extension under {}, which is azd's config folder{}",
+                Path::new(v).display(),
+                config.display(),
+                trust_hint(role, AZD_CONFIG_DIR)
+            )
+        });
+    (
+        AZD_CONFIG_DIR.to_owned(),
+        config.as_os_str().to_owned(),
+        note,
+    )
+}
+
+/// One warning line for every variable of `names`, ignored because `why`.
+fn grouped_note(names: &[&str], why: &str, role: Role) -> Option<String> {
+    let first = names.first()?;
+    Some(format!(
+        "{} ignored under azd: {why}{}",
+        listed(names),
+        trust_hint(role, first)
+    ))
 }
 
 /// The tool's own trust-root and program variables.
@@ -245,9 +368,11 @@ fn same_dir(a: &Path, b: &Path) -> bool {
         || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
-/// The names (upper case) that any `.env` of the azd project around `cwd`
-/// sets: the project is the nearest folder at or above `cwd` with
-/// `azure.yaml`; its environments are `.azure/*/.env`.
+/// The names ([`env_key`]) that any `.env` of the azd project around `cwd`
+/// sets, each file read whole as azd reads it: the project is the nearest
+/// folder at or above `cwd` with `azure.yaml`; its environments are
+/// `.azure/*/.env`. A file azd could not read sets the names godotenv had
+/// read before the error.
 fn project_env_names(cwd: &Path) -> BTreeSet<String> {
     let Some(project) = cwd
         .ancestors()
@@ -259,33 +384,24 @@ fn project_env_names(cwd: &Path) -> BTreeSet<String> {
         return BTreeSet::new();
     };
     envs.filter_map(Result::ok)
-        .filter_map(|env| read_bounded(&env.path().join(".env")))
-        .flat_map(|text| dotenv_names(&text))
+        .filter_map(|env| read_regular(&env.path().join(".env")))
+        .flat_map(|bytes| azd_wasm_host_core::dotenv::names(&bytes).0)
+        .map(|name| env_key(&name))
         .collect()
 }
 
-fn read_bounded(path: &Path) -> Option<String> {
+/// The bytes of `path` when it is a regular file (a link to one included, as
+/// azd follows it; never a device or a pipe, which could not be read to its
+/// end).
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).ok()?;
+    let mut file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut bytes = Vec::new();
-    file.take(DOTENV_MAX).read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// The names a `.env` text sets (upper case), read loosely: any line's
-/// leading word before `=` or `:` (after an optional `export`). Loose on
-/// purpose: a name read here that is not really set only means a variable
-/// is ignored, never that one is kept.
-fn dotenv_names(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|line| {
-            let line = line.trim_start();
-            let line = line.strip_prefix("export ").unwrap_or(line).trim_start();
-            let end = line.find(['=', ':'])?;
-            let name = line[..end].trim();
-            (!name.is_empty() && !name.starts_with('#')).then(|| name.to_ascii_uppercase())
-        })
-        .collect()
+    file.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 #[cfg(test)]
@@ -434,10 +550,118 @@ mod tests {
     }
 
     #[test]
-    fn dotenv_names_are_read_loosely() {
+    fn the_tool_keeps_nothing_the_projects_environment_sets() {
+        // Names a list would miss, in the shapes a loose reader would miss
+        // (`export` and a tab, a lone CR, a statement after a closing quote,
+        // a statement past 4 MiB), beside ordinary ones.
+        let mut dotenv = concat!(
+            "GREETING=\"hi\"\n",
+            "CC_wasm32_wasip2=/tmp/evil-cc\n",
+            "export\tRUSTFLAGS=-Clinker=/tmp/x\n",
+            "A=1\rSSL_CERT_FILE=/tmp/ca.pem\n",
+            "B=\"1\" NODE_OPTIONS=--require=/tmp/x.js\n",
+            "BIG=\"",
+        )
+        .to_owned();
+        dotenv.push_str(&"x".repeat(5 << 20));
+        dotenv.push_str("\"\nWASI_SYSROOT=/tmp/sysroot\n");
+        let project = project_with_env(&dotenv);
+        let mut pairs = vec![("AZD_SERVER", "127.0.0.1:1"), ("AZD_ACCESS_TOKEN", "t")];
+        let supplied = [
+            "GREETING",
+            "CC_wasm32_wasip2",
+            "RUSTFLAGS",
+            "A",
+            "SSL_CERT_FILE",
+            "B",
+            "NODE_OPTIONS",
+            "WASI_SYSROOT",
+        ];
+        pairs.extend(supplied.iter().map(|n| (*n, "from .env")));
+        // The user's own, which the project does not set.
+        pairs.extend([
+            ("HOME", "/home/u"),
+            ("PATH", "/usr/bin"),
+            ("GOFLAGS", "-mod=mod"),
+        ]);
+        let env = vars(&pairs);
+        let cwd = project.path().join("src/deep");
+
+        let got = plan(&env, None, Some(&cwd), Role::Tool, &["GREETING".into()]);
+        let mut gone = removed(&got);
+        gone.sort_unstable();
+        let mut want: Vec<&str> = supplied[1..].to_vec();
+        want.extend(["AZD_ACCESS_TOKEN", "AZD_SERVER"]);
+        want.sort_unstable();
+        assert_eq!(gone, want);
+        let notes = got.notes();
+        assert_eq!(notes.len(), 1, "one line: {notes:?}");
+        assert!(
+            notes[0].contains("WASI_SYSROOT") && notes[0].contains("--trust-env"),
+            "{notes:?}"
+        );
+
+        // `listen` keeps what a grant may name, never what steers.
+        let got = plan(&env, None, Some(&cwd), Role::Listen, &[]);
+        let mut gone = removed(&got);
+        gone.sort_unstable();
         assert_eq!(
-            dotenv_names("# c\nA=1\n  export B = 2\nC: 3\n\nnot a line\nd=\"x=y\"\n"),
-            ["A", "B", "C", "D"]
+            gone,
+            [
+                "CC_wasm32_wasip2",
+                "NODE_OPTIONS",
+                "RUSTFLAGS",
+                "SSL_CERT_FILE",
+                "WASI_SYSROOT"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_regular_file_is_not_read() {
+        assert!(read_regular(Path::new("/dev/null")).is_none() || cfg!(not(unix)));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_regular(dir.path()).is_none());
+        let file = dir.path().join(".env");
+        std::fs::write(&file, "A=1\n").unwrap();
+        assert_eq!(read_regular(&file).unwrap(), b"A=1\n");
+    }
+
+    #[test]
+    fn the_arguments_are_read_without_the_environment() {
+        use clap::{Arg, ArgAction, Command};
+        let cli = Command::new("t")
+            .arg(
+                Arg::new("trust_env")
+                    .long("trust-env")
+                    .global(true)
+                    .action(ArgAction::Append),
+            )
+            .subcommand(
+                Command::new("listen").arg(
+                    Arg::new("name")
+                        .long("name")
+                        .env("AZD_WASM_HOST_TEST_NEVER_SET_VALUE")
+                        .required(true),
+                ),
+            )
+            .subcommand(Command::new("build"));
+        let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            arguments(cli.clone(), args(&["t", "listen"])),
+            (Role::Listen, Vec::new()),
+            "a required argument missing from the line is not an error here"
+        );
+        assert_eq!(
+            arguments(
+                cli.clone(),
+                args(&["t", "--trust-env", "B", "build", "--trust-env=A"])
+            ),
+            (Role::Tool, vec!["A".to_owned(), "B".to_owned()])
+        );
+        assert_eq!(
+            arguments(cli, args(&["t", "nonsense", "--what"])).0,
+            Role::Tool
         );
     }
 }

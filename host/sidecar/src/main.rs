@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use azd_wasm_host_sidecar::{ListenArgs, Serving, launch};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 /// Serve an azd provisioning provider written as a WebAssembly component
 /// (the packaged sidecar: it runs only the code `azd-wasm-host package`
@@ -51,22 +51,19 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::try_parse();
-    if let Ok(cli) = &cli {
-        let role = match cli.command {
-            Command::Listen(_) => launch::Role::Listen,
-            _ => launch::Role::Tool,
-        };
-        // SAFETY: the first thing the process does; no other thread exists yet.
-        #[allow(
-            unsafe_code,
-            reason = "the process environment is settled before any thread starts"
-        )]
-        unsafe {
-            launch::settle(role, &cli.trust_env);
-        }
+    // The environment is settled before clap reads any of it (an argument's
+    // `env` fallback): the role and `--trust-env` come from the command line
+    // alone.
+    let (role, trusted) = launch::arguments(Cli::command(), std::env::args_os());
+    // SAFETY: the first thing the process does; no other thread exists yet.
+    #[allow(
+        unsafe_code,
+        reason = "the process environment is settled before any thread starts"
+    )]
+    unsafe {
+        launch::settle(role, &trusted);
     }
-    match cli {
+    match Cli::try_parse() {
         Ok(Cli {
             debug,
             command: Command::Listen(args),
