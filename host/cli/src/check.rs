@@ -33,7 +33,7 @@ use azd_wasm_host_runtime::{CheckReport, RuntimeOptions};
 /// `check`: validate and describe a component, on stdout.
 pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
     let opts = RuntimeOptions {
-        cache_dir: azd_wasm_host_sidecar::env::cache_dir(),
+        cache: azd_wasm_host_sidecar::env::compile_cache(),
         ..RuntimeOptions::default()
     };
     let report = tokio::task::spawn_blocking(move || inspect(&path, &opts))
@@ -212,7 +212,7 @@ mod tests {
     fn report_of(policy: &str) -> String {
         let setup = Setup::new(&wasi_component(), policy);
         let opts = RuntimeOptions {
-            cache_dir: Some(setup.cache()),
+            cache: Some(setup.compile_cache()),
             ..RuntimeOptions::default()
         };
         render(&azd_wasm_host_runtime::check(&setup.manifest(), &opts).unwrap())
@@ -274,7 +274,7 @@ mod tests {
         let schema = r#"{ "type": "object", "required": ["name"], "properties": { "name": { "type": "string" } } }"#;
         std::fs::write(setup.dir.path().join("config.schema.json"), schema).unwrap();
         let opts = RuntimeOptions {
-            cache_dir: Some(setup.cache()),
+            cache: Some(setup.compile_cache()),
             ..RuntimeOptions::default()
         };
         let report = render(&inspect(&setup.manifest(), &opts).unwrap());
@@ -302,7 +302,7 @@ mod tests {
     fn the_report_and_the_diff_show_only_escaped_text_of_a_manifest_made_without_the_parser() {
         let setup = Setup::new(&wasi_component(), "");
         let opts = RuntimeOptions {
-            cache_dir: Some(setup.cache()),
+            cache: Some(setup.compile_cache()),
             ..RuntimeOptions::default()
         };
         let mut report = azd_wasm_host_runtime::check(&setup.manifest(), &opts).unwrap();

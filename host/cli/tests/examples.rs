@@ -39,8 +39,10 @@ const ENV_NAME: &str = "dev";
 const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Compiled components survive between test runs here (keyed by content by the host).
+/// Outside the repository: a compile cache inside a git work tree is never
+/// used (what arrives with a clone holds no code the host runs).
 fn cache_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("examples-cache")
+    std::env::temp_dir().join("azd-wasm-host-tests/examples-cache")
 }
 
 /// The manifest of a built example, or `None` when it is not built and the caller allowed

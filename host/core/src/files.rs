@@ -3,7 +3,7 @@
 //! records) and every check of a signed file apply the same way.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
@@ -76,6 +76,60 @@ pub fn only_user_may_write(path: &Path) -> Result<(), String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
     owned_by_user_alone(&meta)?;
     writable_by_owner_alone(&meta)
+}
+
+/// What makes a folder one a repository or a project carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    /// The folder at or above it that is the work tree's or the project's root.
+    pub inside: PathBuf,
+    /// "the git work tree" or "the azd project".
+    pub what: &'static str,
+}
+
+/// Whether `path` lies inside a git work tree or an azd project (a folder
+/// with `azure.yaml`): what arrives with a clone, so nothing that decides
+/// what runs may be kept there (the trust folder, the compile cache). The
+/// folders from `path` up to, not including, `home` are looked at (a home
+/// folder kept in git does not carry `~/.azd`), and at most the filesystem's
+/// root's children; both as `path` is named and as the system resolves it.
+pub fn carried_by(path: &Path, home: Option<&Path>) -> Option<Carried> {
+    let home = home.and_then(|h| std::fs::canonicalize(h).ok());
+    let mut starts = vec![path.to_path_buf()];
+    starts.extend(real_path_of(path));
+    for start in starts {
+        for dir in start.ancestors() {
+            if home.as_deref() == Some(dir) || dir.parent().is_none() {
+                break;
+            }
+            let what = if dir.join(".git").exists() {
+                "the git work tree"
+            } else if dir.join("azure.yaml").is_file() || dir.join("azure.yml").is_file() {
+                "the azd project"
+            } else {
+                continue;
+            };
+            return Some(Carried {
+                inside: dir.to_path_buf(),
+                what,
+            });
+        }
+    }
+    None
+}
+
+/// `path`, or its nearest existing ancestor, as the system resolves it
+/// (links followed), with what is missing put back on.
+pub fn real_path_of(path: &Path) -> Option<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return Some(missing.iter().rev().fold(real, |p: PathBuf, m| p.join(m)));
+        }
+        missing.push(at.file_name()?.to_owned());
+        at = at.parent()?;
+    }
 }
 
 /// The folder of the running binary, as the system resolves it (links

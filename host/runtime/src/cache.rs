@@ -2,22 +2,28 @@
 //! milliseconds instead of seconds.
 //!
 //! An entry is the output of `Component::serialize()`, stored as
-//! `<key>.cwasm`, with its own sha256 in `<key>.sha256`; the key is the
-//! sha256 of the component bytes, the wasmtime version and the engine's
-//! `precompile_compatibility_hash()`. A load checks the artifact against its
-//! checksum, so a truncated or corrupt entry is detected and rebuilt, never
-//! trusted; then wasmtime maps the file (no copy). Files are written to a
-//! temporary file in the cache directory and renamed into place, so
-//! concurrent writers cannot corrupt each other. The artifacts are kept under
-//! 2 GiB, oldest evicted first. Any cache failure (read-only directory, full
-//! disk) only costs a compile.
+//! `<key>.cwasm`, with its tag in `<key>.mac`; the key is the sha256 of the
+//! component bytes, the wasmtime version and the engine's
+//! `precompile_compatibility_hash()`. An entry is native code the host will
+//! run, so it is **authenticated before it is mapped**: the tag is an
+//! HMAC-SHA256, under the user's secret ([`CacheKey`], kept in the trust
+//! folder, never in the cache), of the entry's key and the sha256 of the
+//! artifact; a load opens the artifact once (never through a link), hashes
+//! it through that handle, checks the tag, and wasmtime maps that same open
+//! file (`opened`). An entry planted, changed, truncated or written under
+//! another secret is refused, logged and recompiled over; never trusted.
 //!
-//! A cache entry is native code the host will run, so the cache is trusted
-//! only when nobody else could have written it ([`trusted_dir`]): the directory
-//! is created private (0700) and used only while it belongs to the user and
-//! no one else may write to it, and each entry must belong to the user too.
-//! Otherwise the component is compiled without the cache, and the debug log
-//! says why.
+//! Files are written to a temporary file in the cache directory and renamed
+//! into place, so concurrent writers cannot corrupt each other. The artifacts
+//! are kept under 2 GiB, oldest evicted first. Any cache failure (read-only
+//! directory, full disk) only costs a compile.
+//!
+//! The folder is held to the trust folder's checks as well ([`trusted_dir`]):
+//! never inside a git work tree or an azd project (what arrives with a
+//! clone), created private (0700), used only while it belongs to the user
+//! and nobody else may write to it, and each entry must belong to the user
+//! too. Otherwise the component is compiled without the cache, and the debug
+//! log says why.
 
 #[cfg(feature = "compiler")]
 use std::hash::{Hash, Hasher};
@@ -25,14 +31,18 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use azd_wasm_host_core::files;
+use ring::hmac;
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::opened::OpenedCode;
+
 /// The cache keeps its artifacts under this many bytes, evicting the oldest.
 const MAX_CACHE_BYTES: u64 = 2 << 30;
-/// Version of the entry layout; part of the key, so a new layout never meets an old file.
-const ENTRY_FORMAT: &[u8] = b"azd-wasm-host cache 2\0";
+/// Version of the entry layout; part of the key and of every tag, so a new
+/// layout never meets an old file.
+const ENTRY_FORMAT: &[u8] = b"azd-wasm-host cache 3\0";
 /// The wasmtime the workspace pins (`=48.0.8`). wasmtime exports no version
 /// constant; its compatibility hash covers the version too, so this is belt
 /// and braces.
@@ -50,10 +60,75 @@ pub enum CacheOutcome {
     Hit,
     /// Compiled, and the artifact was stored.
     Stored,
-    /// Compiled; the cache entry was corrupt or stale and was rebuilt.
+    /// Compiled; the cache entry was refused (corrupt, stale, or not
+    /// authenticated) and was rebuilt.
     Rebuilt,
     /// Compiled; no cache is in use or it could not be written.
     Uncached,
+}
+
+/// The secret the cache's entries are authenticated with: the user's
+/// (the trust folder's `keys/cache.key`, read by the binary), so that whoever
+/// can write the cache's folder still cannot make an entry the host maps.
+#[derive(Clone)]
+pub struct CacheKey(hmac::Key);
+
+impl CacheKey {
+    /// The key of `secret`.
+    pub fn new(secret: &[u8; 32]) -> Self {
+        Self(hmac::Key::new(hmac::HMAC_SHA256, secret))
+    }
+
+    /// A key of this process alone (its entries are refused by any other
+    /// process): for tests, and where no secret can be kept. `None` when the
+    /// system has no random bytes to give.
+    pub fn ephemeral() -> Option<Self> {
+        hmac::Key::generate(hmac::HMAC_SHA256, &ring::rand::SystemRandom::new())
+            .ok()
+            .map(Self)
+    }
+
+    /// The tag of the entry `name` whose artifact's sha256 is `sha256` (hex).
+    fn tag_input(name: &str, sha256: &str) -> Vec<u8> {
+        [ENTRY_FORMAT, name.as_bytes(), b"\0", sha256.as_bytes()].concat()
+    }
+
+    fn sign(&self, name: &str, sha256: &str) -> String {
+        hex::encode(hmac::sign(&self.0, &Self::tag_input(name, sha256)))
+    }
+
+    fn verify(&self, name: &str, sha256: &str, tag: &str) -> bool {
+        hex::decode(tag.trim())
+            .is_ok_and(|tag| hmac::verify(&self.0, &Self::tag_input(name, sha256), &tag).is_ok())
+    }
+}
+
+impl std::fmt::Debug for CacheKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CacheKey(…)")
+    }
+}
+
+/// A compile cache: its folder and the key its entries are authenticated with.
+#[derive(Clone, Debug)]
+pub struct CompileCache {
+    dir: PathBuf,
+    key: CacheKey,
+}
+
+impl CompileCache {
+    /// The cache in `dir`, its entries authenticated with `key`.
+    pub fn new(dir: impl Into<PathBuf>, key: CacheKey) -> Self {
+        Self {
+            dir: dir.into(),
+            key,
+        }
+    }
+
+    /// Its folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
 }
 
 /// The user's cache directory for the host: `azd-wasm-host` in
@@ -64,9 +139,17 @@ pub fn user_cache_dir() -> Option<PathBuf> {
     dirs::cache_dir().map(|d| d.join("azd-wasm-host"))
 }
 
-/// Creates `dir` if missing (private to the user) and checks that only the
-/// user can write to it. `Err` says why it cannot be trusted.
+/// Creates `dir` if missing (private to the user) and checks that it is not
+/// one a repository or project carries and only the user can write to it.
+/// `Err` says why it cannot be trusted.
 pub(crate) fn trusted_dir(dir: &Path) -> Result<(), String> {
+    if let Some(carried) = files::carried_by(dir, dirs::home_dir().as_deref()) {
+        return Err(format!(
+            "it is inside {} {} (what arrives with a clone never holds code the host runs)",
+            carried.what,
+            carried.inside.display()
+        ));
+    }
     files::create_private_dir(dir).map_err(|e| format!("cannot create it: {e}"))?;
     let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect it: {e}"))?;
     if !meta.is_dir() {
@@ -140,39 +223,45 @@ fn key(engine: &Engine, component_sha: &[u8]) -> String {
     hex::encode(h.finalize())
 }
 
+/// An entry's files in `dir`: its artifact and its tag.
+fn entry_paths(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    (
+        dir.join(format!("{name}.cwasm")),
+        dir.join(format!("{name}.mac")),
+    )
+}
+
 /// Loads the component at `path`, whose sha256 is `component_sha`, from the
-/// cache in `dir`, or compiles it (reading it only then) and stores the artifact.
+/// cache, or compiles it (reading it only then) and stores the artifact.
 pub(crate) fn load_or_compile(
     engine: &Engine,
     path: &Path,
     component_sha: &[u8; 32],
-    dir: Option<&Path>,
+    cache: Option<&CompileCache>,
 ) -> wasmtime::Result<(Component, CacheOutcome)> {
     let compile = || compile_file(engine, path, component_sha);
-    let Some(dir) = dir else {
+    let Some(cache) = cache else {
         return Ok((compile()?, CacheOutcome::Uncached));
     };
-    if let Err(why) = trusted_dir(dir) {
-        tracing::debug!(dir = %dir.display(), %why, "compile cache not trusted; compiling without it");
+    if let Err(why) = trusted_dir(&cache.dir) {
+        tracing::debug!(dir = %cache.dir.display(), %why, "compile cache not trusted; compiling without it");
         return Ok((compile()?, CacheOutcome::Uncached));
     }
-    let key = key(engine, component_sha);
-    let artifact = dir.join(format!("{key}.cwasm"));
-    let checksum = dir.join(format!("{key}.sha256"));
+    let name = key(engine, component_sha);
     let mut outcome = CacheOutcome::Stored;
-    match load_entry(engine, &artifact, &checksum) {
+    match load_entry(engine, cache, &name) {
         Ok(Some(component)) => return Ok((component, CacheOutcome::Hit)),
         Ok(None) => {}
         Err(why) => {
-            tracing::warn!(entry = %artifact.display(), %why, "compile cache entry rejected; recompiling");
+            tracing::warn!(entry = %entry_paths(&cache.dir, &name).0.display(), %why, "compile cache entry refused; recompiling");
             outcome = CacheOutcome::Rebuilt;
         }
     }
     let component = compile()?;
-    match store_entry(&component, dir, &artifact, &checksum) {
+    match store_entry(&component, cache, &name) {
         Ok(()) => Ok((component, outcome)),
         Err(e) => {
-            tracing::debug!(dir = %dir.display(), error = %e, "compile cache not written; continuing without it");
+            tracing::debug!(dir = %cache.dir.display(), error = %e, "compile cache not written; continuing without it");
             Ok((component, CacheOutcome::Uncached))
         }
     }
@@ -199,73 +288,74 @@ fn compile_file(_: &Engine, _: &Path, _: &[u8; 32]) -> wasmtime::Result<Componen
     wasmtime::bail!("{NO_COMPILER}")
 }
 
-/// The cached artifact of `component_sha` for `engine`, if `dir` holds a valid
-/// one (a rejected entry is logged and left for the next compile to rebuild).
+/// The cached artifact of `component_sha` for `engine`, if the cache holds a
+/// valid one (a refused entry is logged and left for the next compile to
+/// rebuild).
 pub(crate) fn load_cached(
     engine: &Engine,
     component_sha: &[u8; 32],
-    dir: &Path,
+    cache: &CompileCache,
 ) -> Option<Component> {
-    if let Err(why) = trusted_dir(dir) {
-        tracing::debug!(dir = %dir.display(), %why, "compile cache not trusted");
+    if let Err(why) = trusted_dir(&cache.dir) {
+        tracing::debug!(dir = %cache.dir.display(), %why, "compile cache not trusted");
         return None;
     }
-    let key = key(engine, component_sha);
-    let artifact = dir.join(format!("{key}.cwasm"));
-    let checksum = dir.join(format!("{key}.sha256"));
-    match load_entry(engine, &artifact, &checksum) {
+    let name = key(engine, component_sha);
+    match load_entry(engine, cache, &name) {
         Ok(found) => found,
         Err(why) => {
-            tracing::warn!(entry = %artifact.display(), %why, "compile cache entry rejected");
+            tracing::warn!(entry = %entry_paths(&cache.dir, &name).0.display(), %why, "compile cache entry refused");
             None
         }
     }
 }
 
 /// Whether `dir` has an entry for `component_sha` compiled by `engine` (a look
-/// at the file names only: loading it may still find it stale).
+/// at the file names only: loading it may still refuse it).
 pub(crate) fn has_entry(engine: &Engine, component_sha: &[u8; 32], dir: &Path) -> bool {
-    let key = key(engine, component_sha);
-    dir.join(format!("{key}.cwasm")).is_file() && dir.join(format!("{key}.sha256")).is_file()
+    let (artifact, tag) = entry_paths(dir, &key(engine, component_sha));
+    artifact.is_file() && tag.is_file()
 }
 
-/// Checks an entry against its recorded checksum, then loads it. `Ok(None)`
-/// when there is no entry; `Err` says why an entry cannot be trusted.
+/// Authenticates the entry `name`, then loads it from the very file it
+/// authenticated. `Ok(None)` when there is no entry; `Err` says why an entry
+/// is refused.
 fn load_entry(
     engine: &Engine,
-    artifact: &Path,
-    checksum: &Path,
+    cache: &CompileCache,
+    name: &str,
 ) -> Result<Option<Component>, String> {
-    let want = match std::fs::read_to_string(checksum) {
+    let (artifact, tag_path) = entry_paths(&cache.dir, name);
+    let tag = match std::fs::read_to_string(&tag_path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return if artifact.exists() {
-                Err("its checksum file is missing".to_owned())
+                Err("it has no tag: it was not written by this host".to_owned())
             } else {
                 Ok(None)
             };
         }
-        Err(e) => return Err(format!("cannot read its checksum: {e}")),
+        Err(e) => return Err(format!("cannot read its tag: {e}")),
     };
-    if let Err(why) = std::fs::metadata(artifact)
+    let opened = match OpenedCode::open(&artifact) {
+        Ok(opened) => opened,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot open it: {e}")),
+    };
+    opened
+        .metadata()
         .map_err(|e| e.to_string())
         .and_then(|meta| files::owned_by_user_alone(&meta))
-    {
-        return if artifact.exists() {
-            Err(format!("it cannot be trusted: {why}"))
-        } else {
-            Ok(None)
-        };
+        .map_err(|why| format!("it cannot be trusted: {why}"))?;
+    if !cache.key.verify(name, opened.sha256(), &tag) {
+        return Err(
+            "it is not authenticated: its tag does not match (planted, changed, truncated, or \
+             written under another secret)"
+                .to_owned(),
+        );
     }
-    let got = match files::sha256_file(artifact) {
-        Ok(sha) => hex::encode(sha),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read it: {e}")),
-    };
-    if got != want.trim() {
-        return Err("checksum mismatch (corrupt or truncated)".to_owned());
-    }
-    deserialize_file(engine, artifact, want.trim())
+    opened
+        .deserialize(engine)
         .map(Some)
         .map_err(|e| format!("wasmtime refused it: {e:#}"))
 }
@@ -273,15 +363,14 @@ fn load_entry(
 /// Maps a precompiled artifact into memory; where the platform cannot map
 /// it executable (Wine's file mappings refuse, for one), loads a copy read
 /// into memory instead, after checking that copy against `sha256`. Used for
-/// cache entries and for the code a package ships (`shipped`).
+/// the code `package` has just compiled (`shipped`).
+#[cfg(feature = "compiler")]
 #[allow(
     unsafe_code,
     reason = "Component::deserialize_file and ::deserialize trust their input to be wasmtime's own \
-              output (and a mapped file to stay unchanged). Two callers: an entry of the user's own \
-              cache directory whose sha256 just matched the checksum written with it (the copy is \
-              checked again), named by the engine's compatibility hash, replaced only by atomic \
-              rename; and the code `package` shipped beside the host binary itself, trusted exactly \
-              as far as that binary (the same folder of the installed extension)"
+              output (and a mapped file to stay unchanged). One caller: the code `package` has just \
+              compiled and written into the provider's folder (the copy is checked against the \
+              sha256 of what it wrote)"
 )]
 pub(crate) fn deserialize_file(
     engine: &Engine,
@@ -304,23 +393,16 @@ pub(crate) fn deserialize_file(
         .map_err(|e| e.context(format!("mapping it failed too: {mapped:#}")))
 }
 
-/// Writes an entry: the artifact, then its checksum, each to a temp file in
-/// `dir` renamed into place (atomic; a reader never sees a partial file, and a
-/// checksum that does not match its artifact only causes a rebuild).
-fn store_entry(
-    component: &Component,
-    dir: &Path,
-    artifact: &Path,
-    checksum: &Path,
-) -> anyhow::Result<()> {
+/// Writes an entry: the artifact, then its tag, each to a temp file in the
+/// cache renamed into place (atomic; a reader never sees a partial file, and
+/// a tag that does not match its artifact only causes a rebuild).
+fn store_entry(component: &Component, cache: &CompileCache, name: &str) -> anyhow::Result<()> {
     let bytes = component.serialize()?;
-    write_atomic(dir, artifact, &bytes)?;
-    write_atomic(
-        dir,
-        checksum,
-        hex::encode(Sha256::digest(&bytes)).as_bytes(),
-    )?;
-    prune(dir, MAX_CACHE_BYTES, artifact);
+    let (artifact, tag) = entry_paths(&cache.dir, name);
+    write_atomic(&cache.dir, &artifact, &bytes)?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    write_atomic(&cache.dir, &tag, cache.key.sign(name, &sha256).as_bytes())?;
+    prune(&cache.dir, MAX_CACHE_BYTES, &artifact);
     Ok(())
 }
 
@@ -349,8 +431,8 @@ fn prune(dir: &Path, cap: u64, keep: &Path) {
         if path == keep {
             continue;
         }
-        // Checksum first: an artifact without one is never trusted.
-        let _ = std::fs::remove_file(path.with_extension("sha256"));
+        // The tag first: an artifact without one is never trusted.
+        let _ = std::fs::remove_file(path.with_extension("mac"));
         if std::fs::remove_file(&path).is_ok() {
             tracing::debug!(entry = %path.display(), "compile cache entry evicted");
         }
@@ -377,34 +459,96 @@ mod tests {
         assert_ne!(key(&engine, b"a"), key(&engine, b"b"));
     }
 
+    fn cache(dir: &Path) -> CompileCache {
+        CompileCache::new(dir, CacheKey::ephemeral().unwrap())
+    }
+
     #[test]
     fn garbage_entries_are_rejected() {
         let engine = Engine::default();
         let dir = tempfile::tempdir().unwrap();
-        let artifact = dir.path().join("k.cwasm");
-        let checksum = dir.path().join("k.sha256");
-        assert!(matches!(
-            load_entry(&engine, &artifact, &checksum),
-            Ok(None)
-        ));
+        let cache = cache(dir.path());
+        let (artifact, tag) = entry_paths(dir.path(), "k");
+        assert!(matches!(load_entry(&engine, &cache, "k"), Ok(None)));
         std::fs::write(&artifact, b"artifact").unwrap();
-        assert!(
-            load_entry(&engine, &artifact, &checksum)
-                .unwrap_err()
-                .contains("missing")
+        let why = load_entry(&engine, &cache, "k").unwrap_err();
+        assert!(why.contains("no tag"), "{why}");
+        std::fs::write(&tag, hex::encode([0u8; 32])).unwrap();
+        let why = load_entry(&engine, &cache, "k").unwrap_err();
+        assert!(why.contains("not authenticated"), "{why}");
+        // Authenticated but not wasmtime's: still refused, by wasmtime.
+        let sha = hex::encode(Sha256::digest(b"artifact"));
+        std::fs::write(&tag, cache.key.sign("k", &sha)).unwrap();
+        let why = load_entry(&engine, &cache, "k").unwrap_err();
+        assert!(why.contains("wasmtime"), "{why}");
+    }
+
+    /// What an attacker who can write the cache's folder (or point the
+    /// cache at one) plants is never mapped: a real artifact with a
+    /// checksum as the old layout kept it, one with a tag made under another
+    /// secret, and a good entry whose artifact is swapped for another
+    /// component's; each is refused and compiled over.
+    #[cfg(feature = "compiler")]
+    #[test]
+    fn a_planted_or_changed_entry_is_refused_and_recompiled() {
+        let engine = Engine::default();
+        let dir = tempfile::tempdir().unwrap();
+        let ours = cache(dir.path());
+        let wasm = dir.path().join("c.wasm");
+        std::fs::write(&wasm, wat::parse_str("(component)").unwrap()).unwrap();
+        let sha = files::sha256_file(&wasm).unwrap();
+        let (_, outcome) = load_or_compile(&engine, &wasm, &sha, Some(&ours)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Stored);
+        let (_, outcome) = load_or_compile(&engine, &wasm, &sha, Some(&ours)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Hit);
+        let name = key(&engine, &sha);
+        let (artifact, tag) = entry_paths(dir.path(), &name);
+
+        // Another component's code in its place (its own entry, valid under
+        // its own name): refused.
+        let other = dir.path().join("o.wasm");
+        std::fs::write(&other, wat::parse_str("(component (core module))").unwrap()).unwrap();
+        let other_sha = files::sha256_file(&other).unwrap();
+        load_or_compile(&engine, &other, &other_sha, Some(&ours)).unwrap();
+        let (other_artifact, _) = entry_paths(dir.path(), &key(&engine, &other_sha));
+        std::fs::copy(&other_artifact, &artifact).unwrap();
+        let (_, outcome) = load_or_compile(&engine, &wasm, &sha, Some(&ours)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Rebuilt, "a swapped artifact");
+        assert_eq!(
+            load_or_compile(&engine, &wasm, &sha, Some(&ours))
+                .unwrap()
+                .1,
+            CacheOutcome::Hit,
+            "rebuilt over"
         );
-        std::fs::write(&checksum, hex::encode([0u8; 32])).unwrap();
-        assert!(
-            load_entry(&engine, &artifact, &checksum)
-                .unwrap_err()
-                .contains("checksum")
-        );
-        std::fs::write(&checksum, hex::encode(Sha256::digest(b"artifact"))).unwrap();
-        assert!(
-            load_entry(&engine, &artifact, &checksum)
-                .unwrap_err()
-                .contains("wasmtime")
-        );
+
+        // Tagged under another secret (a planted entry): refused.
+        let theirs = cache(dir.path());
+        std::fs::remove_file(&artifact).unwrap();
+        std::fs::remove_file(&tag).unwrap();
+        load_or_compile(&engine, &wasm, &sha, Some(&theirs)).unwrap();
+        let (_, outcome) = load_or_compile(&engine, &wasm, &sha, Some(&ours)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Rebuilt, "another secret's entry");
+        assert!(load_cached(&engine, &sha, &theirs).is_none());
+    }
+
+    #[test]
+    fn a_cache_a_repository_or_project_carries_is_not_trusted() {
+        for marker in [".git", "azure.yaml"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let marked = tmp.path().join(marker);
+            if marker == ".git" {
+                std::fs::create_dir(&marked).unwrap();
+            } else {
+                std::fs::write(&marked, "name: p\n").unwrap();
+            }
+            let why = trusted_dir(&tmp.path().join(".cache/azd-wasm-host")).unwrap_err();
+            assert!(why.contains("is inside"), "{marker}: {why}");
+            assert!(
+                !tmp.path().join(".cache").exists(),
+                "{marker}: nothing is made there"
+            );
+        }
     }
 
     #[test]
@@ -414,7 +558,7 @@ mod tests {
         let path = |n: u32| dir.path().join(format!("{n}.cwasm"));
         for n in 0..4u32 {
             std::fs::write(path(n), [0u8; 100]).unwrap();
-            std::fs::write(path(n).with_extension("sha256"), "x").unwrap();
+            std::fs::write(path(n).with_extension("mac"), "x").unwrap();
             let age = std::time::Duration::from_secs(u64::from(100 - n));
             std::fs::File::options()
                 .write(true)
@@ -427,7 +571,7 @@ mod tests {
         prune(dir.path(), 300, &path(0));
         let left: Vec<bool> = (0..4).map(|n| path(n).exists()).collect();
         assert_eq!(left, [true, false, true, true]);
-        assert!(!path(1).with_extension("sha256").exists());
+        assert!(!path(1).with_extension("mac").exists());
         prune(dir.path(), 1000, &path(0));
         assert!(path(2).exists(), "nothing is evicted under the cap");
     }

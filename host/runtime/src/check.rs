@@ -35,13 +35,13 @@ pub struct Import {
 }
 
 /// Validates a component (or the component of a manifest), compiling it (or
-/// loading it from `opts.cache_dir`), and says what it asks for.
+/// loading it from `opts.cache`), and says what it asks for.
 pub fn check(component_or_manifest: &Path, opts: &RuntimeOptions) -> anyhow::Result<CheckReport> {
     let manifest = Manifest::resolve(component_or_manifest, None)?;
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
     let file = ComponentFile::open(&manifest.component).context("check failed")?;
-    let loaded = engine::load_component(&engine, &linker, &file, opts.cache_dir.as_deref())
+    let loaded = engine::load_component(&engine, &linker, &file, opts.cache.as_ref())
         .context("check failed")?;
     let ty = loaded.component.component_type();
     let mut names: Vec<&str> = ty.imports(&engine).map(|(name, _)| name).collect();

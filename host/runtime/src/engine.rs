@@ -26,7 +26,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
 use crate::bindings::ProvisioningProviderPre;
-use crate::cache::{self, CacheOutcome};
+use crate::cache::{self, CacheOutcome, CompileCache};
 use crate::sandbox::{FilteredLookup, PreopensFromGrants};
 use crate::store::HostState;
 
@@ -279,24 +279,24 @@ pub(crate) fn load_component(
     engine: &Engine,
     linker: &Linker<HostState>,
     file: &ComponentFile<'_>,
-    cache_dir: Option<&Path>,
+    cache: Option<&CompileCache>,
 ) -> anyhow::Result<Loaded> {
     let start = Instant::now();
-    let (component, outcome) = cache::load_or_compile(engine, file.path, &file.sha, cache_dir)
+    let (component, outcome) = cache::load_or_compile(engine, file.path, &file.sha, cache)
         .map_err(|e| anyhow!("{} is not a valid component: {e:#}", file.path.display()))?;
     ready(engine, linker, file, component, outcome, start)
 }
 
-/// The component in `file` from the cache in `cache_dir` if it holds a valid
+/// The component in `file` from `cache` if it holds a valid
 /// artifact for `engine`, validated; `Ok(None)` on a miss (nothing compiled).
 pub(crate) fn load_cached_component(
     engine: &Engine,
     linker: &Linker<HostState>,
     file: &ComponentFile<'_>,
-    cache_dir: &Path,
+    cache: &CompileCache,
 ) -> anyhow::Result<Option<Loaded>> {
     let start = Instant::now();
-    let Some(component) = cache::load_cached(engine, &file.sha, cache_dir) else {
+    let Some(component) = cache::load_cached(engine, &file.sha, cache) else {
         return Ok(None);
     };
     ready(engine, linker, file, component, CacheOutcome::Hit, start).map(Some)

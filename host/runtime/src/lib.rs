@@ -73,7 +73,7 @@ mod targets;
 mod template;
 mod ticker;
 
-pub use cache::{CacheOutcome, user_cache_dir};
+pub use cache::{CacheKey, CacheOutcome, CompileCache, user_cache_dir};
 pub use check::{CheckReport, Import, check};
 pub use engine::WORLD;
 pub use intercept::{Intercept, Io, Live, Sending, Sent};

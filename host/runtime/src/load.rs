@@ -93,7 +93,7 @@ fn compile_file(
     }
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
-    let loaded = engine::load_component(&engine, &linker, file, opts.cache_dir.as_deref())?;
+    let loaded = engine::load_component(&engine, &linker, file, opts.cache.as_ref())?;
     tracing::debug!(
         provider = %manifest.name,
         component = %manifest.component.display(),
@@ -252,21 +252,21 @@ fn first_start(
         }
         Shipped::Absent(_) => {}
     }
-    let cache_dir = opts.cache_dir.clone();
     let big = file.len >= BASELINE_FROM_BYTES;
-    let (Some(dir), Some(quick), true) = (cache_dir, engine::quick_engine(), big) else {
+    let (Some(cache), Some(quick), true) = (opts.cache.as_ref(), engine::quick_engine(), big)
+    else {
         return optimised();
     };
-    if cache::trusted_dir(&dir).is_err() {
+    if cache::trusted_dir(cache.dir()).is_err() {
         return optimised();
     }
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
-    if let Some(hit) = engine::load_cached_component(&engine, &linker, &file, &dir)? {
+    if let Some(hit) = engine::load_cached_component(&engine, &linker, &file, cache)? {
         tracing::debug!(provider = %manifest.name, ms = hit.load_time.as_secs_f64() * 1e3, "provider component loaded from the cache");
         return Ok((hit, Code::Optimised));
     }
-    match engine::load_component(&quick, &engine::linker(&quick)?, &file, Some(&dir)) {
+    match engine::load_component(&quick, &engine::linker(&quick)?, &file, Some(cache)) {
         Ok(loaded) => {
             tracing::debug!(
                 provider = %manifest.name,

@@ -45,6 +45,11 @@ impl OpenedCode {
         })
     }
 
+    /// The file's metadata, through the handle.
+    pub(crate) fn metadata(&self) -> std::io::Result<std::fs::Metadata> {
+        self.file.metadata()
+    }
+
     /// The sha256 (hex) of the file as the handle read it.
     pub(crate) fn sha256(&self) -> &str {
         &self.sha256
@@ -53,7 +58,7 @@ impl OpenedCode {
     /// The component in this very file.
     #[allow(
         unsafe_code,
-        reason = "deserializing precompiled code: the file's sha256 was just checked against the value its binding and signature give, and the file mapped is the one the handle hashed"
+        reason = "deserializing precompiled code: the sha256 of what the handle read was just checked against the value its binding and signature give (shipped code) or against the tag made under the user's secret (a compile cache entry), and the file mapped is the one the handle hashed"
     )]
     pub(crate) fn deserialize(mut self, engine: &Engine) -> wasmtime::Result<Component> {
         if let Some(same) = same_file_path(&self.file) {

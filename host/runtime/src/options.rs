@@ -5,11 +5,11 @@
 //! cache is, which azd environment a command runs in, and who answers for azd,
 //! and passes it here.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use azd_wasm_host_core::{AzdServices, TokenSource};
 
+use crate::cache::CompileCache;
 use crate::intercept::Intercept;
 use azd_wasm_host_manifest::package::SignedCode;
 
@@ -17,8 +17,9 @@ use azd_wasm_host_manifest::package::SignedCode;
 /// [`prepare_provider`](crate::prepare_provider).
 #[derive(Clone, Default)]
 pub struct RuntimeOptions {
-    /// Compile cache directory; `None` compiles without a cache.
-    pub cache_dir: Option<PathBuf>,
+    /// The compile cache (its folder and the key its entries are
+    /// authenticated with); `None` compiles without a cache.
+    pub cache: Option<CompileCache>,
     /// The azd environment name, for `{env}` in grants and the `environment`
     /// import (`listen` passes `AZD_ENVIRONMENT`). When absent, the host asks
     /// azd for its current environment (if [`RuntimeOptions::services`] is set).
@@ -49,7 +50,7 @@ pub struct RuntimeOptions {
 impl std::fmt::Debug for RuntimeOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeOptions")
-            .field("cache_dir", &self.cache_dir)
+            .field("cache", &self.cache)
             .field("environment", &self.environment)
             .field("services", &self.services.is_some())
             .field("tokens", &self.tokens.is_some())

@@ -50,7 +50,7 @@ async fn a_big_component_on_baseline_code_is_bounded_like_any_other() {
     assert!(wasm.len() > FILLER, "{} bytes", wasm.len());
     let setup = Setup::new(&wasm, "call_timeout_secs = 1\nmemory_mb = 16");
     let opts = RuntimeOptions {
-        cache_dir: Some(setup.cache()),
+        cache: Some(setup.compile_cache()),
         ..RuntimeOptions::default()
     };
     let (factory, _compile) = prepare_provider(&setup.manifest(), None, opts)

@@ -449,7 +449,7 @@ fn load_err(setup_wasm: &[u8]) -> String {
             &setup.manifest(),
             None,
             &RuntimeOptions {
-                cache_dir: Some(setup.cache()),
+                cache: Some(setup.compile_cache()),
                 ..RuntimeOptions::default()
             }
         )
@@ -526,10 +526,10 @@ async fn a_corrupt_cache_entry_is_rebuilt() {
     let loaded = setup.load();
     assert_eq!(loaded.cache, CacheOutcome::Rebuilt);
     assert_eq!(setup.load().cache, CacheOutcome::Hit);
-    // A truncated entry is caught as well, and so is a lost checksum.
+    // A truncated entry is caught as well, and so is a lost tag.
     std::fs::write(artifact, &data[..100]).unwrap();
     assert_eq!(setup.load().cache, CacheOutcome::Rebuilt);
-    std::fs::remove_file(artifact.with_extension("sha256")).unwrap();
+    std::fs::remove_file(artifact.with_extension("mac")).unwrap();
     assert_eq!(setup.load().cache, CacheOutcome::Rebuilt);
     assert_eq!(setup.load().cache, CacheOutcome::Hit);
     // The rebuilt provider works.
@@ -559,7 +559,7 @@ fn check_lists_imports_with_what_they_reach_and_the_policy() {
         "fs = [{ path = \".\", access = \"read\" }]\nenv = [\"PATH\"]",
     );
     let opts = RuntimeOptions {
-        cache_dir: Some(setup.cache()),
+        cache: Some(setup.compile_cache()),
         ..RuntimeOptions::default()
     };
     let report = check(&setup.manifest(), &opts).unwrap();
@@ -713,7 +713,7 @@ async fn guest_output_goes_to_the_log() {
 async fn the_background_compile_is_waited_for_and_ends() {
     let setup = Setup::new(&behaviour_component(), "");
     let opts = RuntimeOptions {
-        cache_dir: Some(setup.cache()),
+        cache: Some(setup.compile_cache()),
         ..RuntimeOptions::default()
     };
     let (factory, compile) = azd_wasm_host_runtime::prepare_provider(&setup.manifest(), None, opts)

@@ -19,6 +19,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use azd_wasm_host_runtime::{CacheKey, CompileCache};
+
 /// Names the compile cache directory.
 pub const CACHE_DIR: &str = "AZD_WASM_HOST_CACHE_DIR";
 /// Names the azd executable access tokens come from.
@@ -35,7 +37,22 @@ pub const RECORD_SAFE: &str = "AZD_WASM_HOST_RECORD_SAFE";
 /// The azd environment name azd passes an extension.
 pub const AZD_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 
-/// The compile cache: `AZD_WASM_HOST_CACHE_DIR`, else the user's.
+/// The compile cache: its folder ([`cache_dir`]) and the key its entries
+/// are authenticated with, the trust folder's secret. `None` (and every
+/// component compiled) when either cannot be had: the debug log says why.
+pub fn compile_cache() -> Option<CompileCache> {
+    let dir = cache_dir()?;
+    let secret = azd_wasm_host_trust::TrustDir::from_env().and_then(|trust| trust.cache_secret());
+    match secret {
+        Ok(secret) => Some(CompileCache::new(dir, CacheKey::new(&secret))),
+        Err(e) => {
+            tracing::debug!(error = %format!("{e:#}"), "no secret to authenticate the compile cache with; compiling without it");
+            None
+        }
+    }
+}
+
+/// The compile cache's folder: `AZD_WASM_HOST_CACHE_DIR`, else the user's.
 pub fn cache_dir() -> Option<PathBuf> {
     match std::env::var_os(CACHE_DIR).filter(|v| !v.is_empty()) {
         Some(dir) => Some(PathBuf::from(dir)),

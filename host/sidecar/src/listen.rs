@@ -161,7 +161,7 @@ fn provider(
     };
     let interactive = !crate::env::no_prompt();
     let opts = RuntimeOptions {
-        cache_dir: crate::env::cache_dir(),
+        cache: crate::env::compile_cache(),
         environment: crate::env::azd_environment(),
         services: Some(Arc::clone(&services)),
         tokens: Some(Arc::new(AzdCliTokens::new(crate::env::azd_executable()))),

@@ -236,13 +236,14 @@ async fn compile_once(cases: &[Case]) -> Vec<(PathBuf, String)> {
     let mut providers: Vec<PathBuf> = cases.iter().map(|c| c.provider.clone()).collect();
     providers.sort();
     providers.dedup();
-    let cache = azd_wasm_host_sidecar::env::cache_dir();
+    let cache = azd_wasm_host_sidecar::env::compile_cache();
     let mut broken = Vec::new();
     for provider in providers {
         let cache = cache.clone();
         let path = provider.clone();
         let checked = tokio::task::spawn_blocking(move || {
-            if azd_wasm_host_runtime::is_compiled(&path, cache.as_deref()) {
+            let dir = cache.as_ref().map(|c| c.dir());
+            if azd_wasm_host_runtime::is_compiled(&path, dir) {
                 return Ok(());
             }
             eprintln!(
@@ -250,7 +251,7 @@ async fn compile_once(cases: &[Case]) -> Vec<(PathBuf, String)> {
                 path.display()
             );
             let opts = azd_wasm_host_runtime::RuntimeOptions {
-                cache_dir: cache,
+                cache,
                 ..Default::default()
             };
             azd_wasm_host_runtime::check(&path, &opts).map(drop)
