@@ -694,6 +694,67 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn json_a_strict_parser_refuses_never_reaches_the_cassette_with_its_keys() {
+        // Cognitive Services keys: 32 hex digits.
+        let hex1 = "9f86d081884c7d659a2feaa0c55ad015";
+        let hex2 = "5f2b1c0e8a9d4e3f7a6b5c4d3e2f1a0b";
+        let keys = format!(
+            r#"{{"keys":[{{"keyName":"key1","value":"{KEY1}","permissions":"FULL"}},{{"keyName":"key2","value":"{KEY2}","permissions":"FULL"}}]}}"#
+        );
+        let cognitive = format!(r#"{{"key1":"{hex1}","key2":"{hex2}"}}"#);
+        let deep = format!("{}{keys}{}", "[".repeat(50_000), "]".repeat(50_000));
+        // A BOM, JSON lines, nesting past any recursive parser, sent in a transfer coding.
+        let body = format!("\u{feff}{keys}\n{cognitive}\r\n{deep}\n");
+        let headers = [
+            ("content-type", "application/x-ndjson"),
+            ("transfer-encoding", "gzip, chunked"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let (said, refused, log) = record_one(
+            dir.path(),
+            &[],
+            "unused-known-value",
+            &headers,
+            gzip(body.as_bytes()),
+        )
+        .await;
+        assert_eq!(refused, None, "{said}");
+        let file = std::fs::read(dir.path().join("tests/cassettes/keys.json")).unwrap();
+        for bytes in [&log, &file] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(!holds_a_key(bytes), "{}", &text[..text.len().min(2000)]);
+            assert!(!text.contains(hex1) && !text.contains(hex2), "{text:.2000}");
+        }
+        let cassette: Cassette = serde_json::from_slice(&file).unwrap();
+        let stored = cassette.steps[0].exchanges[0]
+            .response
+            .body
+            .body
+            .clone()
+            .unwrap();
+        let lines: Vec<&str> = stored.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let first: serde_json::Value =
+            serde_json::from_str(lines[0].trim_start_matches('\u{feff}')).unwrap();
+        assert_eq!(first["keys"][1]["value"], "REDACTED");
+        assert_eq!(lines[1], r#"{"key1":"REDACTED","key2":"REDACTED"}"#);
+
+        // The scan, too, knows a hex key under a secret name: a body marked
+        // binary that holds one is refused.
+        let mut binary = format!("\u{1}key1={hex1}\u{2}").into_bytes();
+        binary.push(0xff);
+        let safe = vec!["binary: POST https://management.azure.com/subscriptions/".to_owned()];
+        let again = tempfile::tempdir().unwrap();
+        let (_, refused, _) =
+            record_one(again.path(), &safe, "unused-known-value", &[], binary).await;
+        let refused = refused.unwrap();
+        assert!(
+            refused.contains("a hex key under a secret name") && !refused.contains(hex1),
+            "{refused}"
+        );
+    }
+
+    #[tokio::test]
     async fn a_body_that_is_not_text_refuses_the_cassette_unless_the_test_file_marks_it_safe() {
         let known = "granted-storage-key-0001";
         let mut answer = format!(r#"{{"keyName":"key1","value":"{known}"}}"#).into_bytes();
@@ -701,12 +762,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (said, refused, log) = record_one(dir.path(), &[], known, &[], answer.clone()).await;
         let refused = refused.unwrap();
+        // JSON with a stray byte: not strict JSON, so no field of it was read,
+        // and the refusal advises no mark that would keep it.
         assert!(
             refused.starts_with(
-                "recording refused: step 1 (provision), exchange 1 (POST https://management.azure.com/subscriptions/s/storageAccounts/a/listKeys): the response body is not text"
-            ) && refused.contains(
-                "add \"binary: POST https://management.azure.com/subscriptions/s/storageAccounts/a/listKeys\" to `safe`"
-            ),
+                "recording refused: step 1 (provision), exchange 1 (POST https://management.azure.com/subscriptions/s/storageAccounts/a/listKeys): the response body ("
+            ) && refused.contains("is not strict JSON")
+                && refused.contains("the recording cannot keep it")
+                && !refused.contains("binary:"),
             "{refused}"
         );
         assert!(said.starts_with("not recorded"), "{said}");

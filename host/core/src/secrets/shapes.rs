@@ -2,6 +2,7 @@
 //! ([`scrub_shapes`]), and looked for once a recording is redacted
 //! ([`find_credential`]).
 
+use super::hex;
 use super::names::REDACTED;
 use super::query::sas_signatures;
 use super::wrap;
@@ -21,8 +22,9 @@ const CONNECTION_KEYS: &[&str] = &[
 /// `text` with what has the shape of a credential replaced by [`REDACTED`]:
 /// the value of every `sig` in a URL's query (also percent-encoded, once or
 /// more, `%26sig%3D`, `%2526sig%253D`, and whatever its name's encoding,
-/// `s%69g=`), user-info in URLs, JWTs, PEM private keys and the key parts of
-/// connection strings; a JWT in base64 wrapped at 64 or 76 columns too.
+/// `s%69g=`), user-info in URLs, JWTs, PEM private keys, the key parts of
+/// connection strings and hex keys under a secret name (`"key1":"9f86…"`);
+/// a JWT in base64 wrapped at 64 or 76 columns too.
 pub fn scrub_shapes(text: &str) -> String {
     let unwrapped = wrap::unwrap(text);
     let joined: &str = &unwrapped.text;
@@ -32,6 +34,7 @@ pub fn scrub_shapes(text: &str) -> String {
     sas_signatures(joined, &mut ranges);
     user_info(bytes, &mut ranges);
     connection_keys(&lower, &mut ranges);
+    hex::named_keys(joined, &mut ranges);
     for (start, end, _) in jwts(bytes).into_iter().chain(private_keys(joined)) {
         ranges.push((start, end));
     }
@@ -82,7 +85,9 @@ pub fn find_unsafe_credential(text: &str, safe: &[String]) -> Option<Finding> {
 
 /// The credentials-looking strings in `text`: a JWT, a PEM private key, a
 /// connection string's key, an Azure storage key (88 characters of base64),
-/// a long string of high entropy (32 or more base64 characters mixing upper
+/// a hex key under a secret name (16 hex digits or more, digits and letters,
+/// right after `key1":"`, `primaryKey=`, `<Key1>`, …), a long string of high
+/// entropy (32 or more base64 characters mixing upper
 /// and lower case and digits, about as random as a key). [`REDACTED`] and
 /// masks (`***`) are not. Base64 wrapped at 64 or 76 columns is read as one
 /// line: a finding's text is without the line breaks, its place the original's.
@@ -121,6 +126,11 @@ fn find_joined(text: &str) -> Vec<Finding> {
         if !value.is_empty() && value != REDACTED && !value.bytes().all(|b| b == b'*') {
             push("a connection string's key", start, end);
         }
+    }
+    let mut hex_keys = Vec::new();
+    hex::named_keys(text, &mut hex_keys);
+    for (start, end) in hex_keys {
+        push("a hex key under a secret name", start, end);
     }
     for (start, end) in runs(bytes) {
         if inside_whole(start, end) {
@@ -451,6 +461,51 @@ mod tests {
             ),
         ] {
             assert_eq!(scrub_shapes(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn hex_under_a_secret_name_is_found_and_redacted_but_hex_ids_are_not() {
+        // Cognitive Services keys: 32 hex digits, under `key1`, `key2`, …
+        let hex = "9f86d081884c7d659a2feaa0c55ad015";
+        let upper = hex.to_ascii_uppercase();
+        for text in [
+            format!(r#"{{"key1":"{hex}","key2": "{upper}"}}"#),
+            format!("<Keys><Key1>{hex}</Key1></Keys>"),
+            format!("grant=x&primaryKey={hex}&y=1"),
+            format!("Ocp-Apim-Subscription-Key: {upper}"),
+            format!(r#"<cred name="a" client_secret='{hex}'/>"#),
+            format!("apiKey = {hex}\n"),
+        ] {
+            let found = find_credential(&text);
+            assert!(
+                !found.is_empty()
+                    && found
+                        .iter()
+                        .all(|f| f.kind == "a hex key under a secret name"),
+                "{text}: {found:?}"
+            );
+            let out = scrub_shapes(&text);
+            assert!(
+                !out.contains(hex) && !out.contains(&upper) && out.contains(REDACTED),
+                "{text} → {out}"
+            );
+            assert!(find_credential(&out).is_empty(), "{out}");
+        }
+        // Hex that no secret name holds: request ids, digests, etags, resource ids.
+        for clean in [
+            format!("x-ms-request-id: {hex}"),
+            format!(r#"{{"requestId":"{hex}","etag":"0x{upper}","md5":"{hex}"}}"#),
+            format!("/subscriptions/s/resourceGroups/g/providers/x/keys/{hex}"),
+            format!(r#"{{"keyName":"key1","value":"REDACTED","keyId":"{hex}"}}"#),
+            "key1=0000000000000000000000000000000000&key2=abcdefabcdefabcdefabcdef".to_owned(),
+        ] {
+            assert!(
+                find_credential(&clean).is_empty(),
+                "{clean}: {:?}",
+                find_credential(&clean)
+            );
+            assert_eq!(scrub_shapes(&clean), clean);
         }
     }
 

@@ -4,7 +4,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 
 use super::names::REDACTED;
-use super::percent;
+use super::{escaped, hex, percent};
 
 /// Values shorter than this are found only where they stand alone (not
 /// inside a longer word or number), so that a short value does not take out
@@ -13,13 +13,14 @@ const WHOLE_WORD_BELOW: usize = 8;
 /// Values at least this long are also found inside a larger base64 text.
 const INSIDE_BASE64_FROM: usize = 12;
 
-/// The values known to be secret, each found plain, URL-encoded or in
-/// base64, and replaced (or masked) wherever it appears.
+/// The values known to be secret, each found plain, URL-encoded, in base64
+/// or in hex, also where JSON's escapes spell it or what a lenient reader
+/// drops cuts it, and replaced (or masked) wherever it appears.
 #[derive(Debug, Default, Clone)]
 pub struct SecretValues {
     values: Vec<Vec<u8>>,
     /// Base64 forms of the values, whole or as they read inside a larger
-    /// base64 text.
+    /// base64 text, and hex forms.
     encoded: Vec<Vec<u8>>,
 }
 
@@ -36,6 +37,7 @@ impl SecretValues {
             for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
                 forms.push(engine.encode(bytes).into_bytes());
             }
+            forms.extend(hex::forms(bytes));
         }
         if bytes.len() >= INSIDE_BASE64_FROM {
             // Inside a larger text the value starts 0, 1 or 2 bytes into a
@@ -61,8 +63,24 @@ impl SecretValues {
         }
     }
 
-    /// Where the known values are in `hay`: byte ranges, sorted, not overlapping.
+    /// Where the known values are in `hay`: byte ranges, sorted, not
+    /// overlapping; also where JSON's escapes spell one (`\u0041…`), or a
+    /// lone surrogate escape or a byte that is not UTF-8 cuts one in two.
     pub fn find(&self, hay: &[u8]) -> Vec<(usize, usize)> {
+        if self.values.is_empty() {
+            return Vec::new();
+        }
+        let mut found = self.found(hay);
+        if let Some(view) = escaped::unescaped(hay) {
+            for (start, end) in self.found(&view.bytes) {
+                found.push(view.original(start, end));
+            }
+        }
+        merge(found)
+    }
+
+    /// Where the known values are in `hay`, as it stands.
+    fn found(&self, hay: &[u8]) -> Vec<(usize, usize)> {
         let mut found = Vec::new();
         for value in &self.values {
             let whole_word = value.len() < WHOLE_WORD_BELOW;
@@ -84,7 +102,7 @@ impl SecretValues {
                 from = end;
             }
         }
-        merge(found)
+        found
     }
 
     /// `text` with every known value replaced by [`REDACTED`].
@@ -306,6 +324,85 @@ mod tests {
         assert_eq!(s.scrub("xhunter2y"), "xhunter2y");
         assert_eq!(s.scrub("n=7&m=17"), format!("n={REDACTED}&m=17"));
         assert_eq!(s.scrub("hunter%32"), REDACTED);
+    }
+
+    #[test]
+    fn a_value_is_found_in_hex_lower_and_upper_case() {
+        let key = "Eby8vdM02xNOcqFl/K1SZ+FPTOtr==";
+        // A Cognitive Services key: 32 hex digits, granted in one case.
+        let cognitive = "9f86d081884c7d659a2feaa0c55ad015";
+        let s = of(&[key, cognitive]);
+        let lower: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+        let upper = lower.to_ascii_uppercase();
+        let cognitive_hex: String = cognitive.bytes().map(|b| format!("{b:02x}")).collect();
+        for (text, gone) in [
+            (format!("k={lower}&x=1"), lower.clone()),
+            (format!("<Dump>{upper}</Dump>"), upper.clone()),
+            // Inside a longer hex text, and cut by a line break.
+            (format!("blob 00ff{lower}ee11"), lower.clone()),
+            (
+                format!("{}\n{}", &lower[..40], &lower[40..]),
+                lower[..40].to_owned(),
+            ),
+            // The key itself in the other case, and its own bytes in hex.
+            (
+                format!("x-key: {}", cognitive.to_ascii_uppercase()),
+                cognitive.to_ascii_uppercase(),
+            ),
+            (format!("raw={cognitive_hex}"), cognitive_hex.clone()),
+        ] {
+            let out = s.scrub(&text);
+            assert!(out.contains(REDACTED), "{text} → {out}");
+            assert!(!out.contains(&gone[8..gone.len() - 8]), "{text} → {out}");
+            let mut bytes = text.clone().into_bytes();
+            s.mask(&mut bytes);
+            let masked = String::from_utf8_lossy(&bytes);
+            assert!(
+                !masked.contains(&gone[8..gone.len() - 8]),
+                "{text} → {masked}"
+            );
+        }
+        // A hex text that is not the value stays.
+        let other = "0123456789abcdef0123456789abcdef";
+        assert_eq!(s.scrub(other), other);
+    }
+
+    #[test]
+    fn a_value_spelled_with_json_escapes_is_found_where_it_stands() {
+        let s = of(&["granted-env-value-0001"]);
+        let text =
+            r#"{"a":"\u0067ranted-env-value-0001", "b": "granted\u002denv\u002Dvalue-0001 x"}"#;
+        assert_eq!(s.scrub(text), r#"{"a":"REDACTED", "b": "REDACTED x"}"#);
+        let mut bytes = text.as_bytes().to_vec();
+        bytes.insert(1, 0xff);
+        s.mask(&mut bytes);
+        let masked = String::from_utf8_lossy(&bytes);
+        assert!(
+            !masked.contains("ranted") && !masked.contains("value-0001"),
+            "{masked}"
+        );
+        // A lone surrogate escape, or a byte that is not UTF-8, does not cut a value in two.
+        let cut = r#"{"a":"granted-env-\ud800value-0001"}"#;
+        assert_eq!(s.scrub(cut), r#"{"a":"REDACTED"}"#);
+        let mut cut = b"<granted-env-value-0001>".to_vec();
+        cut.insert(9, 0xff);
+        s.mask(&mut cut);
+        assert_eq!(cut, format!("<{}>", "*".repeat(23)).into_bytes());
+        // Even inside an escape: dropped first, then the escape read.
+        let mut cut = br"<\u0067ranted-env-value-0001>".to_vec();
+        cut.insert(4, 0xff);
+        s.mask(&mut cut);
+        assert_eq!(cut, format!("<{}>", "*".repeat(28)).into_bytes());
+        // Each spelling masked whole, as long as it stands.
+        let spelled = [
+            r"\u0067ranted-env-value-0001",
+            r"granted\u002denv\u002Dvalue-0001",
+        ];
+        assert_eq!(
+            masked.matches('*').count(),
+            spelled.iter().map(|s| s.len()).sum::<usize>(),
+            "{masked}"
+        );
     }
 
     #[test]

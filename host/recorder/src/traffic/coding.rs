@@ -1,10 +1,17 @@
-//! Content codings (`Content-Encoding`) undone before a recording redacts a
-//! body: gzip (`x-gzip`), deflate (zlib-wrapped, or raw as some servers send
-//! it), br and zstd, stacked ones in reverse order (`gzip, br` is br's
-//! output of gzip's). The decoded body is bounded at every stage, so a
-//! decompression bomb is refused rather than held in memory; a body that
-//! does not decode as its header says, or in a coding none of these, is
-//! refused too (never kept as it came).
+//! Codings undone before a recording redacts a body: content codings
+//! (`Content-Encoding`) and transfer codings (`Transfer-Encoding`, but
+//! `chunked`, which the connection undid), each gzip (`x-gzip`), deflate
+//! (zlib-wrapped, or raw as some servers send it), br or zstd; stacked ones
+//! in reverse order (`gzip, br` is br's output of gzip's; a transfer coding
+//! is applied over the content codings). The decoded body is bounded at
+//! every stage, so a decompression bomb is refused rather than held in
+//! memory; a body that does not decode as its headers say, or in a coding
+//! none of these, is refused too (never kept as it came).
+//!
+//! Bytes no header names a coding of can still be compressed data:
+//! [`compressed`] says so by their first bytes (or by decoding whole), and
+//! [`undo_any`] reads them in every coding they decode in, so that what they
+//! hold is looked at before a `binary:` mark keeps them.
 
 use std::io::Read as _;
 
@@ -28,46 +35,84 @@ impl Coding {
     }
 }
 
+/// Which header names a coding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Header {
+    Content,
+    Transfer,
+}
+
+impl Header {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Content => "Content-Encoding",
+            Self::Transfer => "Transfer-Encoding",
+        }
+    }
+}
+
+/// A coding a body is in, and the header that says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Layer {
+    pub(super) coding: Coding,
+    pub(super) header: Header,
+}
+
 /// The codings `headers` say a body is in, in the order they were applied
-/// (`identity` left out); `None` when no `Content-Encoding` is there.
-pub(super) fn codings(headers: &http::HeaderMap) -> Result<Option<Vec<Coding>>, String> {
+/// (content codings, then transfer codings; `identity` and `chunked` left
+/// out); `None` when neither `Content-Encoding` nor `Transfer-Encoding` is
+/// there.
+pub(super) fn codings(headers: &http::HeaderMap) -> Result<Option<Vec<Layer>>, String> {
     let mut named = false;
     let mut out = Vec::new();
-    for value in headers.get_all(http::header::CONTENT_ENCODING) {
-        named = true;
-        let text = value
-            .to_str()
-            .map_err(|_| "names a `Content-Encoding` that is not text".to_owned())?;
-        for token in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-            let coding = match token.to_ascii_lowercase().as_str() {
-                "identity" => continue,
-                "gzip" | "x-gzip" => Coding::Gzip,
-                "deflate" => Coding::Deflate,
-                "br" => Coding::Brotli,
-                "zstd" => Coding::Zstd,
-                _ => {
-                    return Err(format!(
-                        "is in the content coding `{}`, which a recording cannot undo",
-                        azd_wasm_host_core::text::clip(token, 40)
-                    ));
-                }
-            };
-            out.push(coding);
+    for (header, field) in [
+        (Header::Content, http::header::CONTENT_ENCODING),
+        (Header::Transfer, http::header::TRANSFER_ENCODING),
+    ] {
+        for value in headers.get_all(field) {
+            named = true;
+            let text = value
+                .to_str()
+                .map_err(|_| format!("names a `{}` that is not text", header.name()))?;
+            for token in text.split(',') {
+                // A transfer coding may carry parameters (`gzip;q=1` is not one, but `x; y=z` is).
+                let token = token.split(';').next().unwrap_or_default().trim();
+                let coding = match token.to_ascii_lowercase().as_str() {
+                    "" | "identity" => continue,
+                    // Undone by the connection (hyper) before the body is read.
+                    "chunked" if header == Header::Transfer => continue,
+                    "gzip" | "x-gzip" => Coding::Gzip,
+                    "deflate" => Coding::Deflate,
+                    "br" => Coding::Brotli,
+                    "zstd" => Coding::Zstd,
+                    _ => {
+                        let kind = match header {
+                            Header::Content => "content coding",
+                            Header::Transfer => "transfer coding",
+                        };
+                        return Err(format!(
+                            "is in the {kind} `{}`, which a recording cannot undo",
+                            azd_wasm_host_core::text::clip(token, 40)
+                        ));
+                    }
+                };
+                out.push(Layer { coding, header });
+            }
         }
     }
     Ok(named.then_some(out))
 }
 
-/// `body` with `codings` undone, last applied first; at no stage more than
+/// `body` with `layers` undone, last applied first; at no stage more than
 /// `max` bytes (`bound` names that limit in the refusal).
 pub(super) fn decode(
     body: &[u8],
-    codings: &[Coding],
+    layers: &[Layer],
     max: usize,
     bound: &str,
 ) -> Result<Vec<u8>, String> {
     let mut current = body.to_vec();
-    for &coding in codings.iter().rev() {
+    for &Layer { coding, header } in layers.iter().rev() {
         current = undo(&current, coding, max).map_err(|e| match e {
             Undo::TooLarge => format!(
                 "decodes ({}) to more than {max} bytes ({bound}): refused as a \
@@ -75,12 +120,85 @@ pub(super) fn decode(
                 coding.name()
             ),
             Undo::Invalid(why) => format!(
-                "says `Content-Encoding: {}` but does not decode as it: {why}",
+                "says `{}: {}` but does not decode as it: {why}",
+                header.name(),
                 coding.name()
             ),
         })?;
     }
     Ok(current)
+}
+
+/// How many layers deep [`undo_any`] reads.
+const LAYERS: usize = 2;
+
+/// What `body` decodes to in each coding it decodes in, and what that
+/// decodes to in turn ([`LAYERS`] deep), each named (`gzip`, `br in
+/// gzip`); empty results left out, no more than `max` bytes in all.
+pub(super) fn undo_any(body: &[u8], max: usize) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut held = 0usize;
+    // What the previous layer decoded to (places in `out`); `None`: the body.
+    let mut sources: Vec<Option<usize>> = vec![None];
+    for _ in 0..LAYERS {
+        let start = out.len();
+        for &source in &sources {
+            for coding in [Coding::Gzip, Coding::Deflate, Coding::Brotli, Coding::Zstd] {
+                let bytes = source.map_or(body, |i| out[i].1.as_slice());
+                let Ok(decoded) = undo(bytes, coding, max.saturating_sub(held)) else {
+                    continue;
+                };
+                if decoded.is_empty() {
+                    continue;
+                }
+                held += decoded.len();
+                let name = match source {
+                    Some(i) => format!("{} in {}", coding.name(), out[i].0),
+                    None => coding.name().to_owned(),
+                };
+                out.push((name, decoded));
+            }
+        }
+        sources = (start..out.len()).map(Some).collect();
+    }
+    out
+}
+
+/// The compression `body` is in, when no header names one: by its first
+/// bytes (gzip, zlib, zstd, and archives a recording does not decode: zip,
+/// bzip2, xz, 7z, lz4), or, for codings without such a mark, by decoding
+/// whole (raw deflate to its last byte, br) to something.
+pub(super) fn compressed(body: &[u8], max: usize) -> Option<&'static str> {
+    const MAGIC: [(&[u8], &str); 7] = [
+        (b"\x1f\x8b", "gzip"),
+        (b"\x28\xb5\x2f\xfd", "zstd"),
+        (b"PK\x03\x04", "zip"),
+        (b"BZh", "bzip2"),
+        (b"\xfd7zXZ\x00", "xz"),
+        (b"7z\xbc\xaf\x27\x1c", "7z"),
+        (b"\x04\x22\x4d\x18", "lz4"),
+    ];
+    if let Some((_, name)) = MAGIC.iter().find(|(magic, _)| body.starts_with(magic)) {
+        return Some(name);
+    }
+    if let [cmf, flg, ..] = body
+        && cmf & 0x0f == 8
+        && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0
+        && decodes(flate2::read::ZlibDecoder::new(body), max)
+    {
+        return Some("deflate (zlib)");
+    }
+    // Raw deflate has no mark: only a stream that ends at the body's last byte.
+    let mut raw = flate2::bufread::DeflateDecoder::new(body);
+    if decodes(&mut raw, max) && usize::try_from(raw.total_in()).is_ok_and(|n| n == body.len()) {
+        return Some("deflate");
+    }
+    decodes(brotli::Decompressor::new(body, 4096), max).then_some("br")
+}
+
+/// Whether `reader` gives something, and no more than `max` bytes, without failing.
+fn decodes(reader: impl std::io::Read, max: usize) -> bool {
+    bounded(reader, max).is_ok_and(|d| !d.is_empty())
 }
 
 /// Why one coding could not be undone.
@@ -186,7 +304,8 @@ mod tests {
         // `gzip, br`: gzip first, then br over it; undone br first.
         let stacked = encode(&encode(&data, "gzip"), "br");
         let named = codings(&headers("gzip, identity, br")).unwrap().unwrap();
-        assert_eq!(named, [Coding::Gzip, Coding::Brotli]);
+        let stack: Vec<Coding> = named.iter().map(|l| l.coding).collect();
+        assert_eq!(stack, [Coding::Gzip, Coding::Brotli]);
         assert_eq!(decode(&stacked, &named, 1 << 20, "b").unwrap(), data);
         // A zstd body of two frames.
         let mut frames = encode(b"first ", "zstd");

@@ -1,25 +1,35 @@
 //! A body as a recording keeps it, or why the recording is refused.
 //!
-//! 1. Its content coding is undone ([`coding`](super::coding)): the
+//! 1. Its codings are undone ([`coding`](super::coding)), content codings
+//!    and transfer codings alike (`chunked` the connection undid): the
 //!    recording keeps the decoded body (text a reader can read) without
 //!    `Content-Encoding`, so a replay serves the identity body, which every
-//!    client accepts. A body that does not decode as its header says, in a
+//!    client accepts. A body that does not decode as its headers say, in a
 //!    coding none can undo, or that decodes past its bound is refused.
-//! 2. Text (UTF-8) is redacted by its kind (`redact_body`).
-//! 3. Anything else (an image, an archive, text with one stray byte) has
+//! 2. Text (UTF-8) is redacted by its kind (`redact_body`). A body that is
+//!    JSON by its content type or its first character is read as strict
+//!    JSON, or not at all: one that does not parse is not text.
+//! 3. Anything else (an image, an archive, JSON that does not parse) has
 //!    every known secret masked over its bytes (`***`, in every form the
 //!    text path finds them in), and the credential scan reads it as lossy
-//!    text; no other rule can read it, so a recording keeps it only where
-//!    the author marked it safe: a `safe` entry `binary: METHOD URL`
-//!    (or `binary: URL`), matching the start of the request's method and
-//!    URL without its query.
+//!    text; no rule that reads fields can read it, so a recording keeps it
+//!    only where the author marked it safe: a `safe` entry `binary: METHOD
+//!    URL` (or `binary: URL`), matching the start of the request's method
+//!    and URL without its query. Even marked, bytes that decode in a coding
+//!    no header names (compressed data) are read decoded, and refused when
+//!    they hold what a recording redacts: masking over compressed bytes
+//!    reaches nothing inside them.
+//!
+//! A refusal says why, and advises a mark only where one would hide no
+//! secret from every rule: never for compressed data, nor for JSON that
+//! does not parse (whose fields no rule read).
 
 use azd_wasm_host_core::secrets::find_unsafe_credential;
 
 use super::coding;
 use super::exchange::RecordedBody;
 use super::redact::Secrets;
-use super::redact_body;
+use super::redact_body::{self, NotJson};
 
 /// What a `safe` entry starts with to mark binary bodies safe.
 pub(super) const BINARY_MARK: &str = "binary:";
@@ -48,8 +58,8 @@ pub(super) enum Judge<'a> {
     Replay,
 }
 
-/// A body as kept, and whether its `Content-Encoding` was undone (then the
-/// recording leaves that header out).
+/// A body as kept, and whether its codings were undone (then the recording
+/// leaves `Content-Encoding` out).
 #[derive(Debug)]
 pub(super) struct Kept {
     pub(super) body: RecordedBody,
@@ -69,8 +79,17 @@ pub(super) fn keep(secrets: &Secrets, part: &Part<'_>, judge: Judge<'_>) -> Resu
     };
     let bytes = decoded.as_deref().unwrap_or(part.bytes);
     let body = match std::str::from_utf8(bytes) {
-        Ok(text) => RecordedBody::of(redact_body::text(secrets, text, part.headers).as_bytes()),
-        Err(_) => binary(secrets, part, bytes, judge)?,
+        Ok(text) => match redact_body::text(secrets, text, part.headers) {
+            Ok(redacted) => RecordedBody::of(redacted.as_bytes()),
+            Err(not_json) => binary(secrets, part, bytes, judge, Some(not_json))?,
+        },
+        Err(e) => {
+            let not_json = redact_body::json_claim(bytes, part.headers).map(|claim| NotJson {
+                claim,
+                why: format!("a byte that is not UTF-8 at byte {}", e.valid_up_to()),
+            });
+            binary(secrets, part, bytes, judge, not_json)?
+        }
     };
     Ok(Kept {
         body,
@@ -78,7 +97,7 @@ pub(super) fn keep(secrets: &Secrets, part: &Part<'_>, judge: Judge<'_>) -> Resu
     })
 }
 
-/// The body with its content coding undone; `None` when it names none.
+/// The body with its codings undone; `None` when its headers name none.
 fn decode(part: &Part<'_>) -> Result<Option<Vec<u8>>, String> {
     let Some(codings) = coding::codings(part.headers)? else {
         return Ok(None);
@@ -90,13 +109,15 @@ fn decode(part: &Part<'_>) -> Result<Option<Vec<u8>>, String> {
     coding::decode(part.bytes, &codings, part.max, part.bound).map(Some)
 }
 
-/// A body that is not text: known secrets masked; when recording, refused
-/// unless marked safe and clean to the scan.
+/// A body that is not text (`not_json`: JSON by its claim that does not
+/// parse): known secrets masked; when recording, refused unless marked
+/// safe, clean to the scan, and holding nothing to redact once decoded.
 fn binary(
     secrets: &Secrets,
     part: &Part<'_>,
     bytes: &[u8],
     judge: Judge<'_>,
+    not_json: Option<NotJson>,
 ) -> Result<RecordedBody, String> {
     let mut masked = bytes.to_vec();
     secrets.mask(&mut masked);
@@ -105,20 +126,12 @@ fn binary(
     };
     let side = part.side;
     if !marked(safe, request) {
-        let kind = part
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map_or_else(String::new, |t| {
-                format!("{}, ", azd_wasm_host_core::text::clip(t, 80))
-            });
+        return Err(refusal(part, bytes, not_json.as_ref(), request));
+    }
+    if let Some(found) = inside(secrets, safe, bytes, part.max) {
         return Err(format!(
-            "the {side} body is not text ({kind}{} bytes): no redaction rule reads it and the \
-             credential scan cannot vouch for it (known secrets are masked in it), so it is \
-             kept only where marked safe: if it holds no secret, add \"{BINARY_MARK} {request}\" \
-             to `safe` (the test file's; for `listen --record`, a line of \
-             AZD_WASM_HOST_RECORD_SAFE) and record again",
-            bytes.len()
+            "the {side} body (not text, marked safe) is {found}: masking over its bytes cannot \
+             reach inside, so the recording cannot keep it"
         ));
     }
     let lossy = String::from_utf8_lossy(&masked);
@@ -129,6 +142,66 @@ fn binary(
         ));
     }
     Ok(RecordedBody::of(&masked))
+}
+
+/// Why a body that is not text, and not marked, is refused; a mark is
+/// advised only for bytes that are neither compressed nor JSON.
+fn refusal(part: &Part<'_>, bytes: &[u8], not_json: Option<&NotJson>, request: &str) -> String {
+    let side = part.side;
+    let kind = part
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map_or_else(String::new, |t| {
+            format!("{}, ", azd_wasm_host_core::text::clip(t, 80))
+        });
+    let what = format!("{kind}{} bytes", bytes.len());
+    if let Some(format) = coding::compressed(bytes, part.max) {
+        return format!(
+            "the {side} body ({what}) is compressed ({format}) with no `Content-Encoding` or \
+             `Transfer-Encoding` naming it: what it holds is out of reach of every redaction \
+             rule and of the credential scan, so the recording cannot keep it"
+        );
+    }
+    if let Some(n) = not_json {
+        return format!(
+            "the {side} body ({what}) {} but is not strict JSON ({}): no rule can read its \
+             fields, so one named like a secret would be kept as it came; known secrets are \
+             masked in it, but the recording cannot keep it (JSON is kept only as RFC 8259 \
+             has it, after a BOM or one document a line)",
+            n.claim, n.why
+        );
+    }
+    format!(
+        "the {side} body is not text ({what}): no redaction rule reads it and the \
+         credential scan cannot vouch for it (known secrets are masked in it), so it is \
+         kept only where marked safe: if it holds no secret, add \"{BINARY_MARK} {request}\" \
+         to `safe` (the test file's; for `listen --record`, a line of \
+         AZD_WASM_HOST_RECORD_SAFE) and record again"
+    )
+}
+
+/// What a recording would take out of `bytes` once decoded, when they
+/// decode in a coding no header names; `None` when nothing.
+fn inside(secrets: &Secrets, safe: &[String], bytes: &[u8], max: usize) -> Option<String> {
+    for (name, decoded) in coding::undo_any(bytes, max) {
+        let found = match std::str::from_utf8(&decoded) {
+            Ok(text) => match redact_body::text(secrets, text, &http::HeaderMap::new()) {
+                Ok(redacted) if redacted == text => None,
+                Ok(_) => Some("what a recording redacts".to_owned()),
+                Err(n) => Some(format!("JSON that is not strict ({})", n.why)),
+            },
+            Err(_) => secrets.holds(&decoded).then(|| "a known secret".to_owned()),
+        };
+        let found = found.or_else(|| {
+            find_unsafe_credential(&String::from_utf8_lossy(&decoded), safe)
+                .map(|f| format!("what looks like {}", f.shown()))
+        });
+        if let Some(found) = found {
+            return Some(format!("{name} data that, decoded, holds {found}"));
+        }
+    }
+    None
 }
 
 /// Whether a `safe` entry `binary: …` marks `request` (`METHOD URL`): its
@@ -190,6 +263,22 @@ mod tests {
         let refused = keep(
             &secrets,
             &part(&headers, &body),
+            Judge::Record { safe: &[], request },
+        )
+        .unwrap_err();
+        // It starts as JSON does: no mark is advised, since none of its fields was read.
+        assert!(
+            refused.contains("starts as JSON does (with `{`) but is not strict JSON")
+                && refused.contains("cannot keep it")
+                && !refused.contains("binary:"),
+            "{refused}"
+        );
+        // Bytes that are neither JSON nor compressed: a mark is advised.
+        let mut image = b"\x89PNG\r\n\x1a\n".to_vec();
+        image.extend(b"known-secret-value-1");
+        let refused = keep(
+            &secrets,
+            &part(&headers, &image),
             Judge::Record { safe: &[], request },
         )
         .unwrap_err();

@@ -9,10 +9,12 @@
 //! `AZD_WASM_HOST_TRAFFIC`, the shipped sidecar never does) says how:
 //! - **record**: requests go out as usual (after the policy's gate); each
 //!   exchange and each token scope asked is written to the plan's log, its
-//!   bodies' content coding undone ([`coding`]) and credentials redacted
-//!   ([`redact`], [`keep`]); an exchange that cannot be kept safely (a body
-//!   that does not decode, decodes past its bound, or is not text and not
-//!   marked safe) is logged as refused instead, which refuses the recording;
+//!   bodies' content and transfer codings undone ([`coding`]) and
+//!   credentials redacted ([`redact`], [`keep`]; JSON read strictly by
+//!   [`json_text`]); an exchange that cannot be kept safely (a body that
+//!   does not decode, decodes past its bound, is JSON that does not parse,
+//!   or is not text and not marked safe) is logged as refused instead,
+//!   which refuses the recording;
 //! - **replay**: nothing goes out; each request is answered from the plan's
 //!   recorded exchanges ([`matching`]), a request not recorded fails with the
 //!   nearest recorded one and the difference, and tokens are stand-ins for the
@@ -28,16 +30,26 @@ mod coding;
 mod control;
 mod exchange;
 mod fault;
+#[cfg(test)]
+mod json_body_tests;
+mod json_text;
 mod keep;
 mod matching;
+#[cfg(test)]
+mod property_cases;
+#[cfg(test)]
+mod property_tests;
 #[cfg(test)]
 mod record_tests;
 mod redact;
 mod redact_body;
+mod redact_json;
 mod serve;
 #[cfg(test)]
 pub(crate) mod test_bodies;
 mod tokens;
+#[cfg(test)]
+mod transfer_tests;
 
 pub use control::{LogEvent, Traffic, TrafficMode, TrafficPlan, read_log};
 pub use exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};

@@ -12,11 +12,12 @@
 //!   the name read percent-decoded until it no longer changes, so `s%69g`
 //!   and `s%2569g` are `sig`), known secrets (also percent-encoded, once or
 //!   more), user-info;
-//! - bodies (`keep`, `redact_body`): their content coding undone first;
-//!   JSON fields, form fields and XML elements named like secrets (and Key
-//!   Vault's or `listKeys`' `value`), and everywhere known secrets and
-//!   shapes; a body that is not text loses known secrets byte by byte and is
-//!   kept only where the author marks it safe;
+//! - bodies (`keep`, `redact_body`, `redact_json`): their content and
+//!   transfer codings undone first; JSON fields (read strictly: JSON that
+//!   does not parse is not text), form fields and XML elements named like
+//!   secrets (and Key Vault's or `listKeys`' `value`), and everywhere known
+//!   secrets and shapes; a body that is not text loses known secrets byte by
+//!   byte and is kept only where the author marks it safe;
 //! - known secrets: every token the host handed the guest and every value of
 //!   an `env` grant, of any length.
 
@@ -46,10 +47,20 @@ impl Secrets {
         scrub_shapes(&self.0.scrub(text))
     }
 
+    /// `text` with every known secret replaced (and no shape looked for).
+    pub(crate) fn scrub_values(&self, text: &str) -> String {
+        self.0.scrub(text)
+    }
+
     /// `bytes` (a body that is not text) with every known secret overwritten
     /// by as many `*`.
     pub(crate) fn mask(&self, bytes: &mut [u8]) {
         self.0.mask(bytes);
+    }
+
+    /// Whether `bytes` hold a known secret.
+    pub(crate) fn holds(&self, bytes: &[u8]) -> bool {
+        !self.0.find(bytes).is_empty()
     }
 
     /// A header's value, redacted by its name or by what it holds.

@@ -3,106 +3,93 @@
 //! loses known secrets and credential shapes. A body that needed nothing
 //! keeps its exact text. (`keep` decodes a body first, and handles one that
 //! is not text.)
+//!
+//! A body that says it is JSON (its content type) or looks like it (its
+//! first visible character is `{` or `[`) is read as strict JSON
+//! ([`redact_json`](super::redact_json)), a BOM before it and JSON lines
+//! included; one that does not read so is not text ([`NotJson`]): no rule
+//! that reads fields may be left to guess at it.
 
 use azd_wasm_host_core::secrets::is_secret_name;
-use serde_json::Value;
 
 use super::redact::{REDACTED, Secrets, secret_query};
+use super::redact_json;
 
-/// Sibling field names that make a JSON object's `value` a secret: a Key
-/// Vault secret (`id` …`/secrets/`…, `attributes`, `contentType`, `kid`) or
-/// a `listKeys` entry (`keyName`, `permissions`).
-const SECRET_VALUE_SIBLINGS: [&str; 5] =
-    ["keyname", "permissions", "attributes", "contenttype", "kid"];
+/// Why a body that is JSON by its content type or its first character
+/// cannot be read as strict JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct NotJson {
+    /// What makes it JSON (`says it is JSON (application/json)`, …).
+    pub(super) claim: String,
+    /// What strict JSON does not allow in it, and where.
+    pub(super) why: String,
+}
 
-/// `text` (a decoded body), redacted as its kind allows.
-pub(super) fn text(secrets: &Secrets, text: &str, headers: &http::HeaderMap) -> String {
+/// What makes `bytes` JSON, if anything: a content type that says so
+/// (`application/json`, `…+json`, `application/x-ndjson`, …), or a first
+/// visible character `{` or `[` (whitespace, control and format characters,
+/// a BOM among them, are not visible).
+pub(super) fn json_claim(bytes: &[u8], headers: &http::HeaderMap) -> Option<String> {
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
+        .unwrap_or_default();
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    if media.contains("json") {
+        let media = azd_wasm_host_core::text::clip(media, 60);
+        return Some(format!("says it is JSON (`{media}`)"));
+    }
+    let first = bytes.utf8_chunks().find_map(|chunk| {
+        let visible = chunk
+            .valid()
+            .chars()
+            .find(|&c| !(c.is_whitespace() || azd_wasm_host_core::text::is_invisible(c)));
+        visible.or_else(|| (!chunk.invalid().is_empty()).then_some('\u{fffd}'))
+    });
+    match first {
+        Some(c @ ('{' | '[')) => Some(format!("starts as JSON does (with `{c}`)")),
+        _ => None,
+    }
+}
+
+/// `text` (a decoded body), redacted as its kind allows; a body that is JSON
+/// by its claim but not strict JSON is not redacted: why.
+pub(super) fn text(
+    secrets: &Secrets,
+    text: &str,
+    headers: &http::HeaderMap,
+) -> Result<String, NotJson> {
+    if let Some(claim) = json_claim(text.as_bytes(), headers) {
+        let (bom, body) = text
+            .strip_prefix('\u{feff}')
+            .map_or(("", text), |rest| ("\u{feff}", rest));
+        if body.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
+            // An empty answer under a JSON content type: nothing to read.
+            return Ok(text.to_owned());
+        }
+        return match redact_json::redact(secrets, body) {
+            Ok(None) => Ok(secrets.scrub_values(text)),
+            Ok(Some(redacted)) => Ok(secrets.scrub_values(&format!("{bom}{redacted}"))),
+            Err(e) => Err(NotJson {
+                claim,
+                why: format!("{} at byte {}", e.why, e.at + bom.len()),
+            }),
+        };
+    }
     let content_type = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    if let Ok(mut doc) = serde_json::from_str::<Value>(text)
-        && (doc.is_object() || doc.is_array())
-    {
-        return if json(secrets, &mut doc, false) {
-            doc.to_string()
+    Ok(
+        if content_type.contains("x-www-form-urlencoded") || looks_like_form(text) {
+            secrets.scrub_values(&form(secrets, text))
+        } else if text.trim_start().starts_with('<') {
+            xml(&secrets.scrub(text))
         } else {
-            text.to_owned()
-        };
-    }
-    if content_type.contains("x-www-form-urlencoded") || looks_like_form(text) {
-        form(secrets, text)
-    } else if text.trim_start().starts_with('<') {
-        xml(&secrets.scrub(text))
-    } else {
-        secrets.scrub(text)
-    }
-}
-
-/// Redacts `doc` in place; whether anything changed. Under a secret-named
-/// key (`whole`) every string is a secret.
-fn json(secrets: &Secrets, doc: &mut Value, whole: bool) -> bool {
-    match doc {
-        Value::String(s) => {
-            let redacted = if whole {
-                REDACTED.to_owned()
-            } else {
-                secrets.scrub(s)
-            };
-            let changed = redacted != *s;
-            *s = redacted;
-            changed
-        }
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |any, item| json(secrets, item, whole) | any),
-        Value::Object(map) => {
-            let secret_value = whole || object_holds_a_secret_value(map);
-            let mut any = false;
-            for (key, value) in map.iter_mut() {
-                let by_name = is_secret_name(key) || (secret_value && normalized(key) == "value");
-                if by_name && value.is_number() {
-                    // A number under a secret name (a PIN, a numeric password) is hidden too.
-                    *value = REDACTED.into();
-                    any = true;
-                    continue;
-                }
-                any |= json(secrets, value, whole || by_name);
-            }
-            any
-        }
-        _ => false,
-    }
-}
-
-/// Whether an object's `value` is a secret: Key Vault's secret bundle, a
-/// `listKeys` entry, or a parameter of a secure type.
-fn object_holds_a_secret_value(map: &serde_json::Map<String, Value>) -> bool {
-    if !map.contains_key("value") {
-        return false;
-    }
-    let secure_type = map
-        .get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| t.to_ascii_lowercase().starts_with("secure"));
-    let names_a_secret = ["id", "name"].iter().any(|k| {
-        map.get(*k)
-            .and_then(Value::as_str)
-            .is_some_and(|v| v.contains("/secrets/") || v.contains("/keys/") || is_secret_name(v))
-    });
-    secure_type
-        || names_a_secret
-        || map
-            .keys()
-            .any(|k| SECRET_VALUE_SIBLINGS.contains(&normalized(k).as_str()))
-}
-
-fn normalized(name: &str) -> String {
-    name.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect::<String>()
-        .to_ascii_lowercase()
+            secrets.scrub(text)
+        },
+    )
 }
 
 /// `a=1&b=2` with nothing a form could not hold (no space, quote or angle bracket).
@@ -226,7 +213,7 @@ mod tests {
         if !content_type.is_empty() {
             headers.insert(http::header::CONTENT_TYPE, content_type.parse().unwrap());
         }
-        super::text(&s, text, &headers)
+        super::text(&s, text, &headers).unwrap()
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::io::Write as _;
 
-use super::coding::{Coding, decode};
+use super::coding::undo_any;
 
 /// Each coding [`encode`] makes, with the `Content-Encoding` a service names
 /// it by (zlib-wrapped and raw deflate are both `deflate`; `x-gzip` is gzip).
@@ -49,12 +49,50 @@ pub(crate) fn encode(data: &[u8], coding: &str) -> Vec<u8> {
     }
 }
 
+/// Headers, as `(name, value)` pairs.
+pub(crate) type Headers = Vec<(String, String)>;
+
+/// `body` in random codings, and the headers that name them: a content
+/// coding, a transfer coding (`…, chunked`), both, none; or `Err` with the
+/// coding when it is in one no header names.
+pub(crate) fn encode_randomly(
+    rng: &mut fastrand::Rng,
+    body: &[u8],
+) -> (Vec<u8>, Result<Headers, &'static str>) {
+    let codings = ["gzip", "deflate", "raw-deflate", "br", "zstd"];
+    let mut body = body.to_vec();
+    let mut coding = |rng: &mut fastrand::Rng| {
+        let c = codings[rng.usize(..codings.len())];
+        body = encode(&body, c);
+        if c == "raw-deflate" { "deflate" } else { c }
+    };
+    let header = |name: &str, value: String| (name.to_owned(), value);
+    let named = match rng.u8(..6) {
+        0 => Ok(vec![header("content-encoding", coding(rng).into())]),
+        1 => Ok(vec![header(
+            "transfer-encoding",
+            format!("{}, chunked", coding(rng)),
+        )]),
+        2 => {
+            let inner = coding(rng);
+            let outer = coding(rng);
+            Ok(vec![
+                header("content-encoding", inner.into()),
+                header("transfer-encoding", outer.into()),
+            ])
+        }
+        3 => Err(coding(rng)),
+        _ => Ok(vec![]),
+    };
+    (body, named)
+}
+
 /// Everything a reader gets from `bytes`: them, and what they decode to
-/// from each coding they decode from.
+/// from each coding they decode from (and that in turn).
 pub(crate) fn readable(bytes: &[u8]) -> Vec<u8> {
     let mut out = bytes.to_vec();
-    for coding in [Coding::Gzip, Coding::Deflate, Coding::Brotli, Coding::Zstd] {
-        out.extend(decode(bytes, &[coding], 64 << 20, "b").unwrap_or_default());
+    for (_, decoded) in undo_any(bytes, 64 << 20) {
+        out.extend(decoded);
     }
     out
 }
