@@ -56,6 +56,8 @@ pub enum ErrorCode {
     ConfigTooDeep,
     /// A message azd sent that cannot be decoded.
     InvalidMessage,
+    /// A request under the id of one azd sent before that is not answered yet.
+    DuplicateRequestId,
     /// `listen` could not start serving.
     ExtensionFailedToStart,
     /// The provider is unsigned, signed by a key not trusted, or changed since it was signed.
@@ -68,7 +70,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [Self; 27] = [
+    pub const ALL: [Self; 28] = [
         Self::ProviderTimeout,
         Self::ProviderOutOfMemory,
         Self::ProviderTrapped,
@@ -92,6 +94,7 @@ impl ErrorCode {
         Self::MisroutedRequest,
         Self::ConfigTooDeep,
         Self::InvalidMessage,
+        Self::DuplicateRequestId,
         Self::ExtensionFailedToStart,
         Self::UntrustedProvider,
         Self::ConsentRequired,
@@ -146,6 +149,7 @@ impl ErrorCode {
             Self::MisroutedRequest => ("misrouted_request", Internal, false),
             Self::ConfigTooDeep => ("config_too_deep", Validation, false),
             Self::InvalidMessage => ("invalid_message", Validation, false),
+            Self::DuplicateRequestId => ("duplicate_request_id", Validation, false),
             Self::ExtensionFailedToStart => ("extension_failed_to_start", Validation, false),
             Self::UntrustedProvider => ("untrusted_provider", Validation, false),
             Self::ConsentRequired => ("consent_required", Validation, false),

@@ -18,8 +18,11 @@
 //!   azd, in process or against the real binary, every answer checked.
 //! - [`oversized`]: requests with one field as long as azd's messages allow,
 //!   every answer checked against azd's limit and the stream kept alive.
+//! - [`duplicates`]: about one request in twenty under the id of one still in
+//!   flight, every request's one answer and nothing after it checked.
 
 mod campaign;
+pub mod duplicates;
 pub mod envelopes;
 mod mutate;
 pub mod oversized;

@@ -31,7 +31,7 @@ pub fn inbound_regressions() -> PathBuf {
 
 /// What the host must do with one input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expect {
+pub(crate) enum Expect {
     /// One answer, not `invalid_message`.
     Answer,
     /// One answer: `invalid_message`.
@@ -43,7 +43,7 @@ enum Expect {
 /// The expectation for `bytes`, which start with request id `id` (`deep`:
 /// groups nested past the host's limit were added); `None` when a mutation
 /// gave them another id (they are not sent: the id could be taken).
-fn expectation(bytes: &[u8], id: &str, deep: bool) -> Option<Expect> {
+pub(crate) fn expectation(bytes: &[u8], id: &str, deep: bool) -> Option<Expect> {
     if deep {
         return Some(Expect::Refused);
     }
@@ -62,7 +62,7 @@ fn expectation(bytes: &[u8], id: &str, deep: bool) -> Option<Expect> {
 }
 
 /// The host's code of an error answer.
-fn local_code(error: &pb::ExtensionError) -> &str {
+pub(crate) fn local_code(error: &pb::ExtensionError) -> &str {
     match &error.source {
         Some(pb::extension_error::Source::LocalError(l)) => &l.code,
         _ => "",
@@ -151,25 +151,7 @@ pub async fn drive(
     for worker in running {
         tallies.push(worker.await.expect("a fuzz worker panicked"));
     }
-    // The stream lived through it all: a last request is answered.
-    let last = pb::ProvisioningMessage {
-        request_id: "fuzz-last".into(),
-        error: None,
-        message_type: Some(pb::provisioning_message::MessageType::StateRequest(
-            pb::ProvisioningStateRequest {
-                options: None,
-                provider_name: provider.to_owned(),
-            },
-        )),
-    };
-    let mut end = campaign.tally();
-    match h.send_raw(last).await {
-        Ok(_) => end.record("answered", "the last request"),
-        Err(e) => end.fail(
-            b"",
-            format!("the stream does not answer after fuzzing: {e}"),
-        ),
-    }
+    let mut end = last_request(&campaign, h, provider).await;
     if h.stray_messages() > 0 {
         end.fail(
             b"",
@@ -188,4 +170,27 @@ pub async fn drive(
     tallies.push(end);
     let campaign = Arc::try_unwrap(campaign).expect("every worker is done");
     (campaign, tallies)
+}
+
+/// A State sent last, which must be answered: the stream lived through it all.
+pub(crate) async fn last_request(campaign: &Campaign, h: &ProviderHandle, provider: &str) -> Tally {
+    let mut end = campaign.tally();
+    let last = pb::ProvisioningMessage {
+        request_id: "fuzz-last".into(),
+        error: None,
+        message_type: Some(pb::provisioning_message::MessageType::StateRequest(
+            pb::ProvisioningStateRequest {
+                options: None,
+                provider_name: provider.to_owned(),
+            },
+        )),
+    };
+    match h.send_raw(last).await {
+        Ok(_) => end.record("answered", "the last request"),
+        Err(e) => end.fail(
+            b"",
+            format!("the stream does not answer after fuzzing: {e}"),
+        ),
+    }
+    end
 }

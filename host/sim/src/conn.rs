@@ -57,6 +57,8 @@ pub(crate) struct StreamConn {
     late: AtomicU64,
     /// Messages for ids azd never sent.
     stray: AtomicU64,
+    /// Who watches everything the extension sends ([`StreamConn::watch`]).
+    watchers: Mutex<Vec<mpsc::UnboundedSender<pb::ProvisioningMessage>>>,
     /// Cancelled to end the stream from azd's side (the extension sees EOF).
     pub(crate) close: CancellationToken,
     /// Cancelled once the stream is over, whichever side ended it.
@@ -72,6 +74,7 @@ impl StreamConn {
             calls: Mutex::new(HashMap::new()),
             late: AtomicU64::new(0),
             stray: AtomicU64::new(0),
+            watchers: Mutex::new(Vec::new()),
             close: CancellationToken::new(),
             ended: CancellationToken::new(),
         }
@@ -151,8 +154,22 @@ impl StreamConn {
         }
     }
 
+    /// Every message the extension sends from now on (registrations aside), in arrival
+    /// order, whatever its id, before it is routed.
+    pub(crate) fn watch(&self) -> mpsc::UnboundedReceiver<pb::ProvisioningMessage> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.watchers.lock().push(tx);
+        rx
+    }
+
     /// Routes one message from the extension (not a registration) to the call it answers.
     pub(crate) async fn route(&self, msg: pb::ProvisioningMessage) {
+        {
+            let mut watchers = self.watchers.lock();
+            if !watchers.is_empty() {
+                watchers.retain(|w| w.send(msg.clone()).is_ok());
+            }
+        }
         let is_progress = matches!(msg.message_type, Some(MessageType::ProgressMessage(_)));
         let target = {
             let mut calls = self.calls.lock();
@@ -259,6 +276,21 @@ mod tests {
         ));
         assert_eq!(conn.late_messages(), 1);
         assert_eq!(conn.stray_messages(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_watcher_sees_every_message_whatever_its_id() {
+        let (tx, _rx) = mpsc::channel(4);
+        let conn = Arc::new(StreamConn::new(1, tx));
+        let mut watched = conn.watch();
+        conn.route(answer("x")).await;
+        conn.route(progress("x", "after")).await;
+        conn.route(answer("x")).await;
+        let ids: Vec<_> = std::iter::from_fn(|| watched.try_recv().ok())
+            .map(|m| m.request_id)
+            .collect();
+        assert_eq!(ids, ["x", "x", "x"]);
+        assert_eq!(conn.stray_messages(), 3, "still routed: no call sent x");
     }
 
     #[tokio::test]

@@ -175,6 +175,15 @@ impl ProviderHandle {
         .map_err(|_| CallError::Timeout)?
     }
 
+    /// Everything the extension sends on this provider's stream from now on (registrations
+    /// aside), in arrival order, whatever its id, as it arrives: how a test follows requests
+    /// it sent with [`ProviderHandle::push_bytes`], which waits for no answer, among them
+    /// several under one id (a call refuses an id already used). What is watched is still
+    /// routed as usual: a message for an id no call sent counts as stray.
+    pub fn watch(&self) -> tokio::sync::mpsc::UnboundedReceiver<pb::ProvisioningMessage> {
+        self.conn.watch()
+    }
+
     /// Sends `msg` and waits for its final answer, passing progress to `on_progress`.
     async fn exchange(
         &self,

@@ -2,17 +2,25 @@
 //!
 //! ```text
 //!            ┌──────────── reader task ─────────────┐
-//! azd ──────▶│ answer to one of ours? → its waiter  │
-//!            │ a request?             → request queue ──▶ receive(): one task per
-//!            │ anything else          → debug log   │     request (bounded), each
-//!            └──────────────────────────────────────┘     answers exactly once
+//! azd ──────▶│ a request?             → request queue ──▶ receive(): one task per
+//!            │   (its id in flight?   → refused)    │     request (bounded), each
+//!            │ answer to one of ours? → its waiter  │     answers exactly once
+//!            │ anything else          → debug log   │
+//!            └──────────────────────────────────────┘
 //! azd ◀────── outbound queue (bounded) ◀── progress, answers, our requests
 //! ```
 //!
 //! Guarantees:
 //! - every request azd sends gets exactly one answer: an unknown or empty kind
-//!   gets an error answer; a handler that panics becomes an error answer; an
-//!   answer over azd's 4 MiB limit, the host's own errors included, is replaced
+//!   gets an error answer; a request under the id of one still unanswered (its
+//!   answer has not left) is not served but answered at once with
+//!   `duplicate_request_id` naming the id, while the first is served on and
+//!   answered as usual (serving both would send two answers azd, which tells
+//!   answers apart by id alone, cannot tell apart, and their progress
+//!   interleaved); a message of a request kind is a request even under the id
+//!   of one of ours awaiting azd's answer (only other messages answer ours); a
+//!   handler that panics becomes an error answer; an answer over azd's 4 MiB
+//!   limit, the host's own errors included, is replaced
 //!   by a bounded error answer (the stream survives); nothing over the limit
 //!   ever leaves (`pacing`), and a request whose id alone is too long to be
 //!   answered within it stays unanswered, and is said to be when the stream ends;

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use azd_wasm_host_core::ProviderError;
-use azd_wasm_host_core::text::{QUOTE_MAX, clip};
+use azd_wasm_host_core::text::{QUOTE_MAX, clip, quote};
+use azd_wasm_host_core::{ErrorCode, ProviderError};
 use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::mpsc;
@@ -110,16 +110,23 @@ impl Reader {
 
     /// Hands one message to its waiter or to the dispatcher. `false` once the
     /// stream is over.
+    ///
+    /// A message of a request kind is azd's request whatever its id, even the
+    /// id of a request of ours awaiting azd's answer (which still waits for
+    /// it); any other message under such an id (an answer, an error, an
+    /// envelope of a kind this version does not know) is azd's answer to ours.
     async fn route(&mut self, msg: pb::ProvisioningMessage) -> bool {
-        let waiter = self.pending.lock().remove(&msg.request_id);
-        if let Some(waiter) = waiter {
-            let _ = waiter.send(msg);
-            return true;
+        let kind = RequestKind::of(&msg);
+        if kind.is_none() {
+            let waiter = self.pending.lock().remove(&msg.request_id);
+            if let Some(waiter) = waiter {
+                let _ = waiter.send(msg);
+                return true;
+            }
         }
         // A request of a kind we know, or an empty envelope (an unknown kind decodes
         // as empty): both get an answer. An error envelope with no kind is azd
         // answering something we no longer wait for.
-        let kind = RequestKind::of(&msg);
         let is_request = kind.is_some() || (msg.message_type.is_none() && msg.error.is_none());
         if !is_request {
             // An answer or progress for nothing we asked: answering it could start
@@ -132,18 +139,26 @@ impl Reader {
 
     /// Hands a request (or why it is refused) to the dispatcher, numbered in
     /// the order azd sent it. `false` once the stream is over.
+    ///
+    /// A request under the id of one still unanswered (*live*: its answer has
+    /// not left) is refused with `duplicate_request_id`, whatever it is: azd
+    /// tells answers apart by id alone, so serving both would send two answers
+    /// it cannot tell apart, their progress interleaved. The refusal leaves at
+    /// once (azd's broker waits on the latest request under an id); the first
+    /// is served on and answered as if the second had never come.
     async fn dispatch(
         &mut self,
-        request: Result<pb::ProvisioningMessage, (String, ProviderError)>,
+        mut request: Result<pb::ProvisioningMessage, (String, ProviderError)>,
         kind: Option<RequestKind>,
     ) -> bool {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
-        let id = match &request {
-            Ok(msg) => &msg.request_id,
-            Err((id, _)) => id,
-        };
-        let tracked = self.in_flight.track(sequence, id, kind);
+        let id = request_id(&request);
+        if self.in_flight.is_live(id) {
+            tracing::warn!(request_id = %clip(id, QUOTE_MAX), kind = kind.map(RequestKind::name), "azd sent a request under the id of one still unanswered; refused");
+            request = Err((id.to_owned(), duplicate(id, kind, request.is_ok())));
+        }
+        let tracked = self.in_flight.track(sequence, request_id(&request), kind);
         let queued = Queued {
             sequence,
             request,
@@ -164,6 +179,35 @@ impl Reader {
     }
 }
 
+/// The id of a request the reader hands over.
+fn request_id(request: &Result<pb::ProvisioningMessage, (String, ProviderError)>) -> &str {
+    match request {
+        Ok(msg) => &msg.request_id,
+        Err((id, _)) => id,
+    }
+}
+
+/// The refusal of a request under `id`, the id of one still unanswered; `kind`
+/// is the request's (`readable`: the message could be read).
+fn duplicate(id: &str, kind: Option<RequestKind>, readable: bool) -> ProviderError {
+    let what = match (kind, readable) {
+        (Some(kind), _) => format!("a {kind} request"),
+        (None, true) => "a request of no kind this version knows".to_owned(),
+        (None, false) => "a message it cannot read".to_owned(),
+    };
+    ProviderError::host(
+        ErrorCode::DuplicateRequestId,
+        format!(
+            "azd sent {what} under request id {}, the id of a request it sent before that is \
+             not answered yet; it is refused, and the earlier request still gets its own answer",
+            quote(id)
+        ),
+    )
+    .with_suggestion(
+        "azd gives every request an id of its own: report this with the log of `azd ... --debug`.",
+    )
+}
+
 /// Whether azd ended the stream because it could not take a message of ours (a
 /// message past its limit): a status azd sent (not the transport's, which carries
 /// the connection's error as its source) saying it ran out of room.
@@ -182,6 +226,10 @@ fn unreadable_frame(status: &tonic::Status) -> bool {
         || m.starts_with("Error decompressing")
         || m.starts_with("protocol error: received message")
 }
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod routing_tests;
 
 #[cfg(test)]
 mod tests {

@@ -77,13 +77,25 @@ pub(super) type EndRecord = Arc<OnceLock<StreamEnd>>;
 pub(super) type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<pb::ProvisioningMessage>>>>;
 
 /// azd's requests not answered yet, by their place in azd's order: taken in
-/// by the reader, let go when their answer has left (`pacing`).
+/// by the reader, let go when their answer has left (`pacing`). An id is
+/// *live* while a request under it is here: a request under a live id is
+/// refused (`reader`), so no two requests under one id are ever served at
+/// once (azd tells answers apart by id alone).
 #[derive(Clone, Default)]
-pub(super) struct InFlight(Arc<Mutex<HashMap<u64, Running>>>);
+pub(super) struct InFlight(Arc<Mutex<Table>>);
+
+/// What [`InFlight`] holds under its lock.
+#[derive(Default)]
+struct Table {
+    /// By the request's place in azd's order.
+    running: HashMap<u64, Running>,
+    /// How many of them have each id.
+    live: HashMap<Arc<str>, usize>,
+}
 
 /// One request in [`InFlight`].
 struct Running {
-    request_id: String,
+    request_id: Arc<str>,
     kind: Option<RequestKind>,
     since: Instant,
 }
@@ -96,12 +108,16 @@ impl InFlight {
         request_id: &str,
         kind: Option<RequestKind>,
     ) -> Tracked {
+        let request_id: Arc<str> = Arc::from(request_id);
+        let mut table = self.0.lock();
+        *table.live.entry(request_id.clone()).or_default() += 1;
         let running = Running {
-            request_id: request_id.to_owned(),
+            request_id,
             kind,
             since: Instant::now(),
         };
-        self.0.lock().insert(sequence, running);
+        table.running.insert(sequence, running);
+        drop(table);
         Tracked {
             table: self.clone(),
             sequence,
@@ -109,14 +125,34 @@ impl InFlight {
         }
     }
 
+    /// Whether a request under `request_id` is still unanswered.
+    pub(super) fn is_live(&self, request_id: &str) -> bool {
+        self.0.lock().live.contains_key(request_id)
+    }
+
+    /// Forgets request `sequence`.
+    fn settle(&self, sequence: u64) {
+        let mut table = self.0.lock();
+        let Some(running) = table.running.remove(&sequence) else {
+            return;
+        };
+        if let Some(n) = table.live.get_mut(&running.request_id) {
+            *n -= 1;
+            if *n == 0 {
+                table.live.remove(&running.request_id);
+            }
+        }
+    }
+
     /// The requests still unanswered, in azd's order.
     pub(super) fn unanswered(&self) -> Vec<Unanswered> {
         let table = self.0.lock();
         let mut out: Vec<(u64, Unanswered)> = table
+            .running
             .iter()
             .map(|(sequence, r)| {
                 let request = Unanswered {
-                    request_id: r.request_id.clone(),
+                    request_id: r.request_id.to_string(),
                     kind: r.kind,
                     running_for: r.since.elapsed(),
                 };
@@ -155,7 +191,7 @@ impl crate::pacing::Settles for Tracked {
 impl Drop for Tracked {
     fn drop(&mut self) {
         if !self.unanswerable {
-            self.table.0.lock().remove(&self.sequence);
+            self.table.settle(self.sequence);
         }
     }
 }
