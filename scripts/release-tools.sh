@@ -23,7 +23,8 @@
 # (default host/cli/extension.yaml; host/cli/tests/release_tools.rs gives it a wrong version),
 # SOURCE_DATE_EPOCH (every archive entry's time; default: the last commit's), RELEASE_SIGNING_KEY
 # (the release's signing key, a PEM file; default: your own default signing key, which verifies
-# only where it is trusted), SIGNER_CLI (the CLI that signs, one that runs here; default: the one
+# only with a CLI built with it as release key, or where it is trusted for the tool:
+# `azd-wasm-host trust add KEY.pub --for tool`, never as a key trusted for providers), SIGNER_CLI (the CLI that signs, one that runs here; default: the one
 # bundled for this machine), RELEASE_TAG (when set, it must be azd-ext-<id>_<version> for the
 # extension's id and version: what the release workflow is started by), and for tests
 # RELEASE_SH (default scripts/release.sh) and DIST_DIR (where it leaves its builds, default
@@ -122,7 +123,7 @@ signer=${SIGNER_CLI:-${TOOLS_CLI:-${cli_of[$native]:-}}}
 [[ -n $signer && -x $signer ]] ||
   die "nothing here can sign the sidecars: build this machine's platform ($native) too, or name a CLI that runs here as SIGNER_CLI"
 [[ -n ${RELEASE_SIGNING_KEY:-} ]] ||
-  echo "release-tools: signing the sidecars with your own default key (RELEASE_SIGNING_KEY names a release's)" >&2
+  echo "release-tools: signing the sidecars with your own default key (RELEASE_SIGNING_KEY names a release's); a CLI built without a release key checks them only where that key is trusted for the tool (azd-wasm-host trust add KEY.pub --for tool)" >&2
 "$signer" sign-sidecars "$signed" --version "$version" ${RELEASE_SIGNING_KEY:+--key "$RELEASE_SIGNING_KEY"} >/dev/null ||
   die "signing the sidecars failed"
 [[ -s $signed/sidecars.sigstore.json ]] || die "$signer sign-sidecars wrote no sidecars/sidecars.sigstore.json"

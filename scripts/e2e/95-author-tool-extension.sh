@@ -29,8 +29,9 @@ tool_sidecar="${AZD_E2E_TOOL_SIDECAR:-$(dirname "$tool_cli")/azd-wasm-host-sidec
 t="$(now)"
 mkdir -p "$work/tools-dist"
 serve_folder "$work/tools-dist"
-# Signed with the default key of this azd config folder, trusted in it: what a release made here
-# is (a published release's CLI carries the release key instead; docs/packaging.md).
+# Signed with the default key of this azd config folder: what a release made here is (a published
+# release's CLI carries the release key instead; docs/packaging.md). That key is trusted for the
+# tool below.
 OUT_DIR="$work/tools-dist" BASE_URL="$served_url" TOOLS_CLI="$tool_cli" TOOLS_SIDECAR="$tool_sidecar" \
   "$repo_root/scripts/release-tools.sh" >"$work/step.out" 2>&1 || {
   cat "$work/step.out" >>"$transcript"
@@ -38,6 +39,14 @@ OUT_DIR="$work/tools-dist" BASE_URL="$served_url" TOOLS_CLI="$tool_cli" TOOLS_SI
 }
 sed 's/^/  | /' "$work/step.out" | tee -a "$transcript"
 say "  (the tool's release, served on $served_url, in $(elapsed "$t") s)"
+# A tool built without a release key checks its sidecars' list only with the keys trusted for the
+# tool (tool-keys/), never with those trusted for providers: trust this folder's default key, which
+# signed the list above, for the tool, as a user of such a build does (docs/packaging.md).
+"$tool_cli" trust add "$AZD_CONFIG_DIR/wasm-host/keys/signing.pub" --for tool >"$work/step.out" 2>&1 || {
+  cat "$work/step.out" >>"$transcript"
+  fail "azd-wasm-host trust add … --for tool (the key that signed the tool's sidecars)"
+}
+grep -q "for the tool's sidecars" "$work/step.out" || fail "trust add --for tool did not say what it trusted"
 azd_step extension source validate "$served_url/registry.json" --strict --no-prompt ||
   fail "azd extension source validate --strict refused the tool's registry"
 pass "azd's own validation (--strict) passes the tool's registry.json"

@@ -93,7 +93,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "KEY")]
         key: Option<PathBuf>,
     },
-    /// The keys whose signed providers run here: add, list, remove.
+    /// The keys whose signed providers run here, and (`--for tool`) those that may sign the
+    /// tool's sidecars: add, list, remove.
     Trust {
         #[command(subcommand)]
         action: crate::keys::TrustAction,

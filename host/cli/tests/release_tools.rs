@@ -265,6 +265,83 @@ fn the_tools_source_is_what_azd_installs_and_carries_the_sidecar() {
     assert_eq!(note["profile_guided"], false);
 }
 
+/// A tool built without a release key takes the signer of its sidecars from the keys its user
+/// trusts for the tool, never from those trusted for providers: with the release's key trusted
+/// for providers (`trust add KEY`), the list the script signed is refused, saying so; added with
+/// `trust add KEY --for tool`, it lands in `tool-keys/` and the list verifies.
+#[test]
+fn only_a_key_trusted_for_the_tool_verifies_its_sidecars() {
+    if !linux_amd64() {
+        eprintln!("skipped: the script's stand-ins are this Linux amd64 machine's");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let (status, stderr, out, key) = release_tools_with(work.path(), None, "@1600000000", None);
+    assert!(status.success(), "release-tools.sh failed:\n{stderr}");
+    let bytes = std::fs::read(out.join("azd-wasm-host-tools-linux-amd64.tar.gz")).unwrap();
+    let unpacked = tempfile::tempdir().unwrap();
+    let sidecars = unpack_sidecars(&tar_entries(&bytes), unpacked.path());
+
+    // A user's own trust folder, and the release key's public half as a file.
+    let config = work.path().join("user-config");
+    let public = work.path().join("release-key.pub");
+    assert_eq!(
+        PublicKey::from_pem(&std::fs::read_to_string(&public).unwrap()).unwrap(),
+        key
+    );
+    let trust = azd_wasm_host_trust::TrustDir::at(config.join("wasm-host"));
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_azd-wasm-host"))
+            .args(args)
+            .env("AZD_CONFIG_DIR", &config)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {text}");
+        text
+    };
+    let verify = || {
+        azd_wasm_host_trust::verify_tool_sidecars(
+            &sidecars,
+            &trust.tool_keys(),
+            &trust.trusted_keys(),
+        )
+    };
+
+    cli(&[
+        "trust",
+        "add",
+        public.to_str().unwrap(),
+        "--name",
+        "release",
+    ]);
+    let Err(e) = verify() else {
+        panic!("a key trusted for providers verified the sidecars");
+    };
+    assert!(
+        e.to_string().contains("which you trust for providers")
+            && e.to_string().contains("--for tool"),
+        "{e}"
+    );
+
+    let said = cli(&["trust", "add", public.to_str().unwrap(), "--for", "tool"]);
+    assert!(said.contains("for the tool's sidecars"), "{said}");
+    assert_eq!(trust.tool_keys().len(), 1);
+    assert!(trust.tool_keys()[0].0.starts_with(trust.tool_keys_dir()));
+    let (_, by) = verify().unwrap();
+    assert_eq!(by, key);
+    let list = cli(&["trust", "list"]);
+    assert!(
+        list.contains("keys trusted for the tool's sidecars:") && list.contains("tool-keys"),
+        "{list}"
+    );
+    // Removed for the tool, it verifies no more (it is still trusted for providers).
+    cli(&["trust", "remove", &key.short_id()[..8], "--for", "tool"]);
+    assert!(trust.tool_keys().is_empty() && trust.trusted_keys().len() == 1);
+    assert!(verify().is_err());
+}
+
 #[test]
 fn a_manifest_whose_version_is_not_the_workspaces_is_refused() {
     if !linux_amd64() {

@@ -11,8 +11,9 @@
 //! characters (C0, DEL, C1) are removed except newline and tab, and so is
 //! every other character [`is_invisible`] names (format characters but the
 //! zero-width joiner emoji sequences are made of, separators, private-use and
-//! unassigned code points); the text of a sequence is left behind as
-//! harmless characters.
+//! unassigned code points, default-ignorable code points), but for the blanks
+//! that are not ASCII's space, which become one; the text of a sequence is
+//! left behind as harmless characters.
 //!
 //! Text from the wire (a provider name, a request id, a project path, azd's own
 //! messages) can be as long as a message may be. Quoted whole in an error, it makes
@@ -27,34 +28,48 @@
 //! character (tab, newline and carriage return included), a format character
 //! (the bidi embeddings, overrides, isolates and marks, zero-width spaces and
 //! joiners, the byte-order mark, the soft hyphen, …), a line or paragraph
-//! separator, a private-use or unassigned code point: each can make a prompt
-//! say something other than what the manifest asks for (erase a line, reverse
-//! a path, hide a character). The manifest refuses them when it is read, and
-//! what a prompt or a report quotes passes [`shown`] anyway, which writes each
-//! as `\u{…}`.
+//! separator, a private-use or unassigned code point, a code point Unicode
+//! makes default-ignorable (variation selectors, Hangul fillers, the combining
+//! grapheme joiner, tags, …: rendered as nothing), or a blank that is not
+//! ASCII's space (no-break, ideographic, em, thin spaces, …, and the symbols
+//! drawn without ink): each can make a prompt say something other than what
+//! the manifest asks for (erase a line, reverse a path, hide a character, pass
+//! two names for one). The manifest refuses them when it is read, and what a
+//! prompt or a report quotes passes [`shown`] anyway, which writes each as
+//! `\u{…}`.
 
 use std::borrow::Cow;
 
+use icu_properties::CodePointSetData;
+use icu_properties::props::{DefaultIgnorableCodePoint, WhiteSpace};
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
 
-/// Whether `c` may reach a terminal: newline and tab, and anything
-/// [`is_invisible`] does not name but the zero-width joiner (emoji
-/// sequences). ASCII is decided without the Unicode tables: progress messages
-/// pass here one by one.
-fn allowed(c: char) -> bool {
+/// What of `c` may reach a terminal: newline and tab, anything
+/// [`is_invisible`] does not name, and the zero-width joiner (emoji
+/// sequences); a space for a blank that is not ASCII's ([`is_blank`]); nothing
+/// for the rest. ASCII is decided without the Unicode tables: progress
+/// messages pass here one by one.
+fn on_terminal(c: char) -> Option<char> {
     if c.is_ascii() {
-        return !c.is_ascii_control() || c == '\n' || c == '\t';
+        return (!c.is_ascii_control() || c == '\n' || c == '\t').then_some(c);
     }
-    c == '\u{200d}' || !is_invisible(c)
+    if c == '\u{200d}' {
+        return Some(c);
+    }
+    if is_blank(c) {
+        return Some(' ');
+    }
+    (!is_invisible(c)).then_some(c)
 }
 
-/// `text` without control characters other than newline and tab. Borrows when
-/// there is nothing to remove.
+/// `text` without control characters other than newline and tab, nor any
+/// other character [`is_invisible`] names but the zero-width joiner; a blank
+/// that is not ASCII's space becomes one. Borrows when nothing changes.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    if text.chars().all(allowed) {
+    if text.chars().all(|c| on_terminal(c) == Some(c)) {
         Cow::Borrowed(text)
     } else {
-        Cow::Owned(text.chars().filter(|c| allowed(*c)).collect())
+        Cow::Owned(text.chars().filter_map(on_terminal).collect())
     }
 }
 
@@ -115,14 +130,29 @@ pub fn quote(text: &str) -> String {
 }
 
 /// Whether `c` must never stand unescaped in a string the host shows in a
-/// prompt or a report: a control character (C0, tab, newline and carriage
-/// return included, DEL, C1), a format character (Unicode category Cf: bidi
-/// embeddings, overrides, isolates and marks, zero-width space and joiners,
-/// word joiner, invisible operators, the byte-order mark, the soft hyphen,
-/// …), a line or paragraph separator, a private-use code point, or one
-/// Unicode has not assigned (noncharacters included). By Unicode's general
-/// category (the `unicode-properties` tables), not a list of our own.
+/// prompt or a report:
+/// - a control character (C0, tab, newline and carriage return included,
+///   DEL, C1), a format character (Unicode category Cf: bidi embeddings,
+///   overrides, isolates and marks, zero-width space and joiners, word
+///   joiner, invisible operators, the byte-order mark, the soft hyphen, …), a
+///   line or paragraph separator, a private-use code point, or one Unicode
+///   has not assigned (noncharacters included): by general category (the
+///   `unicode-properties` tables);
+/// - a code point with Unicode's `Default_Ignorable_Code_Point` property,
+///   which a font without support for it renders as nothing (variation
+///   selectors, the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, the
+///   combining grapheme joiner U+034F, the Khmer inherent vowels U+17B4 and
+///   U+17B5, the Mongolian selectors, tags U+E0000–U+E0FFF, …): by Unicode's
+///   data as ICU4X ships it (`icu_properties`);
+/// - a character with Unicode's `White_Space` property outside ASCII (the
+///   no-break and ideographic spaces, …), and the other blanks [`is_blank`]
+///   names.
+///
+/// No list of our own but the two symbols [`is_blank`] names.
 pub fn is_invisible(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
     matches!(
         c.general_category(),
         GeneralCategory::Control
@@ -132,7 +162,25 @@ pub fn is_invisible(c: char) -> bool {
             | GeneralCategory::PrivateUse
             | GeneralCategory::Surrogate
             | GeneralCategory::Unassigned
-    )
+    ) || CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || CodePointSetData::new::<WhiteSpace>().contains(c)
+        || is_blank(c)
+}
+
+/// Whether `c` is a blank that is not ASCII's space: a space separator
+/// (Unicode category Zs, all of which have the `White_Space` property) outside
+/// ASCII (the no-break space, the Ogham space mark, the en to hair spaces
+/// U+2000–U+200A, the narrow no-break and medium mathematical spaces, the
+/// ideographic space U+3000), or one of the two symbols drawn with no ink at
+/// all, U+2800 BRAILLE PATTERN BLANK and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD.
+/// (The Hangul fillers, letters that render blank, are default-ignorable, so
+/// [`is_invisible`] already.) On a terminal such a blank becomes a plain space
+/// ([`sanitize`]); in a manifest it is refused: two names that differ only in
+/// it read the same.
+pub fn is_blank(c: char) -> bool {
+    !c.is_ascii()
+        && (c.general_category() == GeneralCategory::SpaceSeparator
+            || matches!(c, '\u{2800}' | '\u{1d159}'))
 }
 
 /// The first character of `text` that [`is_invisible`], with its byte offset.
@@ -303,7 +351,7 @@ mod tests {
             assert!(is_invisible(*c), "{} passed", code_point(*c));
         }
         for visible in [
-            'a', 'Z', '0', ' ', '.', '{', 'é', 'ß', 'ж', '中', 'ا', '\u{301}', '😀', '\u{a0}',
+            'a', 'Z', '0', ' ', '.', '{', 'é', 'ß', 'ж', '中', 'ا', '\u{301}', '😀',
         ] {
             assert!(
                 !is_invisible(visible),
@@ -315,6 +363,113 @@ mod tests {
         assert_eq!(code_point('\u{f0000}'), "U+F0000");
         assert_eq!(find_invisible("ab\u{202e}c"), Some((2, '\u{202e}')));
         assert_eq!(find_invisible("plain é"), None);
+    }
+
+    /// Unicode 16's `Default_Ignorable_Code_Point` (DerivedCoreProperties.txt), whole.
+    const DEFAULT_IGNORABLE: &[(u32, u32)] = &[
+        (0xAD, 0xAD),
+        (0x34F, 0x34F),
+        (0x61C, 0x61C),
+        (0x115F, 0x1160),
+        (0x17B4, 0x17B5),
+        (0x180B, 0x180F),
+        (0x200B, 0x200F),
+        (0x202A, 0x202E),
+        (0x2060, 0x206F),
+        (0x3164, 0x3164),
+        (0xFE00, 0xFE0F),
+        (0xFEFF, 0xFEFF),
+        (0xFFA0, 0xFFA0),
+        (0xFFF0, 0xFFF8),
+        (0x1BCA0, 0x1BCA3),
+        (0x1D173, 0x1D17A),
+        (0xE0000, 0xE0FFF),
+    ];
+    /// Unicode 16's `White_Space` (PropList.txt) outside ASCII.
+    const NON_ASCII_WHITE_SPACE: &[(u32, u32)] = &[
+        (0x85, 0x85),
+        (0xA0, 0xA0),
+        (0x1680, 0x1680),
+        (0x2000, 0x200A),
+        (0x2028, 0x2029),
+        (0x202F, 0x202F),
+        (0x205F, 0x205F),
+        (0x3000, 0x3000),
+    ];
+
+    fn listed(ranges: &[(u32, u32)], c: char) -> bool {
+        ranges
+            .iter()
+            .any(|(from, to)| (*from..=*to).contains(&u32::from(c)))
+    }
+
+    /// What renders as nothing, or as a blank that is not an ASCII space, is refused too: every
+    /// code point of Unicode's lists, and the symbols drawn without ink; ASCII's space is not.
+    #[test]
+    fn every_default_ignorable_code_point_and_blank_is_invisible() {
+        let mut refused = 0;
+        for c in (0..=0x10_FFFF_u32).filter_map(char::from_u32) {
+            if listed(DEFAULT_IGNORABLE, c)
+                || listed(NON_ASCII_WHITE_SPACE, c)
+                || matches!(c, '\u{2800}' | '\u{1d159}')
+            {
+                assert!(is_invisible(c), "{} passed", code_point(c));
+                assert_eq!(find_invisible(&format!("a{c}")), Some((1, c)));
+                refused += 1;
+            }
+        }
+        assert!(refused > 4_000, "{refused}");
+        // The data the rule reads is Unicode's own: its default-ignorable set is the list above.
+        let data = CodePointSetData::new::<DefaultIgnorableCodePoint>();
+        for c in (0..=0x10_FFFF_u32).filter_map(char::from_u32) {
+            assert_eq!(
+                data.contains(c),
+                listed(DEFAULT_IGNORABLE, c),
+                "{}",
+                code_point(c)
+            );
+        }
+        // What the attack used, one by one.
+        for c in [
+            '\u{34f}',
+            '\u{115f}',
+            '\u{1160}',
+            '\u{3164}',
+            '\u{ffa0}',
+            '\u{17b4}',
+            '\u{180b}',
+            '\u{fe0f}',
+            '\u{e0101}',
+            '\u{a0}',
+            '\u{3000}',
+            '\u{2800}',
+        ] {
+            assert!(is_invisible(c), "{} passed", code_point(c));
+        }
+        for visible in [' ', 'a', '한', 'ㄱ', '⠁', '\u{1d15a}', '😀', 'ก', '\u{e47}'] {
+            assert!(
+                !is_invisible(visible),
+                "{} was refused",
+                code_point(visible)
+            );
+        }
+    }
+
+    /// Guest text on a terminal: default-ignorable characters go (but the zero-width joiner of
+    /// emoji sequences), blanks that are not ASCII's become a plain space.
+    #[test]
+    fn guest_text_loses_ignorable_characters_and_its_blanks_become_spaces() {
+        let hostile = "ok\u{34f}\u{3164}\u{ffa0}\u{115f}\u{17b4}\u{180b}\u{fe0f}\u{e0101}!";
+        assert_eq!(sanitize(hostile), "ok!");
+        assert_eq!(sanitize("10\u{a0}MB\u{3000}\u{2800}done"), "10 MB  done");
+        let clean = sanitize("a\u{2003}b\u{205f}c\u{1680}d");
+        assert_eq!(clean, "a b c d");
+        assert!(
+            !clean.chars().any(|c| c != '\u{200d}' && is_invisible(c)),
+            "{clean:?}"
+        );
+        let family = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
+        assert_eq!(sanitize(family), family);
     }
 
     #[test]

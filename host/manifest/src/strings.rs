@@ -4,8 +4,10 @@
 //! `approve`, `check` and refusals quote its name, its grant paths, its
 //! variables, addresses, origins and scopes. One control or invisible
 //! character there ([`text::is_invisible`]: an escape sequence, a carriage
-//! return, a bidi override, a zero-width space, …) can make a prompt show
-//! something other than what is granted. So the manifest's TOML is walked
+//! return, a bidi override, a zero-width space, a variation selector or a
+//! Hangul filler (default-ignorable: drawn as nothing), a no-break,
+//! ideographic or braille blank, …) can make a prompt show something other
+//! than what is granted. So the manifest's TOML is walked
 //! once, as a document, before it is read into its types: every key and
 //! every string, wherever it stands (a field added later included), must
 //! hold none; then the file's text, so that a comment cannot hide one from
@@ -43,7 +45,8 @@ pub(crate) fn check_field(field: &str, value: &str) -> Result<(), String> {
 fn refusal(at: &str, c: char) -> String {
     format!(
         "{at} holds {}, a control or invisible character: a manifest's text must read as it \
-         shows (no control, format, line-separator, private-use or unassigned character)",
+         shows (no control, format, line-separator, private-use, unassigned or \
+         default-ignorable character, and no blank but ASCII's space)",
         code_point(c)
     )
 }

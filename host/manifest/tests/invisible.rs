@@ -156,3 +156,113 @@ fn every_example_manifest_still_reads() {
     }
     assert!(read.len() >= 8, "{read:?}");
 }
+
+/// Whether Unicode says `c` renders as nothing or as a blank other than an ASCII space: its
+/// `Default_Ignorable_Code_Point` property, its `White_Space` property outside ASCII, or one of
+/// the symbols drawn with no ink (U+2800 BRAILLE PATTERN BLANK, U+1D159 MUSICAL SYMBOL NULL
+/// NOTEHEAD). From Unicode's data (ICU4X), not from the code under test.
+fn blank_or_ignorable(c: char) -> bool {
+    use icu_properties::CodePointSetData;
+    use icu_properties::props::{DefaultIgnorableCodePoint, WhiteSpace};
+    CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || (!c.is_ascii() && CodePointSetData::new::<WhiteSpace>().contains(c))
+        || matches!(c, '\u{2800}' | '\u{1d159}')
+}
+
+/// Every code point Unicode makes default-ignorable (variation selectors, Hangul fillers, the
+/// combining grapheme joiner, Khmer inherent vowels, Mongolian selectors, tags, …) and every
+/// blank that is not an ASCII space (no-break, ideographic, em and thin spaces, the braille
+/// blank), in a string or a key, is refused naming its code point and never echoing it; the
+/// letters of every script still read.
+#[test]
+fn every_default_ignorable_or_blank_character_is_refused_naming_its_code_point() {
+    let path = Path::new("/p/provider.toml");
+    let mut checked = 0;
+    for c in (0..=0x10_FFFF_u32).filter_map(char::from_u32) {
+        if !blank_or_ignorable(c) {
+            continue;
+        }
+        let code = format!("U+{:04X}", u32::from(c));
+        let escaped = format!("\\U{:08X}", u32::from(c));
+        for (text, field) in [
+            (
+                format!("name = \"to{escaped}do\"\ncomponent = \"c.wasm\"\n"),
+                "`name`",
+            ),
+            (
+                format!(
+                    "name = \"todo\"\ncomponent = \"c.wasm\"\n[policy]\nenv = [\"HOME{escaped}\"]\n"
+                ),
+                "`policy.env[0]`",
+            ),
+            (
+                format!("name = \"todo\"\ncomponent = \"c.wasm\"\n\"k{escaped}\" = 1\n"),
+                "a key of the manifest's top level",
+            ),
+        ] {
+            let e = format!("{:#}", Manifest::parse(&text, path).unwrap_err());
+            assert!(
+                e.contains(field) && e.contains(&code),
+                "{code} was not refused in {field}: {e}"
+            );
+            assert!(!e.contains(c), "the error echoes {code}: {e:?}");
+        }
+        let e = format!(
+            "{:#}",
+            Manifest::for_component(Path::new("/p/x.wasm"), Some(&format!("to{c}do"))).unwrap_err()
+        );
+        assert!(e.contains(&code) && !e.contains(c), "{code}: {e:?}");
+        checked += 1;
+    }
+    // Unicode has some 4,170 default-ignorable code points and two dozen blanks beyond ASCII.
+    assert!(checked > 4_000, "only {checked} code points were tried");
+    // Written raw in a comment, too.
+    for c in [
+        '\u{a0}',
+        '\u{3000}',
+        '\u{2800}',
+        '\u{3164}',
+        '\u{fe0f}',
+        '\u{e0101}',
+    ] {
+        let text = format!("name = \"todo\" # a{c}b\ncomponent = \"c.wasm\"\n");
+        let e = format!("{:#}", Manifest::parse(&text, path).unwrap_err());
+        let code = format!("U+{:04X}", u32::from(c));
+        assert!(
+            e.contains("line 1, column 18") && e.contains(&code) && !e.contains(c),
+            "{e}"
+        );
+    }
+    // Letters, marks and symbols of many scripts, and emoji without a variation selector, still
+    // read: in a string, in a key and in a comment.
+    for word in [
+        "données",
+        "Straße",
+        "данные",
+        "δεδομένα",
+        "数据存储",
+        "データ",
+        "데이터",
+        "بيانات",
+        "נתונים",
+        "डेटा",
+        "ข้อมูล",
+        "ডেটা",
+        "ტექსტი",
+        "Ձայն",
+        "ᏣᎳᎩ",
+        "😀🚀✅",
+        "a\u{301}",
+    ] {
+        assert!(
+            word.chars().all(|c| !blank_or_ignorable(c)),
+            "{word} holds an ignorable character"
+        );
+        let text = format!(
+            "name = \"{word}\" # {word}\ncomponent = \"c.wasm\"\n[build]\ncommand = \"echo {word}\"\n\"{word}\" = 1\n"
+        );
+        let m = Manifest::parse(&text, path).unwrap_or_else(|e| panic!("{word}: {e:#}"));
+        assert_eq!(m.name, word);
+        Manifest::for_component(Path::new("/p/x.wasm"), Some(word)).unwrap();
+    }
+}

@@ -18,10 +18,13 @@
 //! - **The tool's sidecars** ([`sign_sidecars`], [`verify_sidecars`]): a
 //!   release of the author's tool signs the sidecars it carries as one list
 //!   (a bundle of the same form), which `package` holds them to before it
-//!   ships one.
+//!   ships one: signed by the release key the tool was built with, or by a
+//!   key the user trusts for the tool (`tool-keys/`), never by one trusted
+//!   for providers only.
 //! - **The trust folder** ([`TrustDir`]): `wasm-host/` in azd's config folder
-//!   (`$AZD_CONFIG_DIR`, else `~/.azd`): `trusted-keys/*.pub`, `config.toml`
-//!   (`allow_unsigned`), the default signing key in `keys/`, and in
+//!   (`$AZD_CONFIG_DIR`, else `~/.azd`): `trusted-keys/*.pub`, `tool-keys/*.pub`, `config.toml`
+//!   (`allow_unsigned`), the default signing key and the compile cache's
+//!   secret ([`TrustDir::cache_secret`]) in `keys/`, and in
 //!   `consent/` the manifest of each provider as the user last allowed it;
 //!   used only while nobody else can change it.
 //! - **Consent** ([`consent`]): what a provider's manifest grants beyond what
@@ -33,6 +36,7 @@
 //! [in-toto statement]: https://github.com/in-toto/attestation/blob/main/spec/v1/statement.md
 
 mod bundle;
+mod cache_key;
 pub mod consent;
 mod envelope;
 mod error;
@@ -45,7 +49,9 @@ mod verify;
 pub use envelope::{BUNDLE_FILE, Statement, Subject};
 pub use error::TrustError;
 pub use keys::{KeyPair, PublicKey};
-pub use sidecars::{SIDECARS_BUNDLE_FILE, TOOL_SIDECARS, sign_sidecars, verify_sidecars};
+pub use sidecars::{
+    SIDECARS_BUNDLE_FILE, TOOL_SIDECARS, sign_sidecars, verify_sidecars, verify_tool_sidecars,
+};
 pub use signing::{CODE_BUNDLE_FILE, SignInputs, sign, sign_code};
 pub use store::{ALLOW_UNSIGNED_ENV, CONFIG_DIR_ENV, TrustDir, read_key, write_key};
 pub use verify::{Verdict, Verified, check_signed_files, verify, verify_to_run};

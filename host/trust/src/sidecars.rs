@@ -8,9 +8,17 @@
 //! provider's signature is, whose statement names every file of the folder
 //! with its sha256 and says they are the tool's sidecars at a version
 //! ([`sign_sidecars`]). [`verify_sidecars`] holds the folder to it: the
-//! signature verifies with one of the keys given (the release key the tool
-//! was built with, or those the user trusts), every file it names is there
+//! signature verifies with one of the keys given, every file it names is there
 //! and unchanged, and the folder holds nothing it does not name.
+//!
+//! Which keys those are is the tool's to say: the release key it was built
+//! with, or, in a build without one, the keys the user trusts for the tool
+//! (`tool-keys/` of the trust folder, [`crate::TrustDir::tool_keys`], added by
+//! `trust add KEY --for tool`). Never a key trusted for providers
+//! (`trusted-keys/`): the sidecars run wherever the user's providers are
+//! installed, so trusting a publisher's providers must not make that
+//! publisher able to replace them. [`verify_tool_sidecars`] says so when such
+//! a key signed the list.
 
 use std::path::{Path, PathBuf};
 
@@ -89,6 +97,17 @@ pub fn verify_sidecars(
     dir: &Path,
     keys: &[(PathBuf, PublicKey)],
 ) -> Result<(Statement, PublicKey), TrustError> {
+    verify_tool_sidecars(dir, keys, &[])
+}
+
+/// [`verify_sidecars`] for the installed tool: `keys` may sign the list,
+/// `not_for_the_tool` are the keys the user trusts for providers only, named
+/// in the refusal when one of them signed it.
+pub fn verify_tool_sidecars(
+    dir: &Path,
+    keys: &[(PathBuf, PublicKey)],
+    not_for_the_tool: &[(PathBuf, PublicKey)],
+) -> Result<(Statement, PublicKey), TrustError> {
     let bundle = dir.join(SIDECARS_BUNDLE_FILE);
     let text = std::fs::read_to_string(&bundle).map_err(|e| {
         TrustError::Mismatch(format!(
@@ -101,13 +120,30 @@ pub fn verify_sidecars(
     let (statement, key) = match open_among(&text, &bundle, keys, SIDECARS_PREDICATE_TYPE)? {
         Among::Signed(statement, (_, key)) => (statement, key),
         Among::Unknown(_, key) => {
+            if let Ok(Among::Signed(_, (file, by))) =
+                open_among(&text, &bundle, not_for_the_tool, SIDECARS_PREDICATE_TYPE)
+            {
+                return Err(TrustError::Mismatch(format!(
+                    "the sidecars in {} are signed by key {}, which you trust for providers \
+                     ({}), not for the tool: a list of the tool's sidecars is checked only with \
+                     the release key the tool was built with or a key you trust for the tool; \
+                     if this key should sign the tool's sidecars, run `azd-wasm-host trust add \
+                     KEY --for tool`, else reinstall the tool",
+                    dir.display(),
+                    by.short_id(),
+                    file.display()
+                )));
+            }
             let from: Vec<String> = keys.iter().map(|(f, _)| f.display().to_string()).collect();
             return Err(TrustError::Mismatch(format!(
                 "the sidecars in {} are signed by key {key}, which is not the tool's release key \
-                 ({}): they are not the release's; reinstall the tool",
+                 nor one you trust for the tool ({}): they are not the release's; reinstall the \
+                 tool",
                 dir.display(),
                 if from.is_empty() {
-                    "no key to check them with".to_owned()
+                    "no key to check them with: this tool was built without a release key, and \
+                     you trust no key for it (`azd-wasm-host trust add KEY --for tool`)"
+                        .to_owned()
                 } else {
                     from.join(", ")
                 }
@@ -161,7 +197,7 @@ mod tests {
 
     use std::path::{Path, PathBuf};
 
-    use super::{SIDECARS_BUNDLE_FILE, sign_sidecars, verify_sidecars};
+    use super::{SIDECARS_BUNDLE_FILE, sign_sidecars, verify_sidecars, verify_tool_sidecars};
     use crate::error::TrustError;
     use crate::keys::{KeyPair, PublicKey};
 
@@ -275,6 +311,39 @@ mod tests {
         let e = refused(dir.path(), &keys(&key));
         assert!(
             e.contains("does not verify") || e.contains("not an in-toto statement"),
+            "{e}"
+        );
+    }
+
+    /// A key the user trusts for providers signs no list of the tool's sidecars: the refusal
+    /// names the key, where it is trusted and how to trust it for the tool; trusted for the
+    /// tool, the same list verifies.
+    #[test]
+    fn a_list_signed_by_a_key_trusted_for_providers_only_is_refused_saying_so() {
+        let key = KeyPair::generate().unwrap();
+        let dir = signed_folder(&key);
+        let providers = vec![(PathBuf::from("trusted-keys/team.pub"), key.public())];
+        let e = match verify_tool_sidecars(dir.path(), &[], &providers) {
+            Ok(_) => panic!("a key trusted for providers signed the tool's sidecars"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains(&key.public().short_id())
+                && e.contains("you trust for providers (trusted-keys/team.pub), not for the tool")
+                && e.contains("trust add KEY --for tool"),
+            "{e}"
+        );
+        let tool = vec![(PathBuf::from("tool-keys/team.pub"), key.public())];
+        let (_, by) = verify_tool_sidecars(dir.path(), &tool, &providers).unwrap();
+        assert_eq!(by, key.public());
+        // Signed by a stranger: not named as a provider key.
+        let other = KeyPair::generate().unwrap();
+        let e = match verify_tool_sidecars(signed_folder(&other).path(), &tool, &providers) {
+            Ok(_) => panic!("a stranger's list verified"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("not the tool's release key") && !e.contains("trust for providers"),
             "{e}"
         );
     }

@@ -4,7 +4,9 @@
 //! $AZD_CONFIG_DIR (else ~/.azd)/wasm-host/
 //!   config.toml          allow_unsigned = false
 //!   trusted-keys/*.pub   the public keys whose providers run
+//!   tool-keys/*.pub      the public keys that may sign the author's tool's sidecars (never a provider)
 //!   keys/signing.key     the default signing key of `keygen` and `package` (owner-only)
+//!   keys/cache.key       the secret the compile cache's entries are authenticated with (owner-only)
 //!   consent/<name>-<id>.toml  what the user allowed each provider (by signer, extension and name)
 //! ```
 //!
@@ -86,6 +88,14 @@ impl TrustDir {
         self.root.join("trusted-keys")
     }
 
+    /// `tool-keys/`: the keys trusted for the author's tool, which may sign
+    /// the list of its sidecars (`verify_sidecars`) when it was built without
+    /// a release key; a key there signs no provider, and one in
+    /// `trusted-keys/` no sidecar list.
+    pub fn tool_keys_dir(&self) -> PathBuf {
+        self.root.join("tool-keys")
+    }
+
     /// `consent/`.
     pub fn consent_dir(&self) -> PathBuf {
         self.root.join("consent")
@@ -111,7 +121,12 @@ impl TrustDir {
             .collect();
         paths.push(self.root.clone());
         paths.push(self.config_file());
-        for dir in [self.keys_dir(), self.consent_dir(), self.root.join("keys")] {
+        for dir in [
+            self.keys_dir(),
+            self.tool_keys_dir(),
+            self.consent_dir(),
+            self.root.join("keys"),
+        ] {
             paths.push(dir.clone());
             if let Ok(entries) = std::fs::read_dir(&dir) {
                 let mut files: Vec<PathBuf> =
@@ -141,34 +156,15 @@ impl TrustDir {
     /// folder are looked at (a home folder kept in git does not refuse
     /// `~/.azd`), and at most the filesystem's root's children.
     pub fn check_location(&self) -> Result<(), TrustError> {
-        let home = dirs::home_dir().and_then(|h| std::fs::canonicalize(h).ok());
-        // Lexically first (what was named), then as the system resolves it.
-        let mut starts = vec![self.root.clone()];
-        if let Some(real) = real_path_of(&self.root) {
-            starts.push(real);
+        let home = dirs::home_dir();
+        match azd_wasm_host_core::files::carried_by(&self.root, home.as_deref()) {
+            Some(carried) => Err(TrustError::CarriedFolder {
+                path: self.root.display().to_string(),
+                inside: carried.inside.display().to_string(),
+                what: carried.what,
+            }),
+            None => Ok(()),
         }
-        for start in starts {
-            for dir in start.ancestors() {
-                if home.as_deref() == Some(dir) || dir.parent().is_none() {
-                    break;
-                }
-                let carried_by = if dir.join(".git").exists() {
-                    Some("the git work tree")
-                } else if dir.join("azure.yaml").is_file() || dir.join("azure.yml").is_file() {
-                    Some("the azd project")
-                } else {
-                    None
-                };
-                if let Some(what) = carried_by {
-                    return Err(TrustError::CarriedFolder {
-                        path: self.root.display().to_string(),
-                        inside: dir.display().to_string(),
-                        what,
-                    });
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Whether unsigned providers may run: [`ALLOW_UNSIGNED_ENV`], else
@@ -186,61 +182,25 @@ impl TrustDir {
     /// The trusted keys with their files, in file-name order. A file that is
     /// not a P-256 public key is skipped with a warning on stderr.
     pub fn trusted_keys(&self) -> Vec<(PathBuf, PublicKey)> {
-        let Ok(entries) = std::fs::read_dir(self.keys_dir()) else {
-            return Vec::new();
-        };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "pub"))
-            .collect();
-        files.sort();
-        files
-            .into_iter()
-            .filter_map(|file| {
-                let read = std::fs::read_to_string(&file)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|t| PublicKey::from_pem(&t));
-                match read {
-                    Ok(key) => Some((file, key)),
-                    Err(e) => {
-                        eprintln!(
-                            "azd-wasm-host: warning: {} is not a trusted key: {e:#}",
-                            file.display()
-                        );
-                        None
-                    }
-                }
-            })
-            .collect()
+        keys_in(&self.keys_dir())
+    }
+
+    /// The keys trusted for the tool ([`TrustDir::tool_keys_dir`]), as
+    /// [`TrustDir::trusted_keys`] reads its own.
+    pub fn tool_keys(&self) -> Vec<(PathBuf, PublicKey)> {
+        keys_in(&self.tool_keys_dir())
     }
 
     /// Trusts `key`: writes it as `trusted-keys/<name>.pub` (`name` by
     /// default its short id); returns the file. Trusting a key twice keeps
     /// the first file.
     pub fn trust(&self, key: &PublicKey, name: Option<&str>) -> anyhow::Result<PathBuf> {
-        if let Some((file, _)) = self.trusted_keys().into_iter().find(|(_, k)| k == key) {
-            return Ok(file);
-        }
-        let dir = self.keys_dir();
-        azd_wasm_host_core::files::create_private_dir(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let stem = name.map_or_else(|| key.short_id(), sanitize);
-        let file = dir.join(format!("{stem}.pub"));
-        if file.exists() {
-            // The same key written there meanwhile is as good as ours.
-            let same = std::fs::read_to_string(&file)
-                .ok()
-                .and_then(|t| PublicKey::from_pem(&t).ok());
-            anyhow::ensure!(
-                same.as_ref() == Some(key),
-                "{} exists and holds another key",
-                file.display()
-            );
-            return Ok(file);
-        }
-        write_readable(&file, &key.to_pem())?;
-        Ok(file)
+        trust_in(&self.keys_dir(), key, name)
+    }
+
+    /// Trusts `key` for the tool: as [`TrustDir::trust`], in `tool-keys/`.
+    pub fn trust_for_tool(&self, key: &PublicKey, name: Option<&str>) -> anyhow::Result<PathBuf> {
+        trust_in(&self.tool_keys_dir(), key, name)
     }
 
     /// The default signing key, made (and its public half trusted on this
@@ -263,6 +223,64 @@ impl TrustDir {
         self.trust(&key.public(), Some("signing"))?;
         Ok((key, true))
     }
+}
+
+/// The public keys in `dir` (`*.pub`) with their files, in file-name order.
+/// A file that is not a P-256 public key is skipped with a warning on stderr.
+fn keys_in(dir: &Path) -> Vec<(PathBuf, PublicKey)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pub"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let read = std::fs::read_to_string(&file)
+                .map_err(anyhow::Error::from)
+                .and_then(|t| PublicKey::from_pem(&t));
+            match read {
+                Ok(key) => Some((file, key)),
+                Err(e) => {
+                    eprintln!(
+                        "azd-wasm-host: warning: {} is not a trusted key: {e:#}",
+                        file.display()
+                    );
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+/// Writes `key` as `<dir>/<name>.pub` (`name` by default its short id);
+/// returns the file. A key already in `dir` keeps its first file.
+fn trust_in(dir: &Path, key: &PublicKey, name: Option<&str>) -> anyhow::Result<PathBuf> {
+    if let Some((file, _)) = keys_in(dir).into_iter().find(|(_, k)| k == key) {
+        return Ok(file);
+    }
+    azd_wasm_host_core::files::create_private_dir(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    let stem = name.map_or_else(|| key.short_id(), sanitize);
+    let file = dir.join(format!("{stem}.pub"));
+    if file.exists() {
+        // The same key written there meanwhile is as good as ours.
+        let same = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| PublicKey::from_pem(&t).ok());
+        anyhow::ensure!(
+            same.as_ref() == Some(key),
+            "{} exists and holds another key",
+            file.display()
+        );
+        return Ok(file);
+    }
+    write_readable(&file, &key.to_pem())?;
+    Ok(file)
 }
 
 /// Reads a signing key file: one that nobody but its owner may read or
@@ -331,20 +349,6 @@ fn write_readable(path: &Path, text: &str) -> anyhow::Result<()> {
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// The trust folder, or its nearest existing ancestor, as the system
-/// resolves it (links followed), with what is missing put back on.
-fn real_path_of(path: &Path) -> Option<PathBuf> {
-    let mut missing = Vec::new();
-    let mut at = path;
-    loop {
-        if let Ok(real) = std::fs::canonicalize(at) {
-            return Some(missing.iter().rev().fold(real, |p: PathBuf, m| p.join(m)));
-        }
-        missing.push(at.file_name()?.to_owned());
-        at = at.parent()?;
-    }
 }
 
 fn sanitize(name: &str) -> String {

@@ -113,6 +113,32 @@ fn a_statement_whose_claims_hold_invisible_characters_is_refused() {
             "`predicate.extension`",
             "U+200B",
         ),
+        // Default-ignorable (a Hangul filler, a variation selector) and blanks other than
+        // ASCII's space (no-break, braille).
+        (
+            "1.2.0",
+            Some("local.\u{3164}demo"),
+            "`predicate.extension`",
+            "U+3164",
+        ),
+        (
+            "1.2.0\u{fe0f}",
+            Some("local.demo"),
+            "`predicate.version`",
+            "U+FE0F",
+        ),
+        (
+            "1.2.0\u{a0}",
+            Some("local.demo"),
+            "`predicate.version`",
+            "U+00A0",
+        ),
+        (
+            "1.2.0",
+            Some("local.demo\u{2800}"),
+            "`predicate.extension`",
+            "U+2800",
+        ),
     ];
     for (i, (version, extension, field, code)) in cases.into_iter().enumerate() {
         let dir = tmp.path().join(format!("p{i}"));

@@ -99,12 +99,12 @@ fn installed_sidecars(exe_dir: &Path) -> Vec<(Platform, PathBuf)> {
 /// any is shipped: the tool's folder, the sidecars' folder and every file
 /// in it must be the user's alone to change (a sidecar someone else can
 /// replace would run wherever the user's providers are installed), and the
-/// list must verify with one of `keys` ([`release_keys`]) and name each file with its
-/// sha256 ([`azd_wasm_host_trust::verify_sidecars`]).
+/// list must verify with one of `signers` ([`release_keys`]) and name each
+/// file with its sha256 ([`azd_wasm_host_trust::verify_tool_sidecars`]).
 fn verify_installed(
     exe_dir: &Path,
     installed: &[(Platform, PathBuf)],
-    keys: &[(PathBuf, azd_wasm_host_trust::PublicKey)],
+    signers: &Signers,
 ) -> anyhow::Result<()> {
     let dir = exe_dir.join(INSTALLED_SIDECARS);
     let mut paths = vec![exe_dir.to_path_buf(), dir.clone()];
@@ -123,7 +123,8 @@ fn verify_installed(
             );
         }
     }
-    let (statement, key) = azd_wasm_host_trust::verify_sidecars(&dir, keys)?;
+    let (statement, key) =
+        azd_wasm_host_trust::verify_tool_sidecars(&dir, &signers.keys, &signers.for_providers)?;
     eprintln!(
         "==> the installed tool's sidecars ({} files) match the list release {} signed (key {})",
         statement.subject.len(),
@@ -133,28 +134,51 @@ fn verify_installed(
     Ok(())
 }
 
+/// Public keys, each with where it comes from (for messages).
+type Keys = Vec<(PathBuf, azd_wasm_host_trust::PublicKey)>;
+
+/// Who may sign the tool's list of sidecars.
+struct Signers {
+    /// The keys the list may be signed by.
+    keys: Keys,
+    /// Keys the user trusts for providers only: never signers of the list,
+    /// named when one of them signed it.
+    for_providers: Keys,
+}
+
 /// The public key of the tool's releases, given when this binary was built
 /// (`AZD_WASM_HOST_RELEASE_KEY`, a `PUBLIC KEY` PEM: what a release build
 /// carries); without one (a build from a checkout), the keys the user
-/// trusts, from their trust folder, held to its own checks.
-fn release_keys() -> anyhow::Result<Vec<(PathBuf, azd_wasm_host_trust::PublicKey)>> {
-    release_keys_from(option_env!("AZD_WASM_HOST_RELEASE_KEY"))
+/// trusts for the tool (`tool-keys/` of their trust folder, held to its own
+/// checks), never those they trust for providers.
+fn release_keys() -> anyhow::Result<Signers> {
+    release_keys_from(
+        option_env!("AZD_WASM_HOST_RELEASE_KEY"),
+        azd_wasm_host_trust::TrustDir::from_env,
+    )
 }
 
 fn release_keys_from(
     built_with: Option<&str>,
-) -> anyhow::Result<Vec<(PathBuf, azd_wasm_host_trust::PublicKey)>> {
+    trust: impl FnOnce() -> anyhow::Result<azd_wasm_host_trust::TrustDir>,
+) -> anyhow::Result<Signers> {
     if let Some(pem) = built_with.filter(|p| !p.trim().is_empty()) {
         let key = azd_wasm_host_trust::PublicKey::from_pem(pem)
             .context("the release key this binary was built with is not a public key")?;
-        return Ok(vec![(
-            PathBuf::from("the release key this tool was built with"),
-            key,
-        )]);
+        return Ok(Signers {
+            keys: vec![(
+                PathBuf::from("the release key this tool was built with"),
+                key,
+            )],
+            for_providers: Vec::new(),
+        });
     }
-    let trust = azd_wasm_host_trust::TrustDir::from_env()?;
+    let trust = trust()?;
     trust.check_private()?;
-    Ok(trust.trusted_keys())
+    Ok(Signers {
+        keys: trust.tool_keys(),
+        for_providers: trust.trusted_keys(),
+    })
 }
 
 /// Which build the sidecar at `path` is, in a few words: what its
@@ -273,7 +297,7 @@ mod tests {
         verify_installed,
     };
     use crate::package::platforms::{AZD_PLATFORMS, Platform};
-    use azd_wasm_host_trust::{KeyPair, SIDECARS_BUNDLE_FILE, sign_sidecars};
+    use azd_wasm_host_trust::{KeyPair, SIDECARS_BUNDLE_FILE, TrustDir, sign_sidecars};
 
     /// An installed tool's folder (private to the user, as azd makes it) carrying the sidecars
     /// of two platforms, signed by `key`.
@@ -289,13 +313,94 @@ mod tests {
         dir
     }
 
+    /// A build with a release key reads no trust folder.
+    fn no_trust_dir() -> anyhow::Result<TrustDir> {
+        anyhow::bail!("a build with a release key read the trust folder")
+    }
+
+    /// A trust folder of its own (outside any git work tree), private as the user's is.
+    fn trust_folder() -> (tempfile::TempDir, TrustDir) {
+        let home = tempfile::tempdir().unwrap();
+        let trust = TrustDir::at(home.path().join("azd").join("wasm-host"));
+        (home, trust)
+    }
+
+    /// A CLI built without a release key never takes a key the user trusts for providers
+    /// (`trusted-keys/`) as the signer of the tool's sidecars: such a list is refused, saying so.
+    #[test]
+    fn a_list_signed_by_a_key_trusted_only_for_providers_is_refused() {
+        let key = KeyPair::generate().unwrap();
+        let tool = installed_tool(&key);
+        let found = installed_sidecars(tool.path());
+        let (_home, trust) = trust_folder();
+        trust.trust(&key.public(), Some("team")).unwrap();
+        let refused = release_keys_from(None, || Ok(trust.clone()))
+            .and_then(|keys| verify_installed(tool.path(), &found, &keys));
+        let e = format!("{:#}", refused.unwrap_err());
+        assert!(
+            e.contains(&key.public().short_id())
+                && e.contains("which you trust for providers")
+                && e.contains("not for the tool")
+                && e.contains("trust add KEY --for tool"),
+            "{e}"
+        );
+    }
+
+    /// The same list verifies once its key is trusted for the tool (`tool-keys/`), and a key
+    /// trusted for the tool alone is no signer of providers.
+    #[test]
+    fn a_list_signed_by_a_key_trusted_for_the_tool_verifies() {
+        let key = KeyPair::generate().unwrap();
+        let tool = installed_tool(&key);
+        let found = installed_sidecars(tool.path());
+        let (_home, trust) = trust_folder();
+        let file = trust.trust_for_tool(&key.public(), None).unwrap();
+        assert!(
+            file.starts_with(trust.tool_keys_dir()),
+            "{}",
+            file.display()
+        );
+        assert!(trust.trusted_keys().is_empty());
+        let signers = release_keys_from(None, || Ok(trust.clone())).unwrap();
+        assert_eq!(signers.keys.len(), 1);
+        verify_installed(tool.path(), &found, &signers).unwrap();
+        // `tool-keys/` is held to the trust folder's checks: others may not write to it.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let dir = trust.tool_keys_dir();
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+            let e = release_keys_from(None, || Ok(trust.clone())).err().unwrap();
+            assert!(format!("{e:#}").contains("tool-keys"), "{e:#}");
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        // Trusted for both: still verifies, by the tool key.
+        trust.trust(&key.public(), Some("team")).unwrap();
+        let signers = release_keys_from(None, || Ok(trust.clone())).unwrap();
+        verify_installed(tool.path(), &found, &signers).unwrap();
+        // None at all: says how to add one.
+        let (_home, empty) = trust_folder();
+        let signers = release_keys_from(None, || Ok(empty.clone())).unwrap();
+        let e = format!(
+            "{:#}",
+            verify_installed(tool.path(), &found, &signers).unwrap_err()
+        );
+        assert!(
+            e.contains("no key to check them with") && e.contains("--for tool"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn the_installed_sidecars_ship_only_as_the_release_signed_them() {
         let key = KeyPair::generate().unwrap();
-        let keys = release_keys_from(Some(&key.public().to_pem())).unwrap();
-        assert_eq!(keys.len(), 1);
-        assert_eq!(keys[0].1, key.public());
-        assert!(release_keys_from(Some("-----BEGIN PUBLIC KEY-----\nnope\n")).is_err());
+        let keys = release_keys_from(Some(&key.public().to_pem()), no_trust_dir).unwrap();
+        assert_eq!(keys.keys.len(), 1);
+        assert_eq!(keys.keys[0].1, key.public());
+        assert!(keys.for_providers.is_empty());
+        assert!(
+            release_keys_from(Some("-----BEGIN PUBLIC KEY-----\nnope\n"), no_trust_dir).is_err()
+        );
 
         let tool = installed_tool(&key);
         let found = installed_sidecars(tool.path());
@@ -303,8 +408,11 @@ mod tests {
         verify_installed(tool.path(), &found, &keys).unwrap();
 
         // Another key's list, or a sidecar changed since: nothing ships.
-        let other =
-            release_keys_from(Some(&KeyPair::generate().unwrap().public().to_pem())).unwrap();
+        let other = release_keys_from(
+            Some(&KeyPair::generate().unwrap().public().to_pem()),
+            no_trust_dir,
+        )
+        .unwrap();
         let e = verify_installed(tool.path(), &found, &other).unwrap_err();
         assert!(
             format!("{e:#}").contains("not the tool's release key"),
@@ -323,7 +431,7 @@ mod tests {
     fn a_sidecar_or_folder_others_can_write_is_refused_before_it_is_read() {
         use std::os::unix::fs::PermissionsExt as _;
         let key = KeyPair::generate().unwrap();
-        let keys = release_keys_from(Some(&key.public().to_pem())).unwrap();
+        let keys = release_keys_from(Some(&key.public().to_pem()), no_trust_dir).unwrap();
         let tool = installed_tool(&key);
         let found = installed_sidecars(tool.path());
         let folder = found[0].1.parent().unwrap().to_path_buf();

@@ -13,22 +13,22 @@
 //!   `HTTP-response-body-size` (a `Content-Length` above it fails at once);
 //! - at most [`MAX_CONNECTIONS`] requests of an instance hold a connection at
 //!   once; one more fails with `connection-limit-reached` (no file descriptors
-//!   or sockets run out because a guest opened thousands).
+//!   or sockets run out because a guest opened thousands);
+//! - an origin granted by name reaches what the name resolves to, but never
+//!   this host, its link or a cloud's metadata service ([`super::reach`]): the
+//!   host resolves it and connects itself ([`super::http_send`]), and a name
+//!   that resolves only there fails with `destination-ip-prohibited`.
 //!
 //! This is separate from `[policy] network` (raw TCP through `wasi:sockets`):
 //! an HTTP grant opens no socket to the guest.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use azd_wasm_host_core::authority::HttpOrigin;
-use bytes::Bytes;
-use http_body::{Body, Frame, SizeHint};
-use http_body_util::BodyExt as _;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::http_send::send_live;
 use crate::intercept::{Intercept, Sent};
 use crate::seal::Seal;
 use azd_wasm_host_manifest::Policy;
@@ -156,72 +156,11 @@ impl WasiHttpHooks for HttpGate {
     }
 }
 
-/// Sends `request` to its service: one deadline for the response's head, TLS
-/// handshake included (which the per-phase timeouts leave unbounded), and
-/// the body cut at `limit`.
-async fn send_live(
-    request: http::Request<WasiBody>,
-    options: RequestOptions,
-    deadline: Duration,
-    limit: u64,
-) -> Sent {
-    let sent = wasmtime_wasi_http::default_send_request(request, Some(options));
-    let (response, io) = tokio::time::timeout(deadline, sent)
-        .await
-        .map_err(|_| Error::ConnectionTimeout)??;
-    if let Some(len) = response.body().size_hint().exact()
-        && len > limit
-    {
-        return Err(Error::HttpResponseBodySize(Some(len)));
-    }
-    let response = response.map(|body| Capped { body, left: limit }.boxed_unsync());
-    Ok((response, Box::new(io) as Box<dyn Future<Output = _> + Send>))
-}
-
-/// A response body that fails once more than its budget has been read.
-struct Capped<B> {
-    body: B,
-    left: u64,
-}
-
-impl<B> Body for Capped<B>
-where
-    B: Body<Data = Bytes, Error = Error> + Unpin,
-{
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        let frame = match Pin::new(&mut self.body).poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => frame,
-            other => return other,
-        };
-        if let Some(data) = frame.data_ref() {
-            let len = data.len() as u64;
-            if len > self.left {
-                self.left = 0;
-                return Poll::Ready(Some(Err(Error::HttpResponseBodySize(None))));
-            }
-            self.left -= len;
-        }
-        Poll::Ready(Some(Ok(frame)))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http_body_util::BodyExt as _;
+    use std::pin::Pin;
 
     fn gate(allow: &[&str]) -> HttpGate {
         let mut policy = Policy::default();
@@ -331,29 +270,73 @@ mod tests {
         assert_eq!(g.connections.available_permits(), MAX_CONNECTIONS);
     }
 
+    /// A server on loopback that answers every request `200 ok`; counts its connections.
+    async fn answering_server() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let count = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&count);
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = sock.read(&mut buf).await;
+                    let _ = sock
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                        .await;
+                });
+            }
+        });
+        (port, count)
+    }
+
+    fn get(uri: String) -> http::Request<WasiBody> {
+        http::Request::builder()
+            .uri(uri)
+            .body(
+                http_body_util::Empty::new()
+                    .map_err(|_| unreachable!())
+                    .boxed_unsync(),
+            )
+            .unwrap()
+    }
+
+    /// An origin granted by name reaches what the name resolves to, but never this machine:
+    /// `http://localhost:PORT` is refused (`destination-ip-prohibited`) before it connects,
+    /// while `http://127.0.0.1:PORT`, granted literally, is answered.
     #[tokio::test]
-    async fn a_body_past_its_budget_fails() {
-        let chunks = http_body_util::StreamBody::new(futures::stream::iter(
-            [Bytes::from_static(b"12345"), Bytes::from_static(b"67890")]
-                .map(|b| Ok::<_, Error>(Frame::data(b))),
-        ));
-        let capped = Capped {
-            body: chunks,
-            left: 7,
-        };
-        let err = capped.collect().await.err().unwrap();
-        assert!(matches!(err, Error::HttpResponseBodySize(_)), "{err:?}");
-        let chunks = http_body_util::StreamBody::new(futures::stream::iter(
-            [Bytes::from_static(b"12345")].map(|b| Ok::<_, Error>(Frame::data(b))),
-        ));
-        let read = Capped {
-            body: chunks,
-            left: 5,
-        }
-        .collect()
+    async fn an_origin_granted_by_name_never_reaches_loopback() {
+        use std::sync::atomic::Ordering;
+        let (port, connections) = answering_server().await;
+        let mut g = gate(&[&format!("http://localhost:{port}")]);
+        let sent = Pin::from(g.send_request(
+            get(format!("http://localhost:{port}/")),
+            None,
+            Box::new(async { Ok(()) }),
+        ))
+        .await;
+        assert!(
+            matches!(sent, Err(Error::DestinationIpProhibited)),
+            "a name reached loopback: {:?}",
+            sent.map(|(r, _)| r.status())
+        );
+        assert_eq!(connections.load(Ordering::SeqCst), 0, "it connected");
+
+        let mut g = gate(&[&format!("http://127.0.0.1:{port}")]);
+        let (response, io) = Pin::from(g.send_request(
+            get(format!("http://127.0.0.1:{port}/")),
+            None,
+            Box::new(async { Ok(()) }),
+        ))
         .await
-        .unwrap()
-        .to_bytes();
-        assert_eq!(&read[..], b"12345");
+        .unwrap();
+        assert_eq!(response.status(), 200);
+        // The connection's I/O runs beside the body's reads.
+        tokio::spawn(Pin::from(io));
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"ok");
     }
 }

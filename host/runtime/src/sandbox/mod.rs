@@ -12,7 +12,11 @@
 //! - TCP connects reach only allowlisted destinations, and name lookups only
 //!   allowlisted names ([`net`]); UDP never;
 //! - HTTP requests reach only the granted origins, each bounded in time and
-//!   in the bytes it reads ([`http`]);
+//!   in the bytes it reads ([`http`]), over a connection the host opens
+//!   itself ([`http_send`]);
+//! - a grant by name (a `network` entry or an origin) never reaches this host,
+//!   its link or a cloud's metadata service, whatever the name resolves to;
+//!   only an address granted literally does ([`reach`]);
 //! - guest stdout/stderr go to the host's log within the instance's log
 //!   budget ([`output`], `guest_log`);
 //! - a path in a granted folder crosses to azd in the host's form, and back
@@ -30,10 +34,12 @@ mod azd_files;
 mod disk;
 mod fs;
 mod http;
+mod http_send;
 mod links;
 mod net;
 mod output;
 mod paths;
+mod reach;
 
 use std::sync::Arc;
 

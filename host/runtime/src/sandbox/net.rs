@@ -7,7 +7,11 @@
 //! - A name entry (`db.example.com:5432`) lets the guest look that name up
 //!   (`wasi:sockets/ip-name-lookup`); the host resolves it then, without
 //!   blocking a thread of the async runtime, and each address the lookup
-//!   hands the guest becomes connectable on the listed ports.
+//!   hands the guest becomes connectable on the listed ports, but those a
+//!   grant by name never reaches ([`super::reach`]: this host, its link, a
+//!   cloud's metadata service): a connect to one is refused (`access-denied`)
+//!   and the log says what the name resolved to and the entry that would
+//!   allow it, the address itself.
 //! - A lookup of any other name is refused before the resolver sees it
 //!   (`access-denied`), so a guest cannot leak data through DNS queries. An IP
 //!   literal "resolves" to itself without a query.
@@ -28,7 +32,11 @@ use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
 use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddress, Network};
 use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
 
+use super::reach::{Refused, refused_by_name};
 use crate::seal::Seal;
+
+/// Addresses refused to a name that are kept to say why a connect failed.
+const MAX_REFUSED_KEPT: usize = 64;
 
 /// What one instance may reach on the network.
 #[derive(Default)]
@@ -38,9 +46,12 @@ pub(crate) struct NetworkPolicy {
     /// Addresses a connect may go to: IP entries, and what lookups of
     /// allowlisted names returned. Shared with the connect check.
     connectable: Arc<Mutex<HashSet<SocketAddr>>>,
-    /// Open lookups of allowlisted names (by resource) and the ports their
-    /// addresses are allowed on.
-    lookups: HashMap<u32, Arc<[u16]>>,
+    /// Addresses allowlisted names resolved to that a grant by name may not
+    /// reach: the name and why, for the connect check to say.
+    refused: Arc<Mutex<HashMap<IpAddr, (String, Refused)>>>,
+    /// Open lookups of allowlisted names (by resource): the name and the
+    /// ports its addresses are allowed on.
+    lookups: HashMap<u32, (String, Arc<[u16]>)>,
     /// Closed while the instance is made ahead of its Initialize.
     seal: Seal,
 }
@@ -70,8 +81,28 @@ impl NetworkPolicy {
         Self {
             names: names.into_iter().map(|(k, v)| (k, v.into())).collect(),
             connectable: Arc::new(Mutex::new(connectable)),
+            refused: Arc::default(),
             lookups: HashMap::new(),
             seal,
+        }
+    }
+
+    /// An allowlisted `name` resolved to `ip`: connectable on its `ports`
+    /// when a grant by name may reach it, else kept to say why a connect to
+    /// it is refused.
+    fn resolved(&self, name: &str, ports: &[u16], ip: IpAddr) {
+        match refused_by_name(ip) {
+            None => {
+                let mut connectable = self.connectable.lock();
+                connectable.extend(ports.iter().map(|port| SocketAddr::new(ip, *port)));
+            }
+            Some(why) => {
+                // Kept only to name in the log: a few are enough, whatever a name returns.
+                let mut refused = self.refused.lock();
+                if refused.len() < MAX_REFUSED_KEPT {
+                    refused.insert(ip, (name.to_owned(), why));
+                }
+            }
         }
     }
 
@@ -87,11 +118,17 @@ impl NetworkPolicy {
             return;
         }
         let connectable = Arc::clone(&self.connectable);
+        let refused = Arc::clone(&self.refused);
         let seal = self.seal.clone();
         b.socket_addr_check(move |addr, usage| {
             let ok = seal.allows("a socket")
                 && match usage {
-                    SocketAddrUse::TcpConnect => connectable.lock().contains(&addr),
+                    SocketAddrUse::TcpConnect => {
+                        connectable.lock().contains(&addr) || {
+                            say_refused(&refused.lock(), addr);
+                            false
+                        }
+                    }
                     // `connect` first binds implicitly to the wildcard address.
                     SocketAddrUse::TcpBind => addr.ip().is_unspecified() && addr.port() == 0,
                     _ => false,
@@ -148,14 +185,15 @@ impl Host for GuestLookup<'_> {
         if !self.policy.seal.allows("a name lookup") {
             return Err(ErrorCode::AccessDenied.into());
         }
-        let ports = self.policy.names.get(&name_key(&name)).cloned();
+        let key = name_key(&name);
+        let ports = self.policy.names.get(&key).cloned();
         if ports.is_none() && !literal {
             tracing::debug!(name = %azd_wasm_host_core::text::sanitize(&name), "guest name lookup refused: not allowlisted");
             return Err(ErrorCode::AccessDenied.into());
         }
         let stream = self.sockets.resolve_addresses(network, name)?;
         if let Some(ports) = ports {
-            self.policy.lookups.insert(stream.rep(), ports);
+            self.policy.lookups.insert(stream.rep(), (key, ports));
         }
         Ok(stream)
     }
@@ -168,10 +206,8 @@ impl HostResolveAddressStream for GuestLookup<'_> {
     ) -> Result<Option<IpAddress>, SocketError> {
         let rep = stream.rep();
         let next = self.sockets.resolve_next_address(stream)?;
-        if let (Some(addr), Some(ports)) = (&next, self.policy.lookups.get(&rep)) {
-            let ip = ip_of(addr);
-            let mut connectable = self.policy.connectable.lock();
-            connectable.extend(ports.iter().map(|port| SocketAddr::new(ip, *port)));
+        if let (Some(addr), Some((name, ports))) = (&next, self.policy.lookups.get(&rep)) {
+            self.policy.resolved(name, ports, ip_of(addr));
         }
         Ok(next)
     }
@@ -186,6 +222,20 @@ impl HostResolveAddressStream for GuestLookup<'_> {
     fn drop(&mut self, stream: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
         self.policy.lookups.remove(&stream.rep());
         HostResolveAddressStream::drop(&mut self.sockets, stream)
+    }
+}
+
+/// Logs why a connect to `addr` is refused when an allowlisted name
+/// resolved to it: what the name and the address are, and the entry that
+/// would allow it.
+fn say_refused(refused: &HashMap<IpAddr, (String, Refused)>, addr: SocketAddr) {
+    if let Some((name, why)) = refused.get(&addr.ip()) {
+        tracing::warn!(
+            "guest connect to {addr} refused: `{}` resolved to it, {why}, which a `network` entry \
+             by name never reaches; add \"{addr}\" to `network` in provider.toml if the provider \
+             should reach it",
+            azd_wasm_host_core::text::sanitize(name)
+        );
     }
 }
 
@@ -218,5 +268,25 @@ mod tests {
         assert!(c.contains(&"[::1]:8080".parse().unwrap()));
         assert_eq!(c.len(), 2);
         assert_eq!(&*p.names["db.example.com"], &[5432, 6432]);
+    }
+
+    /// The entries a name's lookup adds: what a grant by name may reach, on the name's ports;
+    /// never loopback, link-local or metadata, which are kept to say why a connect failed.
+    #[test]
+    fn a_names_addresses_become_connectable_only_when_a_name_may_reach_them() {
+        let p = NetworkPolicy::new(&["localhost:5432".into()], Seal::none());
+        for ip in [
+            "127.0.0.1",
+            "::1",
+            "169.254.169.254",
+            "::ffff:127.0.0.1",
+            "10.0.0.5",
+        ] {
+            p.resolved("localhost", &[5432], ip.parse().unwrap());
+        }
+        let connectable = p.connectable.lock();
+        assert_eq!(connectable.len(), 1);
+        assert!(connectable.contains(&"10.0.0.5:5432".parse().unwrap()));
+        assert_eq!(p.refused.lock().len(), 4);
     }
 }
