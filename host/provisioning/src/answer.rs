@@ -116,19 +116,37 @@ pub(crate) fn drop_unwritable_outputs(
     progress: &Progress,
 ) -> Vec<String> {
     let mut refused = Vec::new();
-    outputs.retain(|name, out| match dotenv::check_entry(name, &out.value) {
-        Ok(()) => true,
-        Err(why) => {
-            refused.push(name.clone());
-            warn(
-                progress,
-                &format!("output not passed to azd: {}", why.sentence(name)),
-            );
-            false
+    let mut budget = MAX_OUTPUTS_BYTES;
+    // In name order (a map's), so which outputs fit the budget does not vary.
+    outputs.retain(|name, out| {
+        let checked = dotenv::check_entry(name, &out.value).map_err(|why| why.sentence(name));
+        let checked = checked.and_then(|()| {
+            let size = name.len() + 1 + out.value.len();
+            budget = budget.checked_sub(size).ok_or_else(|| {
+                format!(
+                    "{} would take the outputs of this answer past {MAX_OUTPUTS_BYTES} bytes, \
+                     which azd hands every program it starts beside its own environment",
+                    azd_wasm_host_core::text::quote(name)
+                )
+            })?;
+            Ok(())
+        });
+        match checked {
+            Ok(()) => true,
+            Err(why) => {
+                refused.push(name.clone());
+                warn(progress, &format!("output not passed to azd: {why}"));
+                false
+            }
         }
     });
     refused
 }
+
+/// The most bytes the outputs of one answer may take as `NAME=value`
+/// strings: azd sets them in the environment of every program it starts,
+/// and Linux takes 2 MiB of arguments and environment in all.
+pub(crate) const MAX_OUTPUTS_BYTES: usize = 512 << 10;
 
 /// Keeps the names azd may take as environment variables
 /// (`azd_wasm_host_core::dotenv::check_name`), naming each one dropped:
@@ -189,6 +207,23 @@ pub(crate) fn destroy_result(
 ) -> pb::ProvisioningDestroyResult {
     keep_names(&mut r.invalidated_env_keys, "invalidated key", progress);
     r
+}
+
+/// Parameters whose environment variable mappings name variables a provider
+/// may point azd at (`azd pipeline config` reads each mapped variable and
+/// makes it a CI variable of that name).
+pub(crate) fn parameters(
+    mut parameters: Vec<pb::ProvisioningParameter>,
+    progress: &Progress,
+) -> Vec<pb::ProvisioningParameter> {
+    for p in &mut parameters {
+        keep_names(
+            &mut p.env_var_mapping,
+            "environment variable mapping",
+            progress,
+        );
+    }
+    parameters
 }
 
 /// Planned outputs whose names azd may take as environment variables.
@@ -339,6 +374,58 @@ mod tests {
             &quiet(),
         );
         assert_eq!(destroyed.invalidated_env_keys, ["WEB_URL"]);
+        let params = parameters(
+            vec![pb::ProvisioningParameter {
+                name: "p".into(),
+                env_var_mapping: vec!["APP_PORT".into(), "ARM_CLIENT_SECRET".into(), "A B".into()],
+                ..Default::default()
+            }],
+            &quiet(),
+        );
+        assert_eq!(params[0].env_var_mapping, ["APP_PORT"]);
+    }
+
+    /// Values no program could start with, and outputs past what azd can hand
+    /// every program it starts, are dropped, naming each; what fits goes on.
+    #[test]
+    fn values_no_program_could_start_with_are_dropped() {
+        let mut dep = pb::ProvisioningDeployment::default();
+        dep.outputs.insert("NUL".into(), out("string", "a\0b"));
+        dep.outputs
+            .insert("ONE_TOO_LONG".into(), out("string", &"x".repeat(40_000)));
+        // Thirty 30 KB outputs: about 900 KB, past the answer's budget.
+        for i in 0..30 {
+            dep.outputs
+                .insert(format!("BIG_{i:02}"), out("string", &"y".repeat(30_000)));
+        }
+        let shown = std::sync::Arc::new(Shown::default());
+        let progress = Progress::to_sink("r", shown.clone());
+        let kept = deploy_result(
+            pb::ProvisioningDeployResult {
+                deployment: Some(dep),
+                skipped_reason: 0,
+            },
+            &progress,
+        )
+        .unwrap()
+        .deployment
+        .unwrap()
+        .outputs;
+        assert!(!kept.contains_key("NUL") && !kept.contains_key("ONE_TOO_LONG"));
+        let total: usize = kept.iter().map(|(k, v)| k.len() + 1 + v.value.len()).sum();
+        assert!(total <= MAX_OUTPUTS_BYTES, "{total}");
+        assert_eq!(
+            kept.len(),
+            MAX_OUTPUTS_BYTES / 30_007,
+            "as many as fit, in name order"
+        );
+        assert!(
+            kept.contains_key("BIG_00"),
+            "{:?}",
+            kept.keys().collect::<Vec<_>>()
+        );
+        let shown = shown.0.lock().unwrap();
+        assert_eq!(shown.len(), 2 + 30 - kept.len(), "{shown:?}");
     }
 
     /// A provider cannot steer the next tool azd starts through `.env`: its

@@ -339,7 +339,9 @@ async fn serve_with(
         }
         Request::Parameters(_) => {
             let parameters = provider.parameters(ctx).await?;
-            MessageType::ParametersResponse(pb::ProvisioningParametersResponse { parameters })
+            MessageType::ParametersResponse(pb::ProvisioningParametersResponse {
+                parameters: answer::parameters(parameters, &progress),
+            })
         }
         Request::PlannedOutputs(_) => {
             let planned_outputs = provider.planned_outputs(ctx).await?;

@@ -232,22 +232,20 @@ async fn name_lookups_reach_only_allowlisted_names() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
 
-    // An allowlisted name resolves (by the host): the lookup is not refused (what it
-    // resolved to, loopback, a name grant never connects to: see the next test).
+    // An allowlisted name resolves (by the host) and its address connects:
+    // `localhost` names loopback as literally as 127.0.0.1 does.
     let setup = Setup::new(
         &lookup_component(),
         &format!("network = [\"localhost:{port}\"]"),
     );
     let loaded = setup.load();
     let p = setup.instance(&loaded).await;
-    let e = p
-        .state(
-            hint(format!("{port}:localhost")),
-            fixtures::harness::ctx("r"),
-        )
-        .await
-        .unwrap_err();
-    assert_ne!(status(&e) / 100, 4, "the lookup was refused: {e}");
+    p.state(
+        hint(format!("{port}:localhost")),
+        fixtures::harness::ctx("r"),
+    )
+    .await
+    .expect("an allowlisted name resolves and connects");
 
     // Any other name is refused before the resolver sees it: access-denied
     // (400 + 1), not the resolver's "name-unresolvable".
@@ -298,8 +296,9 @@ async fn name_lookups_reach_only_allowlisted_names() {
 }
 
 /// A name grant reaches what its name resolves to, but never this machine or its link: a grant
-/// of `localhost:PORT` resolves, yet the connect to 127.0.0.1 is refused (access-denied); the
-/// same address granted literally connects, with or without the name beside it.
+/// of `127.1:PORT` (a name: the resolver reads it as 127.0.0.1) resolves, yet the connect to
+/// 127.0.0.1 is refused (access-denied); the same address granted literally connects, with or
+/// without the name beside it.
 #[tokio::test]
 async fn a_name_grant_never_reaches_loopback_unless_the_address_is_granted_literally() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -307,15 +306,12 @@ async fn a_name_grant_never_reaches_loopback_unless_the_address_is_granted_liter
 
     let by_name = Setup::new(
         &lookup_component(),
-        &format!("network = [\"localhost:{port}\"]"),
+        &format!("network = [\"127.1:{port}\"]"),
     );
     let loaded = by_name.load();
     let p = by_name.instance(&loaded).await;
     let e = p
-        .state(
-            hint(format!("{port}:localhost")),
-            fixtures::harness::ctx("r"),
-        )
+        .state(hint(format!("{port}:127.1")), fixtures::harness::ctx("r"))
         .await
         .unwrap_err();
     // 200/300 + access-denied: start-connect or finish-connect refused, not the lookup.
@@ -326,16 +322,13 @@ async fn a_name_grant_never_reaches_loopback_unless_the_address_is_granted_liter
 
     let both = Setup::new(
         &lookup_component(),
-        &format!("network = [\"localhost:{port}\", \"127.0.0.1:{port}\"]"),
+        &format!("network = [\"127.1:{port}\", \"127.0.0.1:{port}\"]"),
     );
     let loaded = both.load();
     let p = both.instance(&loaded).await;
-    p.state(
-        hint(format!("{port}:localhost")),
-        fixtures::harness::ctx("r"),
-    )
-    .await
-    .expect("loopback granted literally connects, whatever name found it");
+    p.state(hint(format!("{port}:127.1")), fixtures::harness::ctx("r"))
+        .await
+        .expect("loopback granted literally connects, whatever name found it");
 
     let literal = Setup::new(
         &lookup_component(),

@@ -47,14 +47,9 @@ use std::sync::Mutex;
 
 use azd_wasm_host_core::steering;
 
-/// What the process is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// `listen`: azd's provisioning provider.
-    Listen,
-    /// Any other command: the author's tool, or `approve`/`metadata`.
-    Tool,
-}
+mod arguments;
+
+pub use arguments::{Role, arguments};
 
 /// The variable azd sets on every process it starts as an extension.
 const AZD_SERVER: &str = "AZD_SERVER";
@@ -75,6 +70,9 @@ pub(crate) struct Plan {
     pub(crate) remove: Vec<(String, Option<String>)>,
     /// Variables to set, each with its warning, if any.
     pub(crate) set: Vec<(String, OsString, Option<String>)>,
+    /// Variables whose names are not UTF-8 to remove (the project's `.env`
+    /// set them: godotenv takes bytes as they come).
+    pub(crate) remove_other: Vec<OsString>,
     /// Warnings about several variables at once.
     pub(crate) notes: Vec<String>,
 }
@@ -93,65 +91,6 @@ impl Plan {
 /// The warnings of [`settle`], kept for `listen`'s log (set once).
 static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// The role and the `--trust-env` names of the command line `args`, read by
-/// `cli` (the binary's own clap command) with every argument's environment
-/// fallback taken away and parse errors ignored: nothing of the environment
-/// is read before [`settle`], and the real parse, after it, reports what is
-/// wrong with the arguments.
-pub fn arguments(
-    cli: clap::Command,
-    args: impl IntoIterator<Item = OsString>,
-) -> (Role, Vec<String>) {
-    let trust = cli
-        .get_arguments()
-        .find(|a| a.get_id() == TRUST_ENV_ID)
-        .map(|a| a.clone().global(false).env(None));
-    let cli = without_env(cli.ignore_errors(true), trust.as_ref());
-    let Ok(matches) = cli.try_get_matches_from(args) else {
-        return (Role::Tool, Vec::new());
-    };
-    let role = match matches.subcommand_name() {
-        Some("listen") => Role::Listen,
-        _ => Role::Tool,
-    };
-    // Each level keeps its own occurrences (a global argument's later ones
-    // would replace the earlier): all of them count.
-    let mut trusted: Vec<String> = Vec::new();
-    let mut level = Some(&matches);
-    while let Some(m) = level {
-        if let Ok(Some(names)) = m.try_get_many::<String>(TRUST_ENV_ID) {
-            trusted.extend(names.cloned());
-        }
-        level = m.subcommand().map(|(_, sub)| sub);
-    }
-    trusted.sort();
-    trusted.dedup();
-    (role, trusted)
-}
-
-/// The id of `--trust-env` in the binaries' commands.
-const TRUST_ENV_ID: &str = "trust_env";
-
-/// `cmd` and every subcommand without environment fallbacks, each with its
-/// own `--trust-env` (`trust`) instead of the one global argument.
-fn without_env(cmd: clap::Command, trust: Option<&clap::Arg>) -> clap::Command {
-    let subcommands: Vec<String> = cmd
-        .get_subcommands()
-        .map(|s| s.get_name().to_owned())
-        .collect();
-    let mut cmd = cmd.mut_args(|a| a.env(None));
-    if let Some(trust) = trust {
-        cmd = if cmd.get_arguments().any(|a| a.get_id() == TRUST_ENV_ID) {
-            cmd.mut_arg(TRUST_ENV_ID, |_| trust.clone())
-        } else {
-            cmd.arg(trust.clone())
-        };
-    }
-    subcommands.iter().fold(cmd, |cmd, name| {
-        cmd.mut_subcommand(name, |sub| without_env(sub, trust))
-    })
-}
-
 /// Settles the process environment as the module says, when azd started
 /// the process. For the tool, prints each warning on stderr; for `listen`,
 /// keeps them for [`log_notes`].
@@ -166,19 +105,38 @@ fn without_env(cmd: clap::Command, trust: Option<&clap::Arg>) -> clap::Command {
     reason = "std::env::set_var and remove_var are unsafe while other threads may read the environment; the caller settles it before any exists"
 )]
 pub unsafe fn settle(role: Role, trusted: &[String]) {
-    let vars: BTreeMap<String, OsString> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
-        .collect();
+    let mut vars: BTreeMap<String, OsString> = BTreeMap::new();
+    let mut other = Vec::new();
+    for (name, value) in std::env::vars_os() {
+        match name.into_string() {
+            Ok(name) => drop(vars.insert(name, value)),
+            Err(name) => other.push(name),
+        }
+    }
     let cwd = std::env::current_dir().ok();
-    let plan = plan(
+    let mut plan = plan(
         &vars,
         azd_wasm_host_core::files::exe_dir().as_deref(),
         cwd.as_deref(),
         role,
         trusted,
     );
+    let under_azd = vars.get(AZD_SERVER).is_some_and(|v| !v.is_empty());
+    if let (true, Some(cwd)) = (under_azd, cwd.as_deref()) {
+        plan.remove_other = others_supplied(&other, cwd, role);
+    }
+    if !plan.remove_other.is_empty() {
+        plan.notes.push(format!(
+            "{} variables whose names are not UTF-8 are ignored under azd: the project's azd environment (.azure/<env>/.env) sets them",
+            plan.remove_other.len()
+        ));
+    }
     for (name, _) in &plan.remove {
         // SAFETY: the caller promises no other thread exists yet.
+        unsafe { std::env::remove_var(name) };
+    }
+    for name in &plan.remove_other {
+        // SAFETY: as above.
         unsafe { std::env::remove_var(name) };
     }
     for (name, value, _) in &plan.set {
@@ -221,7 +179,7 @@ pub(crate) fn plan(
     if vars.get(AZD_SERVER).is_none_or(|v| v.is_empty()) {
         return plan;
     }
-    let trusts = |name: &str| trusted.iter().any(|t| t.eq_ignore_ascii_case(name));
+    let trusts = |name: &str| trusted.iter().any(|t| env_key(t) == env_key(name));
     let config = exe_dir.and_then(installed_config_dir);
     if let Some(config) = &config
         && !trusts(AZD_CONFIG_DIR)
@@ -248,7 +206,8 @@ pub(crate) fn plan(
                 plan.remove.push((
                     name.clone(),
                     Some(format!(
-                        "{name} is ignored: the project's azd environment (.azure/<env>/.env) sets it, and there a provider's outputs could have put it"
+                        "{} is ignored: the project's azd environment (.azure/<env>/.env) sets it, and there a provider's outputs could have put it",
+                        shown_name(name)
                     )),
                 ));
             }
@@ -285,7 +244,9 @@ pub(crate) fn plan(
 
 /// `names` for a warning: `A is`, `A, B are`, or the first few and how many more.
 fn listed(names: &[&str]) -> String {
-    match names {
+    let shown: Vec<String> = names.iter().map(|n| shown_name(n)).collect();
+    let names: Vec<&str> = shown.iter().map(String::as_str).collect();
+    match names.as_slice() {
         [one] => format!("{one} is"),
         _ if names.len() <= NAMES_SHOWN => format!("{} are", names.join(", ")),
         _ => format!(
@@ -293,6 +254,16 @@ fn listed(names: &[&str]) -> String {
             names[..NAMES_SHOWN].join(", "),
             names.len() - NAMES_SHOWN
         ),
+    }
+}
+
+/// A variable's name for a warning: as it is when it is a plain name, else
+/// quoted and escaped (a `.env` name may hold any character but `=`).
+fn shown_name(name: &str) -> String {
+    if azd_wasm_host_core::dotenv::is_variable_name(name) {
+        name.to_owned()
+    } else {
+        azd_wasm_host_core::text::quote(name)
     }
 }
 
@@ -374,27 +345,64 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// `.azure/*/.env`. A file azd could not read sets the names godotenv had
 /// read before the error.
 fn project_env_names(cwd: &Path) -> BTreeSet<String> {
-    let Some(project) = cwd
-        .ancestors()
-        .find(|d| d.join("azure.yaml").is_file() || d.join("azure.yml").is_file())
-    else {
-        return BTreeSet::new();
-    };
-    let Ok(envs) = std::fs::read_dir(project.join(".azure")) else {
-        return BTreeSet::new();
-    };
-    envs.filter_map(Result::ok)
-        .filter_map(|env| read_regular(&env.path().join(".env")))
-        .flat_map(|bytes| azd_wasm_host_core::dotenv::names(&bytes).0)
+    project_env_files(cwd)
+        .iter()
+        .flat_map(|bytes| azd_wasm_host_core::dotenv::names(bytes).0)
         .map(|name| env_key(&name))
         .collect()
 }
 
+/// The bytes of every `.azure/*/.env` of the project around `cwd`.
+fn project_env_files(cwd: &Path) -> Vec<Vec<u8>> {
+    let Some(project) = cwd
+        .ancestors()
+        .find(|d| d.join("azure.yaml").is_file() || d.join("azure.yml").is_file())
+    else {
+        return Vec::new();
+    };
+    let Ok(envs) = std::fs::read_dir(project.join(".azure")) else {
+        return Vec::new();
+    };
+    envs.filter_map(Result::ok)
+        .filter_map(|env| read_regular(&env.path().join(".env")))
+        .collect()
+}
+
+/// The variables of `names` (whose names are not UTF-8) that the tool must
+/// not keep: those a `.env` of the project around `cwd` sets, byte for byte
+/// (on Unix; elsewhere a name that is not Unicode cannot come from azd).
+fn others_supplied(names: &[OsString], cwd: &Path, role: Role) -> Vec<OsString> {
+    if role != Role::Tool || names.is_empty() {
+        return Vec::new();
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let supplied: BTreeSet<Vec<u8>> = project_env_files(cwd)
+            .iter()
+            .flat_map(|bytes| azd_wasm_host_core::dotenv::name_bytes(bytes).0)
+            .collect();
+        names
+            .iter()
+            .filter(|n| supplied.contains(n.as_bytes()))
+            .cloned()
+            .collect()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = cwd;
+        Vec::new()
+    }
+}
+
 /// The bytes of `path` when it is a regular file (a link to one included, as
-/// azd follows it; never a device or a pipe, which could not be read to its
-/// end).
+/// azd follows it; never a device or a pipe: a pipe is not even opened, since
+/// opening one waits for a writer).
 fn read_regular(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read as _;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let mut file = std::fs::File::open(path).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
@@ -538,15 +546,24 @@ mod tests {
         ]);
         let got = plan(&same, Some(&ext), None, Role::Tool, &[]);
         assert_eq!(got.notes(), Vec::<String>::new());
-        // Trusted by flag: left as it is.
+        // Trusted by flag: left as it is. The flag names the variable as the
+        // platform compares names (case ignored on Windows only).
         let got = plan(
+            &env,
+            Some(&ext),
+            None,
+            Role::Tool,
+            &["AZD_CONFIG_DIR".into()],
+        );
+        assert!(got.set.is_empty() && got.remove.iter().all(|(n, _)| n != AZD_CONFIG_DIR));
+        let other_case = plan(
             &env,
             Some(&ext),
             None,
             Role::Tool,
             &["azd_config_dir".into()],
         );
-        assert!(got.set.is_empty() && got.remove.iter().all(|(n, _)| n != AZD_CONFIG_DIR));
+        assert_eq!(other_case.set.is_empty(), cfg!(windows));
     }
 
     #[test]
@@ -617,6 +634,25 @@ mod tests {
         );
     }
 
+    /// godotenv takes a key's bytes as they come: a name that is not UTF-8
+    /// the project's `.env` sets is no more the tool's than any other.
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_the_project_sets_is_not_kept_either() {
+        use std::os::unix::ffi::OsStringExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("azure.yaml"), "name: p\n").unwrap();
+        std::fs::create_dir_all(dir.path().join(".azure/dev")).unwrap();
+        std::fs::write(dir.path().join(".azure/dev/.env"), b"\xc3\xc0=1\nOK=2\n").unwrap();
+        let names = [
+            OsString::from_vec(b"\xc3\xc0".to_vec()),
+            OsString::from_vec(b"\xc3\xc1".to_vec()),
+        ];
+        let gone = others_supplied(&names, dir.path(), Role::Tool);
+        assert_eq!(gone, [names[0].clone()]);
+        assert!(others_supplied(&names, dir.path(), Role::Listen).is_empty());
+    }
+
     #[test]
     fn a_file_that_is_not_a_regular_file_is_not_read() {
         assert!(read_regular(Path::new("/dev/null")).is_none() || cfg!(not(unix)));
@@ -625,43 +661,14 @@ mod tests {
         let file = dir.path().join(".env");
         std::fs::write(&file, "A=1\n").unwrap();
         assert_eq!(read_regular(&file).unwrap(), b"A=1\n");
-    }
-
-    #[test]
-    fn the_arguments_are_read_without_the_environment() {
-        use clap::{Arg, ArgAction, Command};
-        let cli = Command::new("t")
-            .arg(
-                Arg::new("trust_env")
-                    .long("trust-env")
-                    .global(true)
-                    .action(ArgAction::Append),
-            )
-            .subcommand(
-                Command::new("listen").arg(
-                    Arg::new("name")
-                        .long("name")
-                        .env("AZD_WASM_HOST_TEST_NEVER_SET_VALUE")
-                        .required(true),
-                ),
-            )
-            .subcommand(Command::new("build"));
-        let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
-        assert_eq!(
-            arguments(cli.clone(), args(&["t", "listen"])),
-            (Role::Listen, Vec::new()),
-            "a required argument missing from the line is not an error here"
-        );
-        assert_eq!(
-            arguments(
-                cli.clone(),
-                args(&["t", "--trust-env", "B", "build", "--trust-env=A"])
-            ),
-            (Role::Tool, vec!["A".to_owned(), "B".to_owned()])
-        );
-        assert_eq!(
-            arguments(cli, args(&["t", "nonsense", "--what"])).0,
-            Role::Tool
-        );
+        // A pipe is not even opened: opening one waits for a writer.
+        let fifo = dir.path().join("fifo.env");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(read_regular(&fifo)));
+            let got = rx.recv_timeout(std::time::Duration::from_secs(5));
+            assert_eq!(got, Ok(None), "a pipe was opened");
+        }
     }
 }

@@ -17,6 +17,15 @@
 //! and what follows it is read as statements of its own (or, on the last
 //! line, the file no longer reads); a value that ends in a double quote is
 //! written `K="…\""` and read back ending in a backslash. Both are refused.
+//! (azd's writer also rewrites a value Go's `strconv.Atoi` reads as that
+//! integer: `007` comes back `7`, `+1` as `1`; whoever the provider is.)
+//!
+//! And since azd hands every value to every program it starts for the
+//! environment, as `NAME=value` in its environment: a value holding a NUL
+//! byte (Go refuses to start any process with one), or a `NAME=value` past
+//! [`MAX_ENTRY_BYTES`] (Windows' limit for one variable; Linux refuses one
+//! string past 128 KiB), would keep every later extension and hook from
+//! starting. Both are refused.
 //!
 //! `host/core/tests/godotenv.rs` holds both rules to godotenv v1.5.1 itself:
 //! generated names and values go through [`check_name`] and [`check_value`],
@@ -24,6 +33,10 @@
 //! what was let out.
 
 use crate::steering::{self, Steering};
+
+/// The most bytes of `NAME=value` a provider may hand azd: what Windows
+/// takes for one environment variable (32,767 characters).
+pub const MAX_ENTRY_BYTES: usize = 32_767;
 
 /// Why azd's `.env` may not take a name or a value from a provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +48,9 @@ pub enum Refusal {
     /// A value azd's `.env` cannot carry back whole (it ends in a backslash
     /// or a double quote).
     UnreadableValue,
+    /// A value no program could be started with (a NUL byte, or past
+    /// [`MAX_ENTRY_BYTES`] with its name).
+    UnrunnableValue,
 }
 
 impl Refusal {
@@ -44,7 +60,7 @@ impl Refusal {
         match self {
             Self::NotAName => "invalid_name",
             Self::Steers(_) => "reserved_name",
-            Self::UnreadableValue => "invalid_value",
+            Self::UnreadableValue | Self::UnrunnableValue => "invalid_value",
         }
     }
 
@@ -68,6 +84,11 @@ impl Refusal {
                  does not read back: after a backslash azd reads the lines that follow as part of \
                  the value, and a final quote comes back as a backslash"
             ),
+            Self::UnrunnableValue => format!(
+                "the value of {quoted} holds a NUL byte or is longer than {MAX_ENTRY_BYTES} bytes \
+                 with its name: azd hands every value to every program it starts, and none could \
+                 start with it"
+            ),
         }
     }
 
@@ -82,6 +103,9 @@ impl Refusal {
             }
             Self::UnreadableValue => {
                 "End the value with another character (a trailing backslash or quote cannot be kept)."
+            }
+            Self::UnrunnableValue => {
+                "Keep large or binary data elsewhere (a file, a storage account) and output where it is."
             }
         }
     }
@@ -113,15 +137,21 @@ pub fn check_name(name: &str) -> Result<(), Refusal> {
 pub fn check_value(value: &str) -> Result<(), Refusal> {
     if value.ends_with(['\\', '"']) {
         Err(Refusal::UnreadableValue)
+    } else if value.contains('\0') {
+        Err(Refusal::UnrunnableValue)
     } else {
         Ok(())
     }
 }
 
-/// [`check_name`], then [`check_value`].
+/// [`check_name`], then [`check_value`], then the size of `NAME=value`.
 pub fn check_entry(name: &str, value: &str) -> Result<(), Refusal> {
     check_name(name)?;
-    check_value(value)
+    check_value(value)?;
+    if name.len() + 1 + value.len() > MAX_ENTRY_BYTES {
+        return Err(Refusal::UnrunnableValue);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -181,6 +211,14 @@ mod tests {
             assert_eq!(check_value(ok), Ok(()), "{ok:?}");
         }
         assert_eq!(check_entry("1", "x"), Err(Refusal::NotAName));
+        assert_eq!(check_value("a\0b"), Err(Refusal::UnrunnableValue));
+        let fits = "v".repeat(MAX_ENTRY_BYTES - 2);
+        assert_eq!(check_entry("A", &fits), Ok(()));
+        assert_eq!(
+            check_entry("AB", &fits),
+            Err(Refusal::UnrunnableValue),
+            "one byte over with its name"
+        );
         assert_eq!(check_entry("A", "x\\"), Err(Refusal::UnreadableValue));
     }
 

@@ -18,11 +18,22 @@ mod read;
 
 use std::collections::BTreeSet;
 
-pub use entry::{Refusal, check_entry, check_name, check_value, is_variable_name};
+pub use entry::{MAX_ENTRY_BYTES, Refusal, check_entry, check_name, check_value, is_variable_name};
 pub use read::{
     DotEnvError, Read, Statement, crlf_to_lf, is_space, leading_blanks, line_of, read,
     read_normalised, trailing_blanks,
 };
+
+/// The names a `.env` sets as the bytes godotenv hands to the variables it
+/// sets (a name that is not UTF-8 included), and why reading stopped early if
+/// it did.
+pub fn name_bytes(bytes: &[u8]) -> (BTreeSet<Vec<u8>>, Option<DotEnvError>) {
+    let read = read::read_with(&crlf_to_lf(bytes), read::Values::Skip);
+    (
+        read.statements.into_iter().map(|s| s.key_bytes).collect(),
+        read.error,
+    )
+}
 
 /// The names a `.env` sets, as azd reads it (all of it, however large), and
 /// why reading stopped early if it did: the names before that error are the

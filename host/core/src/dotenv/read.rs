@@ -23,8 +23,11 @@ use regex::Regex;
 /// One `KEY=value` statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {
-    /// The key, as godotenv reads it (inner blanks kept, trailing white space trimmed).
+    /// The key, as godotenv reads it (inner blanks kept, trailing white space
+    /// trimmed), as text (a byte that is not UTF-8 read as U+FFFD).
     pub key: String,
+    /// The key's bytes, as godotenv hands them to the variable it sets.
+    pub key_bytes: Vec<u8>,
     /// The value, unquoted, unescaped and expanded.
     pub value: String,
     /// Bytes of the text read from the key (or `export`) to the end of the value.
@@ -103,13 +106,14 @@ pub(super) fn read_with(src: &[u8], values: Values) -> Read {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut pos = 0;
     while let Some(start) = statement_start(src, pos) {
-        let (key, export, after_key) = match locate_key(src, start) {
+        let (key_bytes, export, after_key) = match locate_key(src, start) {
             Ok(k) => k,
             Err(e) => {
                 out.error = Some(e);
                 break;
             }
         };
+        let key = String::from_utf8_lossy(&key_bytes).into_owned();
         let (value, end) = match extract_value(src, after_key, &seen, values) {
             Ok(v) => v,
             Err(e) => {
@@ -122,6 +126,7 @@ pub(super) fn read_with(src: &[u8], values: Values) -> Read {
         }
         out.statements.push(Statement {
             key,
+            key_bytes,
             value,
             span: start..end,
             export,
@@ -138,6 +143,27 @@ pub fn line_of(bytes: &[u8], at: usize) -> usize {
         .filter(|&&b| b == b'\n')
         .count()
         + 1
+}
+
+/// `bytes` without the white space it ends with, rune by rune from the end as
+/// Go's `strings.TrimRightFunc(_, unicode.IsSpace)` takes them off (a byte
+/// that is not UTF-8 is no space).
+fn trim_end_space(mut bytes: &[u8]) -> &[u8] {
+    'trim: loop {
+        for width in 1..=bytes.len().min(4) {
+            let tail = &bytes[bytes.len() - width..];
+            if let Ok(s) = std::str::from_utf8(tail)
+                && s.chars().count() == 1
+            {
+                if s.chars().all(char::is_whitespace) {
+                    bytes = &bytes[..bytes.len() - width];
+                    continue 'trim;
+                }
+                return bytes;
+            }
+        }
+        return bytes;
+    }
 }
 
 /// godotenv's blank inside a line (`isSpace`): tab, vertical tab, form feed,
@@ -214,7 +240,7 @@ fn latin1(b: u8) -> char {
 /// `=` or `:` and the blanks after it (`locateKeyName`). A text that ends
 /// before any `=` has the empty key, and its value starts where the key
 /// would have.
-fn locate_key(src: &[u8], mut pos: usize) -> Result<(String, bool, usize), DotEnvError> {
+fn locate_key(src: &[u8], mut pos: usize) -> Result<(Vec<u8>, bool, usize), DotEnvError> {
     pos += leading_blanks(&src[pos..]);
     let mut export = false;
     if src[pos..].starts_with(b"export") {
@@ -257,11 +283,8 @@ fn locate_key(src: &[u8], mut pos: usize) -> Result<(String, bool, usize), DotEn
         });
     }
     let (key, after) = match key_end {
-        Some(i) => {
-            let key = String::from_utf8_lossy(&src[pos..pos + i]);
-            (key.trim_end().to_owned(), pos + i + 1)
-        }
-        None => (String::new(), pos),
+        Some(i) => (trim_end_space(&src[pos..pos + i]).to_vec(), pos + i + 1),
+        None => (Vec::new(), pos),
     };
     Ok((key, export, after + leading_blanks(&src[after..])))
 }

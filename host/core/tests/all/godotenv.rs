@@ -394,6 +394,13 @@ fn the_hosts_reader_reads_the_names_godotenv_reads() {
             go.error
         );
         failed += usize::from(error.is_some());
+        // Byte for byte, as godotenv hands them to the variables it sets.
+        let (raw, _) = dotenv::name_bytes(bytes);
+        assert_eq!(
+            raw.into_iter().collect::<Vec<_>>(),
+            go.values.keys().cloned().collect::<Vec<_>>(),
+            "seed {seed}: name bytes of {shown:?}"
+        );
         if std::str::from_utf8(bytes).is_err() {
             invalid_utf8 += 1;
             continue;

@@ -305,15 +305,16 @@ mod tests {
     }
 
     /// An origin granted by name reaches what the name resolves to, but never this machine:
-    /// `http://localhost:PORT` is refused (`destination-ip-prohibited`) before it connects,
-    /// while `http://127.0.0.1:PORT`, granted literally, is answered.
+    /// `https://127.1:PORT` (a name: the system resolver reads it as 127.0.0.1) is refused
+    /// (`destination-ip-prohibited`) before it connects, while `http://127.0.0.1:PORT`, granted
+    /// literally, is answered, and so is `http://localhost:PORT` (loopback by definition).
     #[tokio::test]
     async fn an_origin_granted_by_name_never_reaches_loopback() {
         use std::sync::atomic::Ordering;
         let (port, connections) = answering_server().await;
-        let mut g = gate(&[&format!("http://localhost:{port}")]);
+        let mut g = gate(&[&format!("https://127.1:{port}")]);
         let sent = Pin::from(g.send_request(
-            get(format!("http://localhost:{port}/")),
+            get(format!("https://127.1:{port}/")),
             None,
             Box::new(async { Ok(()) }),
         ))
@@ -324,6 +325,17 @@ mod tests {
             sent.map(|(r, _)| r.status())
         );
         assert_eq!(connections.load(Ordering::SeqCst), 0, "it connected");
+
+        let mut g = gate(&[&format!("http://localhost:{port}")]);
+        let (response, io) = Pin::from(g.send_request(
+            get(format!("http://localhost:{port}/")),
+            None,
+            Box::new(async { Ok(()) }),
+        ))
+        .await
+        .unwrap();
+        assert_eq!(response.status(), 200, "localhost names loopback");
+        tokio::spawn(Pin::from(io));
 
         let mut g = gate(&[&format!("http://127.0.0.1:{port}")]);
         let (response, io) = Pin::from(g.send_request(

@@ -8,7 +8,8 @@
 //! `destination-ip-prohibited`, and the log says why and what to grant), and
 //! the connection goes to what this one lookup returned (no second lookup a
 //! rebinding name could answer otherwise). An origin that names an address
-//! literally reaches it, whatever its kind.
+//! literally reaches it, whatever its kind; so does `localhost`, which names
+//! loopback by definition and is never looked up.
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::{Pin, pin};
@@ -26,7 +27,7 @@ use tokio::net::TcpStream;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
-use super::reach::refused_by_name;
+use super::reach::{names_loopback, refused_by_name};
 use crate::intercept::Sent;
 
 /// What a phase waits when the guest gave no bound (the policy always
@@ -200,6 +201,16 @@ async fn open(uri: &http::Uri) -> Result<Box<dyn Stream>, Error> {
 async fn connect(host: &str, port: u16) -> Result<TcpStream, Error> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return TcpStream::connect((ip, port)).await.map_err(Error::Connect);
+    }
+    if names_loopback(host) {
+        // `localhost` is loopback by definition, never a DNS answer.
+        let loopback = [
+            SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)),
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port)),
+        ];
+        return TcpStream::connect(&loopback[..])
+            .await
+            .map_err(Error::Connect);
     }
     let resolved: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
         .await

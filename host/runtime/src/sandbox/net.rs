@@ -11,7 +11,9 @@
 //!   grant by name never reaches ([`super::reach`]: this host, its link, a
 //!   cloud's metadata service): a connect to one is refused (`access-denied`)
 //!   and the log says what the name resolved to and the entry that would
-//!   allow it, the address itself.
+//!   allow it, the address itself. `localhost` (and names under
+//!   `.localhost`) name loopback by definition: their loopback addresses are
+//!   reached, as a literal `127.0.0.1` is.
 //! - A lookup of any other name is refused before the resolver sees it
 //!   (`access-denied`), so a guest cannot leak data through DNS queries. An IP
 //!   literal "resolves" to itself without a query.
@@ -32,7 +34,7 @@ use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
 use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddress, Network};
 use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
 
-use super::reach::{Refused, refused_by_name};
+use super::reach::{Refused, names_loopback, refused_by_name};
 use crate::seal::Seal;
 
 /// Addresses refused to a name that are kept to say why a connect failed.
@@ -91,7 +93,9 @@ impl NetworkPolicy {
     /// when a grant by name may reach it, else kept to say why a connect to
     /// it is refused.
     fn resolved(&self, name: &str, ports: &[u16], ip: IpAddr) {
-        match refused_by_name(ip) {
+        // `localhost` names loopback as literally as `127.0.0.1` does.
+        let literal = names_loopback(name) && refused_by_name(ip) == Some(Refused::Loopback);
+        match refused_by_name(ip).filter(|_| !literal) {
             None => {
                 let mut connectable = self.connectable.lock();
                 connectable.extend(ports.iter().map(|port| SocketAddr::new(ip, *port)));
@@ -272,21 +276,39 @@ mod tests {
 
     /// The entries a name's lookup adds: what a grant by name may reach, on the name's ports;
     /// never loopback, link-local or metadata, which are kept to say why a connect failed.
+    /// `localhost` names loopback by definition: its loopback addresses, and only those.
     #[test]
     fn a_names_addresses_become_connectable_only_when_a_name_may_reach_them() {
-        let p = NetworkPolicy::new(&["localhost:5432".into()], Seal::none());
-        for ip in [
+        let addresses = [
             "127.0.0.1",
             "::1",
             "169.254.169.254",
             "::ffff:127.0.0.1",
             "10.0.0.5",
-        ] {
-            p.resolved("localhost", &[5432], ip.parse().unwrap());
+        ];
+        let p = NetworkPolicy::new(&["db.example.com:5432".into()], Seal::none());
+        for ip in addresses {
+            p.resolved("db.example.com", &[5432], ip.parse().unwrap());
         }
         let connectable = p.connectable.lock();
         assert_eq!(connectable.len(), 1);
         assert!(connectable.contains(&"10.0.0.5:5432".parse().unwrap()));
         assert_eq!(p.refused.lock().len(), 4);
+        drop(connectable);
+
+        let p = NetworkPolicy::new(&["localhost:5432".into()], Seal::none());
+        for ip in addresses {
+            p.resolved("localhost", &[5432], ip.parse().unwrap());
+        }
+        let connectable = p.connectable.lock();
+        for reached in [
+            "127.0.0.1:5432",
+            "[::1]:5432",
+            "[::ffff:127.0.0.1]:5432",
+            "10.0.0.5:5432",
+        ] {
+            assert!(connectable.contains(&reached.parse().unwrap()), "{reached}");
+        }
+        assert_eq!(p.refused.lock().len(), 1, "link-local stays refused");
     }
 }

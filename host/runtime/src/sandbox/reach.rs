@@ -104,15 +104,30 @@ fn refused_v6(ip: Ipv6Addr) -> Option<Refused> {
 }
 
 /// The IPv4 address an IPv6 one carries: IPv4-mapped (`::ffff:0:0/96`),
-/// IPv4-compatible (`::/96` but `::` and `::1`) or NAT64 (`64:ff9b::/96`).
+/// IPv4-compatible (`::/96` but `::` and `::1`), NAT64 (`64:ff9b::/96`, and
+/// the local-use `64:ff9b:1::/48` in RFC 6052's /48 layout) or 6to4
+/// (`2002::/16`, the IPv4 address in the next 32 bits).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    let tail = v4(s[6], s[7]);
     match s[..6] {
         [0, 0, 0, 0, 0, 0xffff] | [0x64, 0xff9b, 0, 0, 0, 0] => Some(tail),
         [0, 0, 0, 0, 0, 0] if !ip.is_unspecified() && !ip.is_loopback() => Some(tail),
+        // RFC 6052, /48: two octets in bits 48..64, the u-octet, two more after it.
+        [0x64, 0xff9b, 0x0001, ..] => Some(v4(s[3], s[4] << 8 | s[5] >> 8)),
+        [0x2002, ..] => Some(v4(s[1], s[2])),
         _ => None,
     }
+}
+
+/// Whether `host` names this machine by definition: `localhost` and the
+/// names under `.localhost` (RFC 6761), never looked up in DNS here. A grant
+/// that names them names loopback as literally as `127.0.0.1` does, and
+/// reaches loopback (only).
+pub(crate) fn names_loopback(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost" || host.ends_with(".localhost")
 }
 
 #[cfg(test)]
@@ -121,6 +136,21 @@ mod tests {
 
     fn kind(ip: &str) -> Option<Refused> {
         refused_by_name(ip.parse().unwrap())
+    }
+
+    /// IPv6 forms that carry an IPv4 address elsewhere than its last 32 bits
+    /// (6to4, local-use NAT64 in RFC 6052's /48 layout) are judged as it.
+    #[test]
+    fn six_to_four_and_local_use_nat64_are_judged_as_the_address_they_carry() {
+        assert_eq!(kind("2002:7f00:1::1"), Some(Refused::Loopback));
+        assert_eq!(kind("2002:a9fe:a9fe::"), Some(Refused::LinkLocal));
+        assert_eq!(kind("2002:0a00:0001::1"), None);
+        // 127.0.0.1 and 169.254.169.254 at /48: a9fe, u-octet 00, a9fe.
+        assert_eq!(kind("64:ff9b:1:7f00:0:100::"), Some(Refused::Loopback));
+        assert_eq!(kind("64:ff9b:1:a9fe:a9:fe00::"), Some(Refused::LinkLocal));
+        assert!(names_loopback("localhost") && names_loopback("LocalHost."));
+        assert!(names_loopback("db.localhost"));
+        assert!(!names_loopback("localhost.example.com") && !names_loopback("notlocalhost"));
     }
 
     /// Every range the rule names, at its edges, in both families and in every IPv6 form that
