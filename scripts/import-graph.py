@@ -103,6 +103,7 @@ FORBIDDEN = {
         "azd-wasm-host-recorder",
         "brotli",
         "ruzstd",
+        "quick-xml",
         "azd-wasm-host-runner",
         "azd-wasm-host-testkit",
         "azd-wasm-host-watch",

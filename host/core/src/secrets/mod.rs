@@ -14,9 +14,10 @@
 //!   for a space), in base64 (standard or URL-safe, padded or not, alone or
 //!   inside a larger base64 text, wrapped at any column, itself
 //!   percent-encoded) or in hex (lower or upper case; a hex value in either
-//!   case), and also where JSON's string escapes spell it (`\u0041…`) or
-//!   what a lenient reader drops cuts it (a lone surrogate escape, a byte
-//!   that is not UTF-8).
+//!   case), and also where JSON's string escapes (`\u0041…`) or XML's
+//!   references (`&#x41;…`, `&amp;`) spell it, in any mix of the two as
+//!   often as they are nested, or what a lenient reader drops cuts it (a
+//!   lone surrogate escape, a byte that is not UTF-8).
 //! - **By shape** ([`scrub_shapes`]): SAS signatures (`sig=…` in any URL,
 //!   encoded or not, at any depth, whatever its name's encoding: `s%69g=`),
 //!   user-info in URLs (`https://user:pass@host`), JWTs, PEM private keys,

@@ -14,8 +14,8 @@ const WHOLE_WORD_BELOW: usize = 8;
 const INSIDE_BASE64_FROM: usize = 12;
 
 /// The values known to be secret, each found plain, URL-encoded, in base64
-/// or in hex, also where JSON's escapes spell it or what a lenient reader
-/// drops cuts it, and replaced (or masked) wherever it appears.
+/// or in hex, also where JSON's escapes or XML's references spell it or
+/// what a lenient reader drops cuts it, and replaced (or masked) wherever it appears.
 #[derive(Debug, Default, Clone)]
 pub struct SecretValues {
     values: Vec<Vec<u8>>,
@@ -64,18 +64,20 @@ impl SecretValues {
     }
 
     /// Where the known values are in `hay`: byte ranges, sorted, not
-    /// overlapping; also where JSON's escapes spell one (`\u0041…`), or a
-    /// lone surrogate escape or a byte that is not UTF-8 cuts one in two.
+    /// overlapping; also where JSON's escapes (`\u0041…`) or XML's
+    /// references (`&#x41;…`, `&amp;`) spell one, at any mix of the two
+    /// ([`escaped`]), or a lone surrogate escape or a byte that is not
+    /// UTF-8 cuts one in two.
     pub fn find(&self, hay: &[u8]) -> Vec<(usize, usize)> {
         if self.values.is_empty() {
             return Vec::new();
         }
         let mut found = self.found(hay);
-        if let Some(view) = escaped::unescaped(hay) {
+        escaped::each_view(hay, |view| {
             for (start, end) in self.found(&view.bytes) {
                 found.push(view.original(start, end));
             }
-        }
+        });
         merge(found)
     }
 

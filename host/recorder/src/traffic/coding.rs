@@ -9,9 +9,11 @@
 //! none of these, is refused too (never kept as it came).
 //!
 //! Bytes no header names a coding of can still be compressed data:
-//! [`compressed`] says so by their first bytes (or by decoding whole), and
-//! [`undo_any`] reads them in every coding they decode in, so that what they
-//! hold is looked at before a `binary:` mark keeps them.
+//! [`compressed`] says so by their first bytes (or by decoding whole, or
+//! past the bound), and [`undo_any`] reads them in every coding they decode
+//! in, so that what they hold is looked at before a `binary:` mark keeps
+//! them; one that decodes past the bound cannot be looked at whole, and
+//! says so.
 
 use std::io::Read as _;
 
@@ -25,7 +27,7 @@ pub(super) enum Coding {
 }
 
 impl Coding {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Self::Gzip => "gzip",
             Self::Deflate => "deflate",
@@ -134,10 +136,12 @@ const LAYERS: usize = 2;
 
 /// What `body` decodes to in each coding it decodes in, and what that
 /// decodes to in turn ([`LAYERS`] deep), each named (`gzip`, `br in
-/// gzip`); empty results left out, no more than `max` bytes in all.
-pub(super) fn undo_any(body: &[u8], max: usize) -> Vec<(String, Vec<u8>)> {
+/// gzip`), empty results left out; or the name of one that decodes past
+/// `max` bytes: compressed data whose whole cannot be read, so cannot be
+/// vetted. Each decoding is bounded by `max` on its own (a stream that is
+/// no coding's fails long before, whatever is left of a shared budget).
+pub(super) fn undo_any(body: &[u8], max: usize) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut held = 0usize;
     // What the previous layer decoded to (places in `out`); `None`: the body.
     let mut sources: Vec<Option<usize>> = vec![None];
     for _ in 0..LAYERS {
@@ -145,30 +149,29 @@ pub(super) fn undo_any(body: &[u8], max: usize) -> Vec<(String, Vec<u8>)> {
         for &source in &sources {
             for coding in [Coding::Gzip, Coding::Deflate, Coding::Brotli, Coding::Zstd] {
                 let bytes = source.map_or(body, |i| out[i].1.as_slice());
-                let Ok(decoded) = undo(bytes, coding, max.saturating_sub(held)) else {
-                    continue;
-                };
-                if decoded.is_empty() {
-                    continue;
-                }
-                held += decoded.len();
                 let name = match source {
                     Some(i) => format!("{} in {}", coding.name(), out[i].0),
                     None => coding.name().to_owned(),
                 };
-                out.push((name, decoded));
+                match undo(bytes, coding, max) {
+                    Ok(decoded) if !decoded.is_empty() => out.push((name, decoded)),
+                    Ok(_) | Err(Undo::Invalid(_)) => {}
+                    Err(Undo::TooLarge) => return Err(name),
+                }
             }
         }
         sources = (start..out.len()).map(Some).collect();
     }
-    out
+    Ok(out)
 }
 
 /// The compression `body` is in, when no header names one: by its first
 /// bytes (gzip, zlib, zstd, and archives a recording does not decode: zip,
 /// bzip2, xz, 7z, lz4), or, for codings without such a mark, by decoding
-/// whole (raw deflate to its last byte, br) to something.
-pub(super) fn compressed(body: &[u8], max: usize) -> Option<&'static str> {
+/// whole (raw deflate to its last byte, br) to something; a stream that
+/// decodes past `max` bytes is compressed too (no stream that is no
+/// coding's decodes that far), said so.
+pub(super) fn compressed(body: &[u8], max: usize) -> Option<String> {
     const MAGIC: [(&[u8], &str); 7] = [
         (b"\x1f\x8b", "gzip"),
         (b"\x28\xb5\x2f\xfd", "zstd"),
@@ -179,26 +182,47 @@ pub(super) fn compressed(body: &[u8], max: usize) -> Option<&'static str> {
         (b"\x04\x22\x4d\x18", "lz4"),
     ];
     if let Some((_, name)) = MAGIC.iter().find(|(magic, _)| body.starts_with(magic)) {
-        return Some(name);
+        return Some((*name).to_owned());
     }
+    let past = |name: &str| format!("{name}, decoding to more than {max} bytes");
     if let [cmf, flg, ..] = body
         && cmf & 0x0f == 8
         && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0
-        && decodes(flate2::read::ZlibDecoder::new(body), max)
     {
-        return Some("deflate (zlib)");
+        match bounded(flate2::read::ZlibDecoder::new(body), max) {
+            Ok(d) if !d.is_empty() => return Some("deflate (zlib)".to_owned()),
+            Err(Undo::TooLarge) => return Some(past("deflate (zlib)")),
+            _ => {}
+        }
     }
     // Raw deflate has no mark: only a stream that ends at the body's last byte.
     let mut raw = flate2::bufread::DeflateDecoder::new(body);
-    if decodes(&mut raw, max) && usize::try_from(raw.total_in()).is_ok_and(|n| n == body.len()) {
-        return Some("deflate");
+    match bounded(&mut raw, max) {
+        Ok(d)
+            if !d.is_empty() && usize::try_from(raw.total_in()).is_ok_and(|n| n == body.len()) =>
+        {
+            return Some("deflate".to_owned());
+        }
+        Err(Undo::TooLarge) => return Some(past("deflate")),
+        _ => {}
     }
-    decodes(brotli::Decompressor::new(body, 4096), max).then_some("br")
+    match bounded(brotli::Decompressor::new(body, 4096), max) {
+        Ok(d) if !d.is_empty() => Some("br".to_owned()),
+        Err(Undo::TooLarge) => Some(past("br")),
+        _ => None,
+    }
 }
 
-/// Whether `reader` gives something, and no more than `max` bytes, without failing.
-fn decodes(reader: impl std::io::Read, max: usize) -> bool {
-    bounded(reader, max).is_ok_and(|d| !d.is_empty())
+/// The coding `body` says it is in by its first bytes, of those a
+/// recording decodes (gzip, zstd).
+pub(super) fn marked(body: &[u8]) -> Option<Coding> {
+    if body.starts_with(b"\x1f\x8b") {
+        Some(Coding::Gzip)
+    } else if body.starts_with(b"\x28\xb5\x2f\xfd") {
+        Some(Coding::Zstd)
+    } else {
+        None
+    }
 }
 
 /// Why one coding could not be undone.

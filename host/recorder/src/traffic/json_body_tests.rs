@@ -263,3 +263,96 @@ async fn a_known_secret_written_in_hex_never_reaches_the_recording() {
         }
     }
 }
+
+/// `doc` written as a JSON string, `levels` times over (JSON in a string in
+/// a string …), each level under a plain field name.
+fn in_strings(doc: &str, levels: usize) -> String {
+    let mut text = doc.to_owned();
+    for level in 0..levels {
+        let as_string = serde_json::Value::from(text).to_string();
+        text = format!(r#"{{"level{level}":{as_string},"n":{level}}}"#);
+    }
+    text
+}
+
+/// The JSON text a string of `doc` holds, read `levels` strings deep.
+fn out_of_strings(doc: &serde_json::Value, levels: usize) -> serde_json::Value {
+    let mut doc = doc.clone();
+    for level in (0..levels).rev() {
+        let inner = doc[format!("level{level}")].as_str().unwrap().to_owned();
+        doc = serde_json::from_str(&inner).unwrap_or_else(|e| panic!("{e}: {inner}"));
+    }
+    doc
+}
+
+#[tokio::test]
+async fn json_stored_inside_a_json_string_is_redacted_by_field_name() {
+    let secret = "hunter2-secret-0001";
+    let inner = [
+        format!(r#"{{"password":"{secret}","port":5432}}"#),
+        format!(r#"[{{"keyName":"key1","value":"{secret}","permissions":"FULL"}}]"#),
+        format!(
+            r#" {{"db":{{"adminPassword":"\u0068{}"}},"port":5432}} "#,
+            &secret[1..]
+        ),
+        format!(r#"{{"value":"{secret}","type":"SecureString","port":5432}}"#),
+    ];
+    for doc in &inner {
+        for levels in 1..=8 {
+            let body = in_strings(doc, levels);
+            let (bytes, events) = record(&[], &[], &[], body.clone().into_bytes()).await;
+            let logged = String::from_utf8_lossy(&bytes);
+            assert!(!logged.contains(&secret[2..]), "{levels}: {body}\n{logged}");
+            // What a reader gets, string by string, is JSON without the secret.
+            let text = recorded_text(&events);
+            let [outer] = documents(&text).try_into().unwrap();
+            let read = out_of_strings(&outer, levels).to_string();
+            assert!(
+                !read.contains(&secret[2..]) && read.contains("REDACTED"),
+                "{read}"
+            );
+            assert!(read.contains("5432") || !doc.contains("5432"), "{read}");
+        }
+    }
+    // The Azure shapes: an App Configuration value, a Key Vault secret holding JSON.
+    let app_config = format!(
+        r#"{{"items":[{{"key":"db","label":null,"value":"{{\"connectionString\":\"Server=x;Password={secret}\"}}"}}]}}"#
+    );
+    let (bytes, _) = record(&[], &[], &[], app_config.into_bytes()).await;
+    assert!(!String::from_utf8_lossy(&bytes).contains(&secret[2..]));
+    // A string that starts as JSON does but is not JSON is a string.
+    let text = r#"{"d":"{not json} password"}"#;
+    let (_, events) = record(&[], &[], &[], text.as_bytes().to_vec()).await;
+    assert_eq!(recorded_text(&events), text);
+}
+
+#[tokio::test]
+async fn json_in_strings_past_eight_deep_is_refused_where_it_names_a_secret() {
+    let secret = "hunter2-secret-0001";
+    let named = format!(r#"{{"password":"{secret}"}}"#);
+    for levels in [9, 12] {
+        let body = in_strings(&named, levels);
+        let (bytes, events) = record(&[], &[], &[], body.into_bytes()).await;
+        assert!(!String::from_utf8_lossy(&bytes).contains(&secret[2..]));
+        let why = refusal(&events);
+        assert!(
+            why.contains("nested in strings more than 8 deep") && !why.contains("binary:"),
+            "{levels}: {why}"
+        );
+        // A mark keeps it only masked, a known value found through every level's escapes.
+        let body = in_strings(
+            &format!(r#"{{"password":"\u0068{}"}}"#, &secret[1..]),
+            levels,
+        );
+        let (bytes, events) = record(&[MARK], &[secret], &[], body.into_bytes()).await;
+        assert!(!String::from_utf8_lossy(&bytes).contains(&secret[2..]));
+        assert!(
+            matches!(events.as_slice(), [LogEvent::Recorded { .. }]),
+            "{events:?}"
+        );
+    }
+    // Past eight deep, JSON that names no secret is kept as it came.
+    let body = in_strings(r#"{"name":"web","port":80}"#, 10);
+    let (_, events) = record(&[], &[], &[], body.clone().into_bytes()).await;
+    assert_eq!(recorded_text(&events), body);
+}

@@ -7,9 +7,10 @@
 //!    client accepts. A body that does not decode as its headers say, in a
 //!    coding none can undo, or that decodes past its bound is refused.
 //! 2. Text (UTF-8) is redacted by its kind (`redact_body`). A body that is
-//!    JSON by its content type or its first character is read as strict
-//!    JSON, or not at all: one that does not parse is not text.
-//! 3. Anything else (an image, an archive, JSON that does not parse) has
+//!    JSON or XML by its content type or its first character is read as
+//!    strict JSON or well-formed XML, or not at all: one that does not
+//!    parse is not text.
+//! 3. Anything else (an image, an archive, JSON or XML that does not parse) has
 //!    every known secret masked over its bytes (`***`, in every form the
 //!    text path finds them in), and the credential scan reads it as lossy
 //!    text; no rule that reads fields can read it, so a recording keeps it
@@ -17,19 +18,22 @@
 //!    URL` (or `binary: URL`), matching the start of the request's method
 //!    and URL without its query. Even marked, bytes that decode in a coding
 //!    no header names (compressed data) are read decoded, and refused when
-//!    they hold what a recording redacts: masking over compressed bytes
-//!    reaches nothing inside them.
+//!    they hold what a recording redacts, decode past the body's bound, or
+//!    say they are gzip or zstd and do not decode (what cannot be read
+//!    cannot be vetted): masking over compressed bytes reaches nothing
+//!    inside them.
 //!
 //! A refusal says why, and advises a mark only where one would hide no
-//! secret from every rule: never for compressed data, nor for JSON that
-//! does not parse (whose fields no rule read).
+//! secret from every rule: never for compressed data (however far it
+//! decodes), nor for JSON or XML that does not parse (whose fields no rule
+//! read).
 
 use azd_wasm_host_core::secrets::find_unsafe_credential;
 
 use super::coding;
 use super::exchange::RecordedBody;
 use super::redact::Secrets;
-use super::redact_body::{self, NotJson};
+use super::redact_body::{self, Unread};
 
 /// What a `safe` entry starts with to mark binary bodies safe.
 pub(super) const BINARY_MARK: &str = "binary:";
@@ -81,14 +85,15 @@ pub(super) fn keep(secrets: &Secrets, part: &Part<'_>, judge: Judge<'_>) -> Resu
     let body = match std::str::from_utf8(bytes) {
         Ok(text) => match redact_body::text(secrets, text, part.headers) {
             Ok(redacted) => RecordedBody::of(redacted.as_bytes()),
-            Err(not_json) => binary(secrets, part, bytes, judge, Some(not_json))?,
+            Err(unread) => binary(secrets, part, bytes, judge, Some(unread))?,
         },
         Err(e) => {
-            let not_json = redact_body::json_claim(bytes, part.headers).map(|claim| NotJson {
+            let unread = redact_body::claim(bytes, part.headers).map(|(format, claim)| Unread {
+                format,
                 claim,
                 why: format!("a byte that is not UTF-8 at byte {}", e.valid_up_to()),
             });
-            binary(secrets, part, bytes, judge, not_json)?
+            binary(secrets, part, bytes, judge, unread)?
         }
     };
     Ok(Kept {
@@ -109,15 +114,15 @@ fn decode(part: &Part<'_>) -> Result<Option<Vec<u8>>, String> {
     coding::decode(part.bytes, &codings, part.max, part.bound).map(Some)
 }
 
-/// A body that is not text (`not_json`: JSON by its claim that does not
-/// parse): known secrets masked; when recording, refused unless marked
+/// A body that is not text (`unread`: JSON or XML by its claim that does
+/// not parse): known secrets masked; when recording, refused unless marked
 /// safe, clean to the scan, and holding nothing to redact once decoded.
 fn binary(
     secrets: &Secrets,
     part: &Part<'_>,
     bytes: &[u8],
     judge: Judge<'_>,
-    not_json: Option<NotJson>,
+    unread: Option<Unread>,
 ) -> Result<RecordedBody, String> {
     let mut masked = bytes.to_vec();
     secrets.mask(&mut masked);
@@ -126,9 +131,9 @@ fn binary(
     };
     let side = part.side;
     if !marked(safe, request) {
-        return Err(refusal(part, bytes, not_json.as_ref(), request));
+        return Err(refusal(part, bytes, unread.as_ref(), request));
     }
-    if let Some(found) = inside(secrets, safe, bytes, part.max) {
+    if let Some(found) = inside(secrets, safe, bytes, part) {
         return Err(format!(
             "the {side} body (not text, marked safe) is {found}: masking over its bytes cannot \
              reach inside, so the recording cannot keep it"
@@ -145,8 +150,8 @@ fn binary(
 }
 
 /// Why a body that is not text, and not marked, is refused; a mark is
-/// advised only for bytes that are neither compressed nor JSON.
-fn refusal(part: &Part<'_>, bytes: &[u8], not_json: Option<&NotJson>, request: &str) -> String {
+/// advised only for bytes that are neither compressed nor JSON nor XML.
+fn refusal(part: &Part<'_>, bytes: &[u8], unread: Option<&Unread>, request: &str) -> String {
     let side = part.side;
     let kind = part
         .headers
@@ -163,13 +168,15 @@ fn refusal(part: &Part<'_>, bytes: &[u8], not_json: Option<&NotJson>, request: &
              rule and of the credential scan, so the recording cannot keep it"
         );
     }
-    if let Some(n) = not_json {
+    if let Some(n) = unread {
         return format!(
-            "the {side} body ({what}) {} but is not strict JSON ({}): no rule can read its \
-             fields, so one named like a secret would be kept as it came; known secrets are \
-             masked in it, but the recording cannot keep it (JSON is kept only as RFC 8259 \
-             has it, after a BOM or one document a line)",
-            n.claim, n.why
+            "the {side} body ({what}) {} but is not {} ({}): no rule can read its fields, so \
+             one named like a secret would be kept as it came; known secrets are masked in it, \
+             but the recording cannot keep it ({})",
+            n.claim,
+            n.format.strict(),
+            n.why,
+            n.format.kept()
         );
     }
     format!(
@@ -182,14 +189,40 @@ fn refusal(part: &Part<'_>, bytes: &[u8], not_json: Option<&NotJson>, request: &
 }
 
 /// What a recording would take out of `bytes` once decoded, when they
-/// decode in a coding no header names; `None` when nothing.
-fn inside(secrets: &Secrets, safe: &[String], bytes: &[u8], max: usize) -> Option<String> {
-    for (name, decoded) in coding::undo_any(bytes, max) {
+/// decode in a coding no header names (or that they decode past the body's
+/// bound, or say they are gzip or zstd and do not decode, so that what they
+/// hold cannot be read); `None` when nothing.
+fn inside(secrets: &Secrets, safe: &[String], bytes: &[u8], part: &Part<'_>) -> Option<String> {
+    let (max, bound) = (part.max, part.bound);
+    let undone = match coding::undo_any(bytes, max) {
+        Ok(undone) => undone,
+        Err(name) => {
+            return Some(format!(
+                "{name} data that decodes to more than {max} bytes ({bound}), so what it holds \
+                 cannot be vetted"
+            ));
+        }
+    };
+    if let Some(coding) = coding::marked(bytes)
+        && !undone.iter().any(|(name, _)| name == coding.name())
+    {
+        return Some(format!(
+            "{} data (by its first bytes) that does not decode, so what it holds cannot be \
+             vetted",
+            coding.name()
+        ));
+    }
+    for (name, decoded) in undone {
         let found = match std::str::from_utf8(&decoded) {
             Ok(text) => match redact_body::text(secrets, text, &http::HeaderMap::new()) {
                 Ok(redacted) if redacted == text => None,
                 Ok(_) => Some("what a recording redacts".to_owned()),
-                Err(n) => Some(format!("JSON that is not strict ({})", n.why)),
+                Err(n) => Some(format!(
+                    "text that {} but is not {} ({})",
+                    n.claim,
+                    n.format.strict(),
+                    n.why
+                )),
             },
             Err(_) => secrets.holds(&decoded).then(|| "a known secret".to_owned()),
         };

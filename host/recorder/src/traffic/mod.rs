@@ -11,10 +11,10 @@
 //!   exchange and each token scope asked is written to the plan's log, its
 //!   bodies' content and transfer codings undone ([`coding`]) and
 //!   credentials redacted ([`redact`], [`keep`]; JSON read strictly by
-//!   [`json_text`]); an exchange that cannot be kept safely (a body that
-//!   does not decode, decodes past its bound, is JSON that does not parse,
-//!   or is not text and not marked safe) is logged as refused instead,
-//!   which refuses the recording;
+//!   [`json_text`], XML by [`xml_text`]); an exchange that cannot be kept
+//!   safely (a body that does not decode, decodes past its bound, is JSON
+//!   or XML that does not parse, or is not text and not marked safe) is
+//!   logged as refused instead, which refuses the recording;
 //! - **replay**: nothing goes out; each request is answered from the plan's
 //!   recorded exchanges ([`matching`]), a request not recorded fails with the
 //!   nearest recorded one and the difference, and tokens are stand-ins for the
@@ -36,20 +36,29 @@ mod json_text;
 mod keep;
 mod matching;
 #[cfg(test)]
+mod property_breaks_tests;
+#[cfg(test)]
 mod property_cases;
 #[cfg(test)]
 mod property_tests;
+#[cfg(test)]
+mod property_xml_tests;
 #[cfg(test)]
 mod record_tests;
 mod redact;
 mod redact_body;
 mod redact_json;
+mod redact_xml;
 mod serve;
 #[cfg(test)]
 pub(crate) mod test_bodies;
 mod tokens;
 #[cfg(test)]
 mod transfer_tests;
+#[cfg(test)]
+mod xml_body_tests;
+mod xml_grammar;
+mod xml_text;
 
 pub use control::{LogEvent, Traffic, TrafficMode, TrafficPlan, read_log};
 pub use exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};

@@ -1,18 +1,15 @@
 //! Test support for `property_tests`: seeded random JSON bodies that hold
-//! secrets, under random wrappers (a BOM, JSON lines, deep nesting, `\u`
-//! escapes, whitespace, a break of strict JSON, content and transfer
-//! codings, compression no header names), each with what its recording
-//! must be.
+//! secrets, under random wrappers (a BOM, JSON lines, deep nesting, JSON in
+//! JSON strings, `\u` escapes, whitespace, a break of strict JSON, content
+//! and transfer codings, compression no header names), each with what its
+//! recording must be.
 
 use std::fmt::Write as _;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use super::test_bodies::encode_randomly;
-
-/// The mark of the request every body answers.
-pub(super) const MARK: &str = "binary: POST https://management.azure.com/s/";
+use super::property_breaks_tests::{BREAKS, broken, wire};
 
 /// Names that say their value is a secret, as services spell them.
 const SECRET_NAMES: [&str; 10] = [
@@ -28,19 +25,6 @@ const SECRET_NAMES: [&str; 10] = [
     "secondaryKey",
 ];
 
-/// How a JSON text is broken so that it no longer parses strictly.
-const BREAKS: [&str; 9] = [
-    "lone surrogate",
-    "trailing comma",
-    "cut short",
-    "control character",
-    "single quote",
-    "comment",
-    "junk before",
-    "two on a line",
-    "stray byte",
-];
-
 /// One body and what the recording of it must be.
 #[derive(Debug, Default)]
 pub(super) struct Case {
@@ -52,11 +36,19 @@ pub(super) struct Case {
     pub(super) known: Vec<String>,
     /// Every secret the body holds, known or only named so.
     pub(super) secrets: Vec<String>,
-    /// Whether the text (its codings undone) is strict JSON.
+    /// Whether the text (its codings undone) is strict JSON (or
+    /// well-formed XML) the recorder reads whole.
     pub(super) strict: bool,
     /// Compressed with no header naming it.
     pub(super) undeclared: bool,
+    /// The bound on the decoded body.
+    pub(super) max: usize,
+    /// Decodes past `max`.
+    pub(super) over: bool,
 }
+
+/// The bound every body but those made to pass it is served under.
+pub(super) const MAX: usize = 1 << 23;
 
 /// Writes JSON documents holding secrets, with random whitespace and escapes.
 struct Writer<'a> {
@@ -255,6 +247,15 @@ impl Writer<'_> {
                     self.out.push(']');
                 }
             }
+            7 if depth == 0 => {
+                // A document in a string (an App Configuration value, a Key
+                // Vault secret holding JSON), 1 to 3 strings deep.
+                let name = ["config", "value", "settings"][self.rng.usize(..3)];
+                self.key(name);
+                let levels = self.rng.usize(1..=3);
+                let nested = self.in_strings(depth, levels);
+                self.string(&nested);
+            }
             _ => {
                 let name = ["name", "location", "kind", "ünïcødé 🙂"][self.rng.usize(..4)];
                 self.key(name);
@@ -263,6 +264,37 @@ impl Writer<'_> {
                 self.string(value);
             }
         }
+    }
+}
+
+impl Writer<'_> {
+    /// An object, as the text a string holds for it to be `levels` strings
+    /// deep; no lone surrogate in it (it would break what the string holds,
+    /// not the body).
+    fn in_strings(&mut self, depth: u32, levels: usize) -> String {
+        let (out, lone, strings) = (
+            std::mem::take(&mut self.out),
+            self.lone.take(),
+            self.strings,
+        );
+        self.object(depth + 1);
+        let text = std::mem::replace(&mut self.out, out);
+        (self.lone, self.strings) = (lone, strings);
+        self.wrapped(text, levels)
+    }
+
+    /// `text` one string deeper `levels - 1` times: each level a string of
+    /// the one below, double-encoded or in an object.
+    fn wrapped(&mut self, mut text: String, levels: usize) -> String {
+        for _ in 1..levels {
+            let string = serde_json::Value::from(text).to_string();
+            text = if self.rng.bool() {
+                string
+            } else {
+                format!("{{\"v\":{string}}}")
+            };
+        }
+        text
     }
 }
 
@@ -296,46 +328,6 @@ fn document(w: &mut Writer<'_>, deep: usize) -> String {
     text
 }
 
-/// `text` (a document) broken as `how` says, so that it no longer parses.
-fn broken(rng: &mut fastrand::Rng, text: &str, how: &str) -> Vec<u8> {
-    let first = text.len() - text.trim_start().len();
-    let last = text.trim_end().len() - 1;
-    let inside = |rng: &mut fastrand::Rng| {
-        // A place between two characters, after the document's first and
-        // before its last.
-        let mut at = rng.usize(first + 1..=last);
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        at
-    };
-    match how {
-        "trailing comma" => {
-            let at = text.rfind('}').unwrap();
-            format!("{},{}", &text[..at], &text[at..]).into_bytes()
-        }
-        "cut short" => text.as_bytes()[..inside(rng)].to_vec(),
-        "control character" => {
-            let at = text.find('"').unwrap() + 1;
-            format!("{}\u{1}{}", &text[..at], &text[at..]).into_bytes()
-        }
-        "single quote" => text.replacen('"', "'", 1).into_bytes(),
-        "comment" => format!("{text} // listKeys").into_bytes(),
-        "junk before" => {
-            let junk = ["\u{b}", "\u{0}", "\u{a0}", "\u{200b}"][rng.usize(..4)];
-            format!("{junk}{text}").into_bytes()
-        }
-        "two on a line" => format!("{0}{0}", text.trim()).into_bytes(),
-        "stray byte" => {
-            let mut bytes = text.as_bytes().to_vec();
-            bytes.insert(inside(rng), 0xff);
-            bytes
-        }
-        // The surrogate is written by the writer itself.
-        _ => text.as_bytes().to_vec(),
-    }
-}
-
 /// A random case (the `n`th of a run: some are always made, each break
 /// in turn). Long because it is the list of every wrapper and break the
 /// property is tried under, one arm each.
@@ -351,6 +343,8 @@ pub(super) fn case(rng: &mut fastrand::Rng, n: usize) -> Case {
         _ => 0,
     };
     let breaking = n.is_multiple_of(3).then(|| BREAKS[(n / 3) % BREAKS.len()]);
+    // A secret named 9 or 10 strings deep, past what the recorder redacts.
+    let past = (n % 40 == 26).then(|| rng.usize(9..=10));
     let mut w = Writer {
         rng,
         out: String::new(),
@@ -376,7 +370,16 @@ pub(super) fn case(rng: &mut fastrand::Rng, n: usize) -> Case {
             w.lone = Some(w.rng.usize(..3));
             w.strings = 0;
         }
-        let text = document(&mut w, deep);
+        let mut text = document(&mut w, deep);
+        if let Some(levels) = past.filter(|_| last) {
+            w.out = String::from("{");
+            w.field(0, 1);
+            w.out.push('}');
+            let named = std::mem::take(&mut w.out);
+            let deep = w.wrapped(named, levels);
+            text = format!("{{\"v\":{}}}", serde_json::Value::from(deep));
+            what.push(format!("a secret {levels} strings deep"));
+        }
         match breaking {
             Some(how) if last => body.extend(broken(w.rng, &text, how)),
             _ => body.extend_from_slice(text.as_bytes()),
@@ -386,54 +389,34 @@ pub(super) fn case(rng: &mut fastrand::Rng, n: usize) -> Case {
         }
     }
     // A lone surrogate only where a string got one.
-    let strict = match breaking {
-        Some("lone surrogate") => w.lone.is_some_and(|k| k >= w.strings),
-        Some(_) => false,
-        None => true,
-    };
+    let strict = past.is_none()
+        && match breaking {
+            Some("lone surrogate") => w.lone.is_some_and(|k| k >= w.strings),
+            Some(_) => false,
+            None => true,
+        };
     if let Some(how) = breaking {
         what.push(format!("broken: {how}"));
     }
     let (known, secrets) = (std::mem::take(&mut w.known), std::mem::take(&mut w.secrets));
-    let mut headers = Vec::new();
-    let content_type = [
+    let content_types = [
         "application/json",
         "application/x-ndjson",
         "application/problem+json; charset=utf-8",
         "text/plain",
         "",
-    ][rng.usize(..5)];
-    if !content_type.is_empty() {
-        headers.push(("content-type".to_owned(), content_type.to_owned()));
-    }
-    let mut undeclared = false;
-    if body.len() < 1 << 16 {
-        let (coded, named) = encode_randomly(rng, &body);
-        match named {
-            Ok(named) => headers.extend(named),
-            Err(coding) => {
-                undeclared = true;
-                what.push(format!("{coding}, named by no header"));
-            }
-        }
-        body = coded;
-    }
-    what.push(format!("headers {headers:?}"));
-    if marked {
-        what.push("marked binary".into());
-    }
+    ];
+    let (headers, undeclared, safe) = wire(rng, &mut body, &content_types, marked, &mut what);
     Case {
         what,
         body,
         headers,
-        safe: if marked {
-            vec![MARK.to_owned()]
-        } else {
-            vec![]
-        },
+        safe,
         known,
         secrets,
         strict,
         undeclared,
+        max: MAX,
+        over: false,
     }
 }

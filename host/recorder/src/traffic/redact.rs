@@ -12,12 +12,15 @@
 //!   the name read percent-decoded until it no longer changes, so `s%69g`
 //!   and `s%2569g` are `sig`), known secrets (also percent-encoded, once or
 //!   more), user-info;
-//! - bodies (`keep`, `redact_body`, `redact_json`): their content and
-//!   transfer codings undone first; JSON fields (read strictly: JSON that
-//!   does not parse is not text), form fields and XML elements named like
-//!   secrets (and Key Vault's or `listKeys`' `value`), and everywhere known
-//!   secrets and shapes; a body that is not text loses known secrets byte by
-//!   byte and is kept only where the author marks it safe;
+//! - bodies (`keep`, `redact_body`, `redact_json`, `redact_xml`): their
+//!   content and transfer codings undone first; JSON fields (read strictly,
+//!   JSON in JSON strings too: JSON that does not parse is not text), form
+//!   fields, and XML elements and attributes (read as well-formed XML: XML
+//!   that does not parse is not text) named like secrets (and Key Vault's
+//!   or `listKeys`' `value`), and everywhere known secrets and shapes; a
+//!   body that is not text loses known secrets byte by byte and is kept
+//!   only where the author marks it safe, and never when it is compressed
+//!   data that cannot be read whole;
 //! - known secrets: every token the host handed the guest and every value of
 //!   an `env` grant, of any length.
 

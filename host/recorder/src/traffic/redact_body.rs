@@ -1,91 +1,156 @@
 //! Text bodies as a cassette holds them: JSON, form-encoded and XML bodies
-//! lose what their field and element names say is a credential; every body
-//! loses known secrets and credential shapes. A body that needed nothing
-//! keeps its exact text. (`keep` decodes a body first, and handles one that
-//! is not text.)
+//! lose what their field, element and attribute names say is a credential;
+//! every body loses known secrets and credential shapes. A body that needed
+//! nothing keeps its exact text. (`keep` decodes a body first, and handles
+//! one that is not text.)
 //!
 //! A body that says it is JSON (its content type) or looks like it (its
 //! first visible character is `{` or `[`) is read as strict JSON
 //! ([`redact_json`](super::redact_json)), a BOM before it and JSON lines
-//! included; one that does not read so is not text ([`NotJson`]): no rule
-//! that reads fields may be left to guess at it.
-
-use azd_wasm_host_core::secrets::is_secret_name;
+//! included; one that says it is XML (`…xml` in its content type) or looks
+//! like it (its first visible character is `<`, and it does not say it is
+//! HTML) is read as well-formed XML ([`redact_xml`](super::redact_xml)).
+//! One that does not read so is not text ([`Unread`]): no rule that reads
+//! fields may be left to guess at it. HTML is not XML: it is redacted as XML
+//! where it reads as XML, and otherwise scrubbed as text.
 
 use super::redact::{REDACTED, Secrets, secret_query};
-use super::redact_json;
+use super::{redact_json, redact_xml};
 
-/// Why a body that is JSON by its content type or its first character
-/// cannot be read as strict JSON.
+/// What a body claims to be, and is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Format {
+    Json,
+    Xml,
+}
+
+impl Format {
+    /// What the body would have to be to be read.
+    pub(super) fn strict(self) -> &'static str {
+        match self {
+            Self::Json => "strict JSON",
+            Self::Xml => "well-formed XML",
+        }
+    }
+
+    /// What the recorder keeps of the format.
+    pub(super) fn kept(self) -> &'static str {
+        match self {
+            Self::Json => {
+                "JSON is kept only as RFC 8259 has it, after a BOM or one document a line, and \
+                 JSON in its strings no more than 8 deep where it names a secret"
+            }
+            Self::Xml => {
+                "XML is kept only well-formed as XML 1.0 has it, one document with no document \
+                 type declaration"
+            }
+        }
+    }
+}
+
+/// Why a body that is JSON or XML by its content type or its first
+/// character cannot be read as such.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct NotJson {
-    /// What makes it JSON (`says it is JSON (application/json)`, …).
+pub(super) struct Unread {
+    pub(super) format: Format,
+    /// What makes it JSON or XML (`says it is JSON (application/json)`, …).
     pub(super) claim: String,
-    /// What strict JSON does not allow in it, and where.
+    /// What the format does not allow in it, and where.
     pub(super) why: String,
 }
 
-/// What makes `bytes` JSON, if anything: a content type that says so
-/// (`application/json`, `…+json`, `application/x-ndjson`, …), or a first
-/// visible character `{` or `[` (whitespace, control and format characters,
-/// a BOM among them, are not visible).
-pub(super) fn json_claim(bytes: &[u8], headers: &http::HeaderMap) -> Option<String> {
+/// The media type of `headers`' `Content-Type`, lower case, without parameters.
+fn media(headers: &http::HeaderMap) -> String {
     let content_type = headers
         .get(http::header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase())
         .unwrap_or_default();
-    let media = content_type.split(';').next().unwrap_or_default().trim();
-    if media.contains("json") {
-        let media = azd_wasm_host_core::text::clip(media, 60);
-        return Some(format!("says it is JSON (`{media}`)"));
-    }
-    let first = bytes.utf8_chunks().find_map(|chunk| {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// The first visible character of `bytes` (whitespace, control and format
+/// characters, a BOM among them, are not visible; a byte that is not UTF-8
+/// is U+FFFD).
+fn first_visible(bytes: &[u8]) -> Option<char> {
+    bytes.utf8_chunks().find_map(|chunk| {
         let visible = chunk
             .valid()
             .chars()
             .find(|&c| !(c.is_whitespace() || azd_wasm_host_core::text::is_invisible(c)));
         visible.or_else(|| (!chunk.invalid().is_empty()).then_some('\u{fffd}'))
-    });
-    match first {
-        Some(c @ ('{' | '[')) => Some(format!("starts as JSON does (with `{c}`)")),
+    })
+}
+
+/// What makes `bytes` JSON or XML, if anything: a content type that says so
+/// (`application/json`, `…+json`, `application/x-ndjson`; `application/xml`,
+/// `text/xml`, `…+xml`), or a first visible character `{` or `[` (JSON) or
+/// `<` (XML, unless the content type says HTML).
+pub(super) fn claim(bytes: &[u8], headers: &http::HeaderMap) -> Option<(Format, String)> {
+    let media = media(headers);
+    let shown = azd_wasm_host_core::text::clip(&media, 60);
+    if media.contains("json") {
+        return Some((Format::Json, format!("says it is JSON (`{shown}`)")));
+    }
+    if media.contains("xml") {
+        return Some((Format::Xml, format!("says it is XML (`{shown}`)")));
+    }
+    match first_visible(bytes) {
+        Some(c @ ('{' | '[')) => Some((Format::Json, format!("starts as JSON does (with `{c}`)"))),
+        Some('<') if !media.contains("html") => {
+            Some((Format::Xml, "starts as XML does (with `<`)".to_owned()))
+        }
         _ => None,
     }
 }
 
-/// `text` (a decoded body), redacted as its kind allows; a body that is JSON
-/// by its claim but not strict JSON is not redacted: why.
+/// `text` (a decoded body), redacted as its kind allows; a body that is
+/// JSON or XML by its claim but does not read as such is not redacted: why.
 pub(super) fn text(
     secrets: &Secrets,
     text: &str,
     headers: &http::HeaderMap,
-) -> Result<String, NotJson> {
-    if let Some(claim) = json_claim(text.as_bytes(), headers) {
-        let (bom, body) = text
-            .strip_prefix('\u{feff}')
-            .map_or(("", text), |rest| ("\u{feff}", rest));
+) -> Result<String, Unread> {
+    let (bom, body) = text
+        .strip_prefix('\u{feff}')
+        .map_or(("", text), |rest| ("\u{feff}", rest));
+    if let Some((format, claim)) = claim(text.as_bytes(), headers) {
         if body.trim_matches([' ', '\t', '\r', '\n']).is_empty() {
-            // An empty answer under a JSON content type: nothing to read.
+            // An empty answer under a JSON or XML content type: nothing to read.
             return Ok(text.to_owned());
         }
-        return match redact_json::redact(secrets, body) {
-            Ok(None) => Ok(secrets.scrub_values(text)),
-            Ok(Some(redacted)) => Ok(secrets.scrub_values(&format!("{bom}{redacted}"))),
-            Err(e) => Err(NotJson {
-                claim,
-                why: format!("{} at byte {}", e.why, e.at + bom.len()),
-            }),
+        let unread = |at: usize, why: &str| Unread {
+            format,
+            claim: claim.clone(),
+            why: format!("{why} at byte {at}"),
+        };
+        return match format {
+            Format::Json => match redact_json::redact(secrets, body) {
+                Ok(None) => Ok(secrets.scrub_values(text)),
+                Ok(Some(redacted)) => Ok(secrets.scrub_values(&format!("{bom}{redacted}"))),
+                Err(e) => Err(unread(e.at + bom.len(), e.why)),
+            },
+            Format::Xml => match redact_xml::redact(secrets, text) {
+                Ok(None) => Ok(secrets.scrub(text)),
+                Ok(Some(redacted)) => Ok(secrets.scrub(&redacted)),
+                Err(e) => Err(unread(e.at, &e.why)),
+            },
         };
     }
-    let content_type = headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    if media(headers).contains("html") && first_visible(text.as_bytes()) == Some('<') {
+        // HTML that happens to be XML is redacted as XML; other HTML is text.
+        return Ok(match redact_xml::redact(secrets, text) {
+            Ok(Some(redacted)) => secrets.scrub(&redacted),
+            Ok(None) | Err(_) => secrets.scrub(text),
+        });
+    }
     Ok(
-        if content_type.contains("x-www-form-urlencoded") || looks_like_form(text) {
+        if media(headers).contains("x-www-form-urlencoded") || looks_like_form(text) {
             secrets.scrub_values(&form(secrets, text))
-        } else if text.trim_start().starts_with('<') {
-            xml(&secrets.scrub(text))
         } else {
             secrets.scrub(text)
         },
@@ -115,91 +180,6 @@ fn form(secrets: &Secrets, text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("&")
-}
-
-/// An XML body: the text of elements named like secrets (and of a `Value`
-/// or `Key` inside one, as a user delegation key's) and attributes named
-/// like secrets redacted. A small scanner over tags: text is only ever
-/// replaced, so what it cannot read stays as it was.
-fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut stack: Vec<String> = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find('<') {
-        let content = &rest[..open];
-        let secret_text = match stack.as_slice() {
-            [.., parent, own] => {
-                is_secret_name(own)
-                    || (matches!(own.as_str(), "value" | "key")
-                        && (parent.ends_with("key") || is_secret_name(parent)))
-            }
-            [own] => is_secret_name(own),
-            [] => false,
-        };
-        if secret_text && !content.trim().is_empty() {
-            out.push_str(REDACTED);
-        } else {
-            out.push_str(content);
-        }
-        let Some(close) = rest[open..].find('>') else {
-            out.push_str(&rest[open..]);
-            return out;
-        };
-        let tag = &rest[open..open + close + 1];
-        out.push_str(&xml_tag(tag, &mut stack));
-        rest = &rest[open + close + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// One tag: the element stack follows it, secret attributes are redacted.
-fn xml_tag(tag: &str, stack: &mut Vec<String>) -> String {
-    let inner = tag.trim_start_matches('<').trim_end_matches('>');
-    if inner.starts_with('?') || inner.starts_with('!') {
-        return tag.to_owned();
-    }
-    if let Some(name) = inner.strip_prefix('/') {
-        let name = local(name.trim());
-        if let Some(at) = stack.iter().rposition(|n| *n == name) {
-            stack.truncate(at);
-        }
-        return tag.to_owned();
-    }
-    let name_end = inner
-        .find(|c: char| c.is_whitespace() || c == '/')
-        .unwrap_or(inner.len());
-    if !inner.ends_with('/') {
-        stack.push(local(&inner[..name_end]));
-    }
-    // Attributes: name="value" pairs, the secret ones' values replaced.
-    let mut out = String::from(&tag[..1 + name_end]);
-    let mut attrs = &inner[name_end..];
-    while let Some(eq) = attrs.find('=') {
-        let (before, after) = attrs.split_at(eq);
-        let quote = after[1..].chars().next();
-        let Some(q @ ('"' | '\'')) = quote else { break };
-        let Some(end) = after[2..].find(q) else { break };
-        let name = before.trim();
-        out.push_str(before);
-        out.push('=');
-        out.push(q);
-        if is_secret_name(name) {
-            out.push_str(REDACTED);
-        } else {
-            out.push_str(&after[2..2 + end]);
-        }
-        out.push(q);
-        attrs = &after[2 + end + 1..];
-    }
-    out.push_str(attrs);
-    out.push('>');
-    out
-}
-
-/// An element's name without its namespace prefix, in lower case.
-fn local(name: &str) -> String {
-    name.rsplit(':').next().unwrap_or(name).to_ascii_lowercase()
 }
 
 #[cfg(test)]
@@ -300,7 +280,7 @@ mod tests {
             "{key}"
         );
         let attrs = redacted(
-            "<Cred Name=\"a\" Password=\"p\"/><Url>https://a/b?sig=s</Url>",
+            "<r><Cred Name=\"a\" Password=\"p\"/><Url>https://a/b?sig=s</Url></r>",
             "",
         );
         assert!(

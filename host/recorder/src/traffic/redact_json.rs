@@ -10,6 +10,17 @@
 //! the first learns which objects make their `value` a secret (Key Vault's
 //! secret bundle, a `listKeys` entry, a parameter of a secure type: a
 //! sibling can come after `value`), the second redacts.
+//!
+//! A string (or key) that is itself strict JSON, an object or an array (an
+//! App Configuration value typed `application/json`, a Key Vault secret
+//! holding JSON) or a string of such JSON (double-encoded), is a document
+//! of its own: redacted the same way, and written back as a string,
+//! escaped. That is the one recursion, at most [`NESTED_DEPTH`] documents
+//! deep; past it, a string that is JSON naming a secret anywhere (read on a
+//! worklist, however deep) makes the body one the recorder does not read.
+//! All nested reading shares one budget, [`NESTED_WORK`] times the body (a
+//! nested string is read a few times: whether it parses, then the two
+//! passes).
 
 use azd_wasm_host_core::secrets::is_secret_name;
 
@@ -22,9 +33,27 @@ use super::redact::{REDACTED, Secrets};
 const SECRET_VALUE_SIBLINGS: [&str; 5] =
     ["keyname", "permissions", "attributes", "contenttype", "kid"];
 
+/// How many documents deep JSON in JSON strings is redacted where it stands.
+const NESTED_DEPTH: usize = 8;
+
+/// How many times the body's length nested reading may read in all.
+const NESTED_WORK: usize = 8;
+
 /// `text` (JSON documents, strict) redacted: `None` when nothing needed it,
-/// or where it is not strict JSON.
+/// or where it is not strict JSON (or holds JSON in strings past
+/// [`NESTED_DEPTH`] that names a secret, or past the work budget).
 pub(super) fn redact(secrets: &Secrets, text: &str) -> Result<Option<String>, Invalid> {
+    let mut budget = NESTED_WORK.saturating_mul(text.len()).max(1 << 16);
+    redact_at(secrets, text, 0, &mut budget)
+}
+
+/// `text` redacted as a document `depth` strings deep (the body is 0).
+fn redact_at(
+    secrets: &Secrets,
+    text: &str,
+    depth: usize,
+    budget: &mut usize,
+) -> Result<Option<String>, Invalid> {
     let secret_values = learn(text)?;
     let mut walk = Walk {
         secrets,
@@ -32,9 +61,15 @@ pub(super) fn redact(secrets: &Secrets, text: &str) -> Result<Option<String>, In
         secret_values: secret_values.into_iter(),
         open: Vec::new(),
         replaced: Vec::new(),
+        depth,
+        budget,
+        failed: None,
     };
     // The same text read again: it is strict JSON, as the first pass found.
     json_text::read(text, |token| walk.token(token))?;
+    if let Some(failed) = walk.failed {
+        return Err(failed);
+    }
     if walk.replaced.is_empty() {
         return Ok(None);
     }
@@ -150,15 +185,21 @@ struct Open {
 }
 
 /// The second pass: the replacements, in order.
-struct Walk<'a> {
+struct Walk<'a, 'b> {
     secrets: &'a Secrets,
     text: &'a str,
     secret_values: std::vec::IntoIter<bool>,
     open: Vec<Open>,
     replaced: Vec<(usize, usize, String)>,
+    /// How many strings deep this document is.
+    depth: usize,
+    /// What nested reading may still read (bytes).
+    budget: &'b mut usize,
+    /// Why JSON nested in one of its strings cannot be read.
+    failed: Option<Invalid>,
 }
 
-impl Walk<'_> {
+impl Walk<'_, '_> {
     /// Whether the value that starts here is under a secret name.
     fn secret_here(&self) -> bool {
         self.open
@@ -170,12 +211,61 @@ impl Walk<'_> {
         self.replaced.push((token.start, token.end, with));
     }
 
-    /// A string's text scrubbed, written back as a JSON string when it changed.
+    /// A string's text scrubbed, written back as a JSON string when it
+    /// changed; one that is JSON redacted as a document first.
     fn scrub(&mut self, token: Token) {
+        if self.nested(token) {
+            return;
+        }
         let value = json_text::unquoted(self.text, token);
         let scrubbed = self.secrets.scrub(&value);
         if scrubbed != value {
             self.replace(token, serde_json::Value::from(scrubbed).to_string());
+        }
+    }
+
+    /// A string that is strict JSON (an object, an array, or a string of
+    /// JSON), redacted as a document one string deeper and written back as
+    /// a string (or, past [`NESTED_DEPTH`], the body failed if it names a
+    /// secret): whether the string was dealt with.
+    fn nested(&mut self, token: Token) -> bool {
+        let value = json_text::unquoted(self.text, token);
+        if self.failed.is_some() || !starts_as_json(&value) {
+            return self.failed.is_some();
+        }
+        let fail = |why| {
+            Some(Invalid {
+                at: token.start,
+                why,
+            })
+        };
+        if !spend(self.budget, value.len()) {
+            self.failed = fail(PAST_WORK);
+            return true;
+        }
+        if json_text::read(&value, |_| ()).is_err() {
+            // Not JSON: a string like any other.
+            return false;
+        }
+        if self.depth + 1 > NESTED_DEPTH {
+            match names_a_secret(value.into_owned(), self.budget) {
+                Ok(false) => return false,
+                Ok(true) => self.failed = fail(PAST_DEPTH),
+                Err(()) => self.failed = fail(PAST_WORK),
+            }
+            return true;
+        }
+        match redact_at(self.secrets, &value, self.depth + 1, self.budget) {
+            Ok(None) => false,
+            Ok(Some(redacted)) => {
+                let redacted = self.secrets.scrub(&redacted);
+                self.replace(token, serde_json::Value::from(redacted).to_string());
+                true
+            }
+            Err(e) => {
+                self.failed = fail(e.why);
+                true
+            }
         }
     }
 
@@ -221,6 +311,66 @@ impl Walk<'_> {
             Kind::Literal => {}
         }
     }
+}
+
+/// Why JSON nested in strings past [`NESTED_DEPTH`] is not read.
+const PAST_DEPTH: &str =
+    "JSON nested in strings more than 8 deep names a secret (the recorder redacts 8 deep)";
+/// Why JSON nested in strings past the work budget is not read.
+const PAST_WORK: &str = "JSON nested in strings past what the recorder reads (8 times the body)";
+
+/// Whether a string's text starts as a JSON object, an array or a string
+/// does (a string of JSON, double-encoded, is JSON in a string too).
+fn starts_as_json(value: &str) -> bool {
+    value
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with(['{', '[', '"'])
+}
+
+/// Takes `n` bytes from `budget`; `false` when there are not that many.
+fn spend(budget: &mut usize, n: usize) -> bool {
+    match budget.checked_sub(n) {
+        Some(left) => {
+            *budget = left;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Whether `text` (strict JSON) names a secret: a key named like one, an
+/// object whose `value` its siblings make one, here or in JSON nested in
+/// its strings however deep (read on a worklist, not the call stack);
+/// `Err` past the budget.
+fn names_a_secret(text: String, budget: &mut usize) -> Result<bool, ()> {
+    let mut pending = vec![text];
+    while let Some(doc) = pending.pop() {
+        let mut named = false;
+        let mut inner = Vec::new();
+        let read = json_text::read(&doc, |t| {
+            if matches!(t.kind, Kind::Key | Kind::String) {
+                let s = json_text::unquoted(&doc, t);
+                named |= t.kind == Kind::Key && is_secret_name(&s);
+                if starts_as_json(&s) {
+                    inner.push(s.into_owned());
+                }
+            }
+        });
+        if read.is_err() {
+            // A string that starts as JSON does but is not: text.
+            continue;
+        }
+        if named || learn(&doc).is_ok_and(|objects| objects.contains(&true)) {
+            return Ok(true);
+        }
+        for s in inner {
+            if !spend(budget, s.len()) {
+                return Err(());
+            }
+            pending.push(s);
+        }
+    }
+    Ok(false)
 }
 
 #[cfg(test)]

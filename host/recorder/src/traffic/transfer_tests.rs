@@ -127,3 +127,52 @@ async fn compressed_bytes_no_header_names_are_refused_and_no_mark_keeps_a_key_in
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn compressed_bytes_that_decode_past_the_bound_are_refused_and_never_advised_a_mark() {
+    // Past the 4 MiB `record` bounds a response by, keys and all.
+    let padded = format!(
+        r#"{{"pad":"{}","list":{}}}"#,
+        "a".repeat(5 << 20),
+        list_keys()
+    );
+    for coding in ["gzip", "deflate", "raw-deflate", "br", "zstd"] {
+        let body = encode(padded.as_bytes(), coding);
+        assert!(body.len() < 1 << 20, "{coding}: {} bytes", body.len());
+        for safe in [&[][..], &[MARK][..]] {
+            let (bytes, events) = record(safe, &[], &[], body.clone()).await;
+            assert_no_key(&bytes, coding);
+            let [LogEvent::Refused { why, .. }] = events.as_slice() else {
+                panic!("{coding}, {safe:?}: {events:?}")
+            };
+            assert!(
+                why.contains("compressed") || why.contains("decodes to more than"),
+                "{coding}, {safe:?}: {why}"
+            );
+            assert!(!why.contains("binary:"), "{coding}, {safe:?}: {why}");
+        }
+        // Named by a header, it is refused as a decompression bomb.
+        let header = if coding == "raw-deflate" {
+            "deflate"
+        } else {
+            coding
+        };
+        let (_, events) = record(&[], &[], &[("content-encoding", header)], body).await;
+        let [LogEvent::Refused { why, .. }] = events.as_slice() else {
+            panic!("{coding}, named: {events:?}")
+        };
+        assert!(why.contains("decompression bomb"), "{coding}: {why}");
+    }
+    // A zstd frame that asks for a window past HTTP's 8 MiB cannot be decoded
+    // to be vetted either: no mark keeps it.
+    let mut wide = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 16 << 3];
+    wide.extend(b"known-secret-value-1");
+    let (_, events) = record(&[MARK], &[], &[], wide).await;
+    let [LogEvent::Refused { why, .. }] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert!(
+        why.contains("zstd data") && why.contains("cannot be vetted") && !why.contains("binary:"),
+        "{why}"
+    );
+}
