@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use azd_wasm_host_core::{CallContext, Provider, ProviderError};
+use azd_wasm_host_core::{Provider, ProviderError};
 use azd_wasm_host_fuzz::envelopes::Envelopes;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::{RequestKind, message_name};
@@ -21,6 +21,8 @@ use prost::Message as _;
 use tokio::sync::{Semaphore, mpsc};
 
 mod common;
+
+use common::held::{Held, Hold};
 
 const NAME: &str = "held";
 const WAIT: Duration = Duration::from_secs(5);
@@ -34,92 +36,19 @@ struct Gate {
     permits: Semaphore,
 }
 
-/// Holds every call (but the setup Initialize) until the test lets one go;
-/// deploy, preview and destroy report a step before and after.
-struct Held(Arc<Gate>);
-
-impl Held {
-    async fn hold(&self, ctx: &CallContext, progress: bool) {
-        if progress {
-            ctx.progress.report("before");
-        }
-        let _ = self.0.started.send(ctx.request_id.clone());
-        if let Ok(permit) = self.0.permits.acquire().await {
+/// Held calls are let go one permit at a time; every call but the setup
+/// Initialize is held.
+#[async_trait]
+impl Hold for Gate {
+    async fn hold(&self, request_id: &str) {
+        let _ = self.started.send(request_id.to_owned());
+        if let Ok(permit) = self.permits.acquire().await {
             permit.forget();
         }
-        if progress {
-            ctx.progress.report("after");
-        }
     }
-}
 
-#[async_trait]
-impl Provider for Held {
-    async fn initialize(
-        &self,
-        project_path: &str,
-        _options: pb::ProvisioningOptions,
-        ctx: CallContext,
-    ) -> Result<(), ProviderError> {
-        if project_path != "/setup" {
-            self.hold(&ctx, false).await;
-        }
-        Ok(())
-    }
-    async fn state(
-        &self,
-        _options: pb::ProvisioningStateOptions,
-        ctx: CallContext,
-    ) -> Result<pb::ProvisioningStateResult, ProviderError> {
-        self.hold(&ctx, false).await;
-        Ok(pb::ProvisioningStateResult {
-            state: Some(pb::ProvisioningState::default()),
-        })
-    }
-    async fn deploy(
-        &self,
-        ctx: CallContext,
-    ) -> Result<pb::ProvisioningDeployResult, ProviderError> {
-        self.hold(&ctx, true).await;
-        Ok(pb::ProvisioningDeployResult {
-            deployment: Some(pb::ProvisioningDeployment::default()),
-            skipped_reason: 0,
-        })
-    }
-    async fn preview(
-        &self,
-        ctx: CallContext,
-    ) -> Result<pb::ProvisioningPreviewResult, ProviderError> {
-        self.hold(&ctx, true).await;
-        Ok(pb::ProvisioningPreviewResult {
-            preview: Some(pb::ProvisioningDeploymentPreview::default()),
-        })
-    }
-    async fn destroy(
-        &self,
-        _options: pb::ProvisioningDestroyOptions,
-        ctx: CallContext,
-    ) -> Result<pb::ProvisioningDestroyResult, ProviderError> {
-        self.hold(&ctx, true).await;
-        Ok(pb::ProvisioningDestroyResult::default())
-    }
-    async fn ensure_env(&self, ctx: CallContext) -> Result<(), ProviderError> {
-        self.hold(&ctx, false).await;
-        Ok(())
-    }
-    async fn parameters(
-        &self,
-        ctx: CallContext,
-    ) -> Result<Vec<pb::ProvisioningParameter>, ProviderError> {
-        self.hold(&ctx, false).await;
-        Ok(Vec::new())
-    }
-    async fn planned_outputs(
-        &self,
-        ctx: CallContext,
-    ) -> Result<Vec<pb::ProvisioningPlannedOutput>, ProviderError> {
-        self.hold(&ctx, false).await;
-        Ok(Vec::new())
+    fn holds_initialize(&self, project_path: &str) -> bool {
+        project_path != "/setup"
     }
 }
 

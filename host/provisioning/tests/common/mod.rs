@@ -3,6 +3,8 @@
 
 #![allow(dead_code, reason = "each test binary uses what it needs")]
 
+pub(crate) mod held;
+
 use std::sync::Arc;
 use std::time::Duration;
 
