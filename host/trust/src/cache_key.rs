@@ -9,12 +9,12 @@
 //! trust folder's own checks (not in a repository or project, nobody else may
 //! change it). Whoever could read it could already change the trust folder.
 
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::path::Path;
 
 use anyhow::Context as _;
 
-use crate::store::TrustDir;
+use crate::store::{TrustDir, write_private_new};
 
 /// The secret's file, in the trust folder's `keys/`.
 const CACHE_KEY_FILE: &str = "cache.key";
@@ -27,40 +27,24 @@ impl TrustDir {
     /// the file is not private to the user or not a secret of ours.
     pub fn cache_secret(&self) -> anyhow::Result<[u8; SECRET_LEN]> {
         self.check_private()?;
-        let keys = self.root().join("keys");
-        let path = keys.join(CACHE_KEY_FILE);
+        let path = self.root().join("keys").join(CACHE_KEY_FILE);
         if !path.exists() {
-            make(&keys, &path)?;
+            make(&path)?;
         }
         read(&path)
     }
 }
 
 /// Writes a new secret at `path`, never over one another process made first.
-fn make(keys: &Path, path: &Path) -> anyhow::Result<()> {
+fn make(path: &Path) -> anyhow::Result<()> {
     let mut secret = [0u8; SECRET_LEN];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut secret)
         .map_err(|_| anyhow::anyhow!("no random bytes for the compile cache's secret"))?;
-    azd_wasm_host_core::files::create_private_dir(keys)
-        .with_context(|| format!("cannot create {}", keys.display()))?;
-    let mut aside = tempfile::NamedTempFile::new_in(keys)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        aside
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    aside.write_all(&secret)?;
-    aside.as_file().sync_all()?;
-    match aside.persist_noclobber(path) {
-        Ok(_) => Ok(()),
+    match write_private_new(path, &secret) {
+        Ok(()) => Ok(()),
         // Another process made it first: theirs is the one.
-        Err(e) if path.exists() => {
-            drop(e);
-            Ok(())
-        }
-        Err(e) => Err(e.error).with_context(|| format!("cannot write {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
     }
 }
 

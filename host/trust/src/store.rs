@@ -304,12 +304,26 @@ pub fn write_key(path: &Path, key: &KeyPair) -> anyhow::Result<()> {
         "{} exists: a key is never overwritten",
         path.display()
     );
+    write_private_new(path, key.to_pem().as_bytes()).with_context(|| {
+        format!(
+            "{} exists, or cannot be written: a key is never overwritten",
+            path.display()
+        )
+    })?;
+    write_readable(&path.with_extension("pub"), &key.public().to_pem())?;
+    Ok(())
+}
+
+/// Writes `bytes` to a new file `path` that only its owner may read or write
+/// (0600 whatever the umask; its folder made private if missing). The file
+/// appears whole or not at all (written aside, then linked into place), and
+/// never over a file already there: an `AlreadyExists` error then.
+pub(crate) fn write_private_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    azd_wasm_host_core::files::create_private_dir(&dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
+    azd_wasm_host_core::files::create_private_dir(&dir)?;
     let mut aside = tempfile::NamedTempFile::new_in(&dir)?;
     #[cfg(unix)]
     {
@@ -319,18 +333,9 @@ pub fn write_key(path: &Path, key: &KeyPair) -> anyhow::Result<()> {
             .set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
     use std::io::Write as _;
-    aside.write_all(key.to_pem().as_bytes())?;
+    aside.write_all(bytes)?;
     aside.as_file().sync_all()?;
-    aside
-        .persist_noclobber(path)
-        .map_err(|e| e.error)
-        .with_context(|| {
-            format!(
-                "{} exists, or cannot be written: a key is never overwritten",
-                path.display()
-            )
-        })?;
-    write_readable(&path.with_extension("pub"), &key.public().to_pem())?;
+    aside.persist_noclobber(path).map_err(|e| e.error)?;
     Ok(())
 }
 

@@ -39,9 +39,10 @@ pub fn name_bytes(bytes: &[u8]) -> (BTreeSet<Vec<u8>>, Option<DotEnvError>) {
 /// why reading stopped early if it did: the names before that error are the
 /// ones godotenv had read.
 pub fn names(bytes: &[u8]) -> (BTreeSet<String>, Option<DotEnvError>) {
-    let read = read::read_with(&crlf_to_lf(bytes), read::Values::Skip);
-    (
-        read.statements.into_iter().map(|s| s.key).collect(),
-        read.error,
-    )
+    let (raw, error) = name_bytes(bytes);
+    let names = raw
+        .iter()
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .collect();
+    (names, error)
 }
