@@ -39,11 +39,43 @@ pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
     let report = tokio::task::spawn_blocking(move || inspect(&path, &opts))
         .await
         .context("the check stopped unexpectedly")??;
-    let text = render(&report);
+    let mut text = render(&report);
+    if let Some(manifest) = &report.manifest.source {
+        text.push_str(&ceiling_section(manifest));
+    }
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     Ok(())
+}
+
+/// What this machine's ceiling allows and refuses of the provider of
+/// `manifest` (nothing when there is no ceiling), as `policy check` judges it.
+fn ceiling_section(manifest: &Path) -> String {
+    let trust = azd_wasm_host_trust::TrustDir::from_env().ok();
+    let judged = azd_wasm_host_trust::ceiling::Ceiling::load(trust.as_ref())
+        .map_err(anyhow::Error::from)
+        .and_then(|c| {
+            let empty = c.is_empty();
+            crate::policy::judge(&c, manifest).map(|j| (empty, j))
+        });
+    let mut out = String::new();
+    match judged {
+        Ok((true, _)) => {}
+        Ok((false, (who, judged))) => {
+            let _ = writeln!(out, "\nthis machine's provider policy, for {who}:");
+            for j in &judged {
+                let _ = writeln!(out, "  {:<8}{j}", if j.within { "ok" } else { "REFUSED" });
+            }
+            if judged.iter().all(|j| j.within) {
+                let _ = writeln!(out, "  within the ceiling");
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "\nthis machine's provider policy: {e:#}");
+        }
+    }
+    out
 }
 
 /// `check --diff OLD NEW`: what NEW's policy grants beyond OLD's (`+`) and

@@ -108,6 +108,12 @@ pub(crate) enum Command {
         #[arg(long)]
         manifest: Option<PathBuf>,
     },
+    /// This machine's provider policy, the ceiling no provider exceeds: `policy show`, or
+    /// `policy check PROVIDER [--policy FILE]`.
+    Policy {
+        #[command(subcommand)]
+        action: crate::policy::PolicyAction,
+    },
 }
 
 /// The multi-threaded runtime every command but `listen` runs on (`run`
@@ -181,6 +187,11 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             Command::Metadata => blocking(sidecar::print_metadata).await,
             Command::Approve { manifest } => {
                 blocking(move || sidecar::approve(manifest.as_deref())).await
+            }
+            Command::Policy { action } => {
+                tokio::task::spawn_blocking(move || crate::policy::policy(action))
+                    .await
+                    .context("the command stopped unexpectedly")?
             }
         }
     });

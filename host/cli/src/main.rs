@@ -19,6 +19,7 @@ mod check;
 mod cli;
 mod distribute;
 mod keys;
+mod policy;
 
 use std::process::ExitCode;
 

@@ -66,11 +66,14 @@ pub enum ErrorCode {
     ConsentRequired,
     /// azd's config does not match the provider's config schema.
     InvalidConfig,
+    /// This machine's provider policy (the administrator's ceiling) does not
+    /// let the provider run, or cannot be used.
+    ForbiddenByPolicy,
 }
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [Self; 28] = [
+    pub const ALL: [Self; 29] = [
         Self::ProviderTimeout,
         Self::ProviderOutOfMemory,
         Self::ProviderTrapped,
@@ -99,6 +102,7 @@ impl ErrorCode {
         Self::UntrustedProvider,
         Self::ConsentRequired,
         Self::InvalidConfig,
+        Self::ForbiddenByPolicy,
     ];
 
     /// The code as azd shows it (`local_error.code`).
@@ -154,6 +158,7 @@ impl ErrorCode {
             Self::UntrustedProvider => ("untrusted_provider", Validation, false),
             Self::ConsentRequired => ("consent_required", Validation, false),
             Self::InvalidConfig => ("invalid_config", Validation, false),
+            Self::ForbiddenByPolicy => ("forbidden_by_policy", Validation, false),
         }
     }
 }

@@ -181,3 +181,58 @@ pub fn sha256_read(reader: impl std::io::Read) -> std::io::Result<[u8; 32]> {
     std::io::copy(&mut reader, &mut hasher)?;
     Ok(hasher.finalize().into())
 }
+
+/// Whether the file at `path` can be changed only by its owner and root:
+/// it, and every folder above it (as named and as the system resolves it),
+/// belongs to root or to the file's owner and is writable by nobody else; a
+/// folder others may write to is accepted only with the sticky bit (`/tmp`),
+/// where they cannot rename or remove what is not theirs. What an
+/// administrator's policy is held to: its owner decides, nobody else. `Err`
+/// names the place and the fix. On Windows nothing is checked (see
+/// [`only_user_may_write`]).
+#[cfg(unix)]
+pub fn only_owner_may_change(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+    let owner = meta.uid();
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others than its owner may write to it (mode {:o}); `chmod go-w` it",
+            meta.mode() & 0o777
+        ));
+    }
+    let mut chains = vec![path.to_path_buf()];
+    chains.extend(std::fs::canonicalize(path).ok());
+    for chain in chains {
+        for dir in chain.ancestors().skip(1) {
+            if dir.as_os_str().is_empty() {
+                continue;
+            }
+            let d = std::fs::metadata(dir)
+                .map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+            if d.uid() != 0 && d.uid() != owner {
+                return Err(format!(
+                    "the folder {} belongs to user {}, neither root nor the file's owner ({owner}), \
+                     who could replace it",
+                    dir.display(),
+                    d.uid()
+                ));
+            }
+            if d.mode() & 0o022 != 0 && d.mode() & 0o1000 == 0 {
+                return Err(format!(
+                    "others may write to the folder {} (mode {:o}), and could replace it; \
+                     `chmod go-w` that folder",
+                    dir.display(),
+                    d.mode() & 0o777
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// On Windows nothing is checked (see [`only_user_may_write`]).
+#[cfg(not(unix))]
+pub fn only_owner_may_change(_path: &Path) -> Result<(), String> {
+    Ok(())
+}

@@ -200,6 +200,9 @@ const NAMES: &[(&str, Steering)] = &[
     ("USERPROFILE", Steering::Location),
     ("APPDATA", Steering::Location),
     ("LOCALAPPDATA", Steering::Location),
+    // Where Windows keeps the machine-wide provider policy (the ceiling).
+    ("PROGRAMDATA", Steering::Location),
+    ("ALLUSERSPROFILE", Steering::Location),
     ("TMPDIR", Steering::Location),
     ("TMP", Steering::Location),
     ("TEMP", Steering::Location),

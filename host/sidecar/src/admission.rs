@@ -28,41 +28,87 @@ use azd_wasm_host_core::text::shown;
 use azd_wasm_host_core::{
     AzdServices, ConfirmQuestion, ErrorCode, Provider, ProviderError, ProviderFactory,
 };
+use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_manifest::package::SignedCode;
+use azd_wasm_host_trust::ceiling::{Candidate, Signer};
 use azd_wasm_host_trust::consent::{self, Consent, Identity, Pending};
 use azd_wasm_host_trust::{BUNDLE_FILE, TrustDir, Verdict};
 
 /// What the trust check leaves to the start: the grants pending the user's
-/// yes, and what the signature says of the precompiled code.
+/// yes, what the signature says of the precompiled code, and the ceiling's
+/// source that allows consent only ahead of time, if one does.
 pub(crate) struct Checked {
     pub(crate) pending: Option<Pending>,
     pub(crate) signed_code: SignedCode,
+    pub(crate) ahead_only: Option<PathBuf>,
 }
 
-/// Checks the provider of `manifest` before it is loaded. `Err` is the
-/// refusal, which its Initialize answers.
-pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
+/// Checks the provider of `manifest` before it is loaded: this machine's
+/// ceiling ([`crate::ceiling`]: a refusal is a [`crate::ceiling::Forbidden`]),
+/// its signature and the user's consent. `Err` is the refusal, which its
+/// Initialize answers.
+pub(crate) fn check(manifest: &Path, name: Option<&str>) -> anyhow::Result<Checked> {
     let installed = is_installed(manifest);
     let signed = folder(manifest).join(BUNDLE_FILE).is_file();
-    if !installed && !signed {
+    let trust = TrustDir::from_env();
+    let ceiling = crate::ceiling::load(trust.as_ref().ok())?;
+    let ahead_only = ceiling.forbids_prompt().map(Path::to_path_buf);
+    // A manifest that does not read is judged by nothing here: the runtime
+    // reads the same file, and refuses it, before anything of it runs.
+    let read = Manifest::resolve(manifest, None).ok();
+    let hold = |extension: Option<&str>, signer: Signer<'_>, who: &str| {
+        let Some(m) = &read else { return Ok(()) };
+        // Under its manifest's name and under the one it is served as.
+        let names = std::iter::once(m.name.as_str()).chain(name.filter(|n| *n != m.name));
+        for provider in names {
+            let candidate = Candidate {
+                provider,
+                extension,
+                signer,
+                policy: &m.policy,
+            };
+            crate::ceiling::hold(&ceiling, &candidate, who)?;
+        }
+        Ok::<(), crate::ceiling::Forbidden>(())
+    };
+    let plain = match &read {
+        Some(m) => format!("provider {}", shown(&m.name)),
+        None => "the provider".to_owned(),
+    };
+    if !installed && !signed && !ceiling.requires_signed_development() {
+        hold(None, Signer::Development, &plain)?;
         return Ok(Checked {
             pending: None,
             signed_code: SignedCode::NotVerified,
+            ahead_only,
         });
     }
-    let trust = TrustDir::from_env()?;
+    let trust = trust?;
     let verdict = azd_wasm_host_trust::verify_to_run(manifest, &trust)?;
     if !installed {
-        let signed_code = match verdict {
-            Verdict::Verified(v) => v.shipped.map_or(SignedCode::NoCode, SignedCode::Digests),
-            Verdict::Allowed(_) => SignedCode::NotVerified,
+        let (signer, signed_code) = match &verdict {
+            Verdict::Verified(v) => (
+                Signer::Key(&v.key_id),
+                v.shipped
+                    .clone()
+                    .map_or(SignedCode::NoCode, SignedCode::Digests),
+            ),
+            Verdict::Allowed(_) => (Signer::Unverified, SignedCode::NotVerified),
         };
+        hold(None, signer, &plain)?;
         return Ok(Checked {
             pending: None,
             signed_code,
+            ahead_only,
         });
     }
     let (identity, version, signed_code) = identity(manifest, verdict)?;
+    let signer = if identity.key == consent::UNSIGNED {
+        Signer::Unverified
+    } else {
+        Signer::Key(&identity.key)
+    };
+    hold(Some(&identity.extension), signer, &who(&identity))?;
     let pending = match consent::check(&trust, manifest, &identity, version.as_deref())? {
         Consent::FirstSeen => {
             tracing::info!(record = %trust.consent_dir().display(), "first run of this provider, which asks for nothing beyond the deny-all default: recorded");
@@ -77,7 +123,22 @@ pub(crate) fn check(manifest: &Path) -> anyhow::Result<Checked> {
     Ok(Checked {
         pending,
         signed_code,
+        ahead_only,
     })
+}
+
+/// A provider as a ceiling's refusal names it: its name, extension and signer.
+fn who(identity: &Identity) -> String {
+    let signer = if identity.key == consent::UNSIGNED {
+        "unsigned".to_owned()
+    } else {
+        format!("signed by key {}", identity.key)
+    };
+    format!(
+        "provider {} (extension {}, {signer})",
+        shown(&identity.provider),
+        shown(&identity.extension)
+    )
 }
 
 /// Who the provider is for consent, its version and what its signature
@@ -91,7 +152,7 @@ fn identity(
     manifest: &Path,
     verdict: Verdict,
 ) -> anyhow::Result<(Identity, Option<String>, SignedCode)> {
-    let name = azd_wasm_host_manifest::Manifest::load(manifest)?.name;
+    let name = Manifest::load(manifest)?.name;
     let extension = installed_extension(manifest)?;
     Ok(match verdict {
         Verdict::Verified(v) => {
@@ -204,6 +265,8 @@ pub(crate) struct ConsentGate {
     pending: tokio::sync::Mutex<Option<Pending>>,
     services: Arc<dyn AzdServices>,
     interactive: bool,
+    /// The ceiling's source that allows consent only ahead of time, if one does.
+    ahead_only: Option<PathBuf>,
     approve: String,
 }
 
@@ -213,6 +276,7 @@ impl ConsentGate {
         pending: Option<Pending>,
         services: Arc<dyn AzdServices>,
         interactive: bool,
+        ahead_only: Option<PathBuf>,
         manifest: &Path,
     ) -> Arc<dyn ProviderFactory> {
         match pending {
@@ -222,6 +286,7 @@ impl ConsentGate {
                 pending: tokio::sync::Mutex::new(Some(p)),
                 services,
                 interactive,
+                ahead_only,
                 approve: approve_command(manifest),
             }),
         }
@@ -232,6 +297,18 @@ impl ConsentGate {
             ProviderError::host(ErrorCode::ConsentRequired, message)
                 .with_suggestion(format!("to allow them, run {} ({then})", self.approve))
         };
+        if let Some(source) = &self.ahead_only {
+            return Err(refused(
+                format!(
+                    "{} and does not run until you allow it (not asked: this machine's provider \
+                     policy {} allows consent only ahead of time):\n{}",
+                    p.why(),
+                    source.display(),
+                    p.lines()
+                ),
+                "before the azd command",
+            ));
+        }
         let unasked = "or the azd command again without --no-prompt, to be asked";
         if !self.interactive {
             return Err(refused(
@@ -302,17 +379,38 @@ impl ProviderFactory for ConsentGate {
 
 /// `approve`: allows what the provider of `manifest` (default: the one
 /// beside this binary) asks for, after checking its signature (every file it
-/// names, the precompiled code included); prints what was allowed. What CI
-/// runs once after `azd extension install`, where nobody can answer azd's
-/// question.
+/// names, the precompiled code included) and this machine's ceiling (what it
+/// allows and refuses is printed; a provider beyond it is refused, and
+/// nothing is recorded); prints what was allowed. What CI runs once after
+/// `azd extension install`, where nobody can answer azd's question.
 pub fn approve(manifest: Option<&Path>) -> anyhow::Result<()> {
     let manifest = crate::locate::locate_manifest(manifest)?;
     let trust = TrustDir::from_env()?;
+    let ceiling = crate::ceiling::load(Some(&trust))?;
     let verdict = azd_wasm_host_trust::verify(&manifest, &trust)?;
     if let Verdict::Allowed(why) = &verdict {
         eprintln!("warning: {why}");
     }
     let (identity, version, _) = identity(&manifest, verdict)?;
+    let policy = Manifest::load(&manifest)?.policy;
+    let candidate = Candidate {
+        provider: &identity.provider,
+        extension: Some(&identity.extension),
+        signer: if identity.key == consent::UNSIGNED {
+            Signer::Unverified
+        } else {
+            Signer::Key(&identity.key)
+        },
+        policy: &policy,
+    };
+    let judged = ceiling.judge(&candidate);
+    if !judged.is_empty() {
+        println!(
+            "this machine's provider policy:\n{}",
+            crate::ceiling::lines(&judged)
+        );
+    }
+    crate::ceiling::hold(&ceiling, &candidate, &who(&identity))?;
     match consent::check(&trust, &manifest, &identity, version.as_deref())
         .context("checking consent")?
     {

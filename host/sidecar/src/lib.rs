@@ -25,6 +25,7 @@
 //! thread, the runtime and the exit code).
 
 mod admission;
+mod ceiling;
 mod develop;
 pub mod env;
 pub mod launch;
@@ -35,6 +36,7 @@ mod metadata;
 mod process;
 
 pub use admission::approve;
+pub use ceiling::{render as render_policy, show as show_policy};
 pub use develop::{DevelopmentTools, Recording};
 pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
 pub use metadata::print_metadata;

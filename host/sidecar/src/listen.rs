@@ -150,12 +150,17 @@ fn provider(
         tracing::debug!(?t, "serving the test's traffic plan");
     }
     // Signature and consent, before anything of the component is loaded.
-    let checked = match crate::admission::check(&manifest) {
+    let checked = match crate::admission::check(&manifest, args.provider_name.as_deref()) {
         Ok(checked) => checked,
         Err(e) => {
             let name = Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
-            tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider is not trusted");
-            let refusal = ProviderError::host(ErrorCode::UntrustedProvider, format!("{e:#}"));
+            let code = if e.is::<crate::ceiling::Forbidden>() {
+                ErrorCode::ForbiddenByPolicy
+            } else {
+                ErrorCode::UntrustedProvider
+            };
+            tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider may not run here");
+            let refusal = ProviderError::host(code, format!("{e:#}"));
             return Ok((name, Arc::new(Unavailable(refusal)), None));
         }
     };
@@ -179,6 +184,7 @@ fn provider(
                 checked.pending,
                 services,
                 interactive,
+                checked.ahead_only,
                 &manifest,
             );
             Ok((name, factory, Some(compile)))

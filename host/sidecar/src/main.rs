@@ -48,6 +48,17 @@ enum Command {
         #[arg(long)]
         manifest: Option<std::path::PathBuf>,
     },
+    /// This machine's provider policy, the ceiling no provider exceeds (`policy show`).
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyAction {
+    /// Print every place the ceiling is read from, and what each sets.
+    Show,
 }
 
 fn main() -> ExitCode {
@@ -85,6 +96,14 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Ok(Cli {
+            command: Command::Policy {
+                action: PolicyAction::Show,
+            },
+            ..
+        }) => azd_wasm_host_sidecar::exit_code(
+            azd_wasm_host_sidecar::show_policy().map(|()| ExitCode::SUCCESS),
+        ),
         Err(e) => {
             let _ = e.print();
             // EX_USAGE for bad arguments, as the development CLI.

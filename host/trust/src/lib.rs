@@ -27,6 +27,10 @@
 //!   secret ([`TrustDir::cache_secret`]) in `keys/`, and in
 //!   `consent/` the manifest of each provider as the user last allowed it;
 //!   used only while nobody else can change it.
+//! - **The ceiling** ([`ceiling`]): what an administrator lets no provider
+//!   on this machine be granted (signers, names, each `[policy]` field,
+//!   whether consent may be given at a prompt), read from a machine-wide
+//!   file and azd's config folder; the tighter wins, and no consent lifts it.
 //! - **Consent** ([`consent`]): what a provider's manifest grants beyond what
 //!   the user allowed for it last, or beyond the deny-all default the first
 //!   time ([`azd_wasm_host_manifest::PolicyDiff`]), keyed by signer, extension
@@ -37,6 +41,7 @@
 
 mod bundle;
 mod cache_key;
+pub mod ceiling;
 pub mod consent;
 mod envelope;
 mod error;

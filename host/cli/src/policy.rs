@@ -1,0 +1,180 @@
+//! `policy show` and `policy check`: the administrator's ceiling seen before
+//! it bites.
+//!
+//! `policy check PATH [--policy FILE]…` judges a provider (its
+//! `provider.toml`, its folder, or a package's `.tar.gz` as `package` makes
+//! it) against this machine's ceiling, or against the files given: what a
+//! platform team runs in CI. A provider with an `extension.yaml` beside it is
+//! judged as azd would install it (as that extension, signed by whichever of
+//! your trusted keys verifies its signature, else unverified); one without,
+//! as a provider run from its folder. Exit 0: within the ceiling; 1: beyond
+//! it; 2: the provider or a ceiling cannot be read.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use azd_wasm_host_core::text::shown;
+use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_trust::ceiling::{Candidate, Ceiling, Judged, Signer};
+use azd_wasm_host_trust::{TrustDir, TrustError, Verdict};
+
+/// What `policy` does.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum PolicyAction {
+    /// Print this machine's ceiling: every place it is read from, and what each sets.
+    Show,
+    /// Judge a provider (provider.toml, its folder, or a package .tar.gz) against the ceiling
+    /// (exit 0: within it; 1: beyond it; 2: cannot read).
+    Check {
+        /// The provider: its manifest, its folder, or a package archive (`.tar.gz`).
+        path: PathBuf,
+        /// Judge against this ceiling file instead of this machine's (repeatable: every one holds).
+        #[arg(long = "policy", value_name = "FILE")]
+        policy: Vec<PathBuf>,
+    },
+}
+
+/// Runs `policy ACTION`.
+pub(crate) fn policy(action: PolicyAction) -> anyhow::Result<ExitCode> {
+    match action {
+        PolicyAction::Show => {
+            azd_wasm_host_sidecar::show_policy()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PolicyAction::Check { path, policy } => match check(&path, &policy) {
+            Ok((text, within)) => {
+                print!("{text}");
+                Ok(if within {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                })
+            }
+            Err(e) => {
+                eprintln!("azd-wasm-host: error: {e:#}");
+                Ok(ExitCode::from(2))
+            }
+        },
+    }
+}
+
+/// The report of `policy check`, and whether the provider is within the ceiling.
+fn check(path: &Path, files: &[PathBuf]) -> anyhow::Result<(String, bool)> {
+    let ceiling = if files.is_empty() {
+        Ceiling::load(TrustDir::from_env().ok().as_ref())?
+    } else {
+        Ceiling::from_files(files)?
+    };
+    let unpacked;
+    let manifest = if is_archive(path) {
+        unpacked = unpack(path)?;
+        unpacked.path().join("provider.toml")
+    } else if path.is_dir() {
+        path.join("provider.toml")
+    } else {
+        path.to_path_buf()
+    };
+    let (who, judged) = judge(&ceiling, &manifest)?;
+    let refused = judged.iter().filter(|j| !j.within).count();
+    let mut out = String::new();
+    let _ = writeln!(out, "{who}");
+    for s in ceiling.sources() {
+        let state = if s.rules.is_some() { "read" } else { "absent" };
+        let _ = writeln!(
+            out,
+            "  policy {:<18} {state:<7} {}",
+            s.place.to_string(),
+            s.path.display()
+        );
+    }
+    for j in &judged {
+        let _ = writeln!(out, "  {:<8}{j}", if j.within { "ok" } else { "REFUSED" });
+    }
+    if ceiling.is_empty() {
+        let _ = writeln!(out, "no ceiling: nothing is refused here");
+    } else if refused == 0 {
+        let _ = writeln!(out, "within the ceiling");
+    } else {
+        let _ = writeln!(out, "beyond the ceiling: {refused} refused");
+    }
+    Ok((out, refused == 0))
+}
+
+/// Who the provider of `manifest` is, judged as it would run, and every
+/// answer of `ceiling` for it (`check` shows them too).
+pub(crate) fn judge(ceiling: &Ceiling, manifest: &Path) -> anyhow::Result<(String, Vec<Judged>)> {
+    let m = Manifest::resolve(manifest, None)
+        .with_context(|| format!("reading {}", manifest.display()))?;
+    let folder = manifest.parent().unwrap_or(Path::new("."));
+    let extension = extension_id(folder);
+    let key;
+    let (signer, signed) = match &extension {
+        None => (
+            Signer::Development,
+            "run from its folder, unsigned".to_owned(),
+        ),
+        Some(_) => match verified_key(manifest) {
+            Ok(id) => {
+                key = id;
+                (Signer::Key(&key), format!("signed by key {key}"))
+            }
+            Err(why) => (Signer::Unverified, format!("not verified: {why}")),
+        },
+    };
+    let candidate = Candidate {
+        provider: &m.name,
+        extension: extension.as_deref(),
+        signer,
+        policy: &m.policy,
+    };
+    let who = match &extension {
+        Some(e) => format!(
+            "provider {} (extension {}, {signed})",
+            shown(&m.name),
+            shown(e)
+        ),
+        None => format!("provider {} ({signed})", shown(&m.name)),
+    };
+    Ok((who, ceiling.judge(&candidate)))
+}
+
+/// The whole id of the trusted key that verifies the provider's signature.
+fn verified_key(manifest: &Path) -> Result<String, String> {
+    let trust = TrustDir::from_env().map_err(|e| format!("{e:#}"))?;
+    let why = match azd_wasm_host_trust::verify(manifest, &trust) {
+        Ok(Verdict::Verified(v)) => return Ok(v.key_id),
+        Ok(Verdict::Allowed(why)) | Err(why) => why,
+    };
+    Err(match why {
+        TrustError::Unsigned { .. } => "unsigned".to_owned(),
+        why => why.to_string(),
+    })
+}
+
+/// The `id:` of the `extension.yaml` in `folder`: the extension azd installs it as.
+fn extension_id(folder: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(folder.join("extension.yaml")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("id:"))
+        .map(|id| id.trim().trim_matches(['"', '\'']).to_owned())
+        .filter(|id| !id.is_empty())
+}
+
+fn is_archive(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.ends_with(".tar.gz") || name.ends_with(".tgz")
+}
+
+/// A package unpacked into a temporary folder (tar refuses members that
+/// would land outside it).
+fn unpack(archive: &Path) -> anyhow::Result<tempfile::TempDir> {
+    let dir = tempfile::tempdir()?;
+    let file = std::fs::File::open(archive)
+        .with_context(|| format!("cannot open {}", archive.display()))?;
+    tar::Archive::new(flate2::read::GzDecoder::new(file))
+        .unpack(dir.path())
+        .with_context(|| format!("cannot unpack {}", archive.display()))?;
+    Ok(dir)
+}

@@ -1,0 +1,454 @@
+//! A provider held to a ceiling: who it is (its name, the extension it is
+//! installed as, who signed it) and each field of its `[policy]`, against
+//! every source, each answer a line naming the field, what the provider
+//! asks, what the ceiling allows and the file that says so.
+//!
+//! The grants are judged field by field of [`Policy::fields`], the list
+//! consent and `check` are derived from; [`Grants::rules`] names the
+//! ceiling's fields without `..`, and a test holds the two lists to the same
+//! keys, so a `[policy]` field never goes unjudged.
+
+use std::path::{Path, PathBuf};
+
+use azd_wasm_host_core::text::{escape_invisible, shown};
+use azd_wasm_host_manifest::{EnvironmentAccess, FieldValue, FsAccess, FsGrant, Policy};
+
+use super::pattern::{DestinationPattern, NamePattern, OriginPattern, canonical_scope, origin_of};
+use super::rules::{FsCeiling, GrantPath, Grants, Rules};
+
+/// Who signed a provider, as far as the host knows when it judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signer<'a> {
+    /// Verified with the trusted key of this whole id.
+    Key(&'a str),
+    /// Verified by no trusted key (unsigned, or signed by a key not
+    /// trusted), run because the user allows unsigned providers.
+    Unverified,
+    /// Run from a folder, not installed as an extension, its signature not
+    /// checked (the author's own, under `run`, `test`, `watch`).
+    Development,
+}
+
+/// What is judged of a provider.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'a> {
+    /// Its name (its manifest's).
+    pub provider: &'a str,
+    /// The extension it is installed as; `None` when it is not installed.
+    pub extension: Option<&'a str>,
+    /// Who signed it.
+    pub signer: Signer<'a>,
+    /// What its manifest grants.
+    pub policy: &'a Policy,
+}
+
+/// One answer of a ceiling: a field, what the provider asks, what the source allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// The ceiling's key (`grants.http.allow`, `signers.keys`).
+    pub field: String,
+    /// What the provider asks, as `check` shows it.
+    pub asked: String,
+    /// What the ceiling allows there.
+    pub ceiling: String,
+    /// The file that sets it.
+    pub source: PathBuf,
+    /// Whether the provider stays within it.
+    pub within: bool,
+}
+
+impl std::fmt::Display for Judged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: asks {}; the ceiling allows {} ({})",
+            self.field,
+            self.asked,
+            self.ceiling,
+            self.source.display()
+        )
+    }
+}
+
+/// Every answer of one source for `c`.
+pub(crate) fn judge(rules: &Rules, source: &Path, c: &Candidate<'_>) -> Vec<Judged> {
+    let mut out = Judging {
+        source,
+        lines: Vec::new(),
+    };
+    out.providers(rules, c);
+    out.signer(rules, &c.signer);
+    out.grants(&rules.grants, c.policy);
+    out.lines
+}
+
+struct Judging<'s> {
+    source: &'s Path,
+    lines: Vec<Judged>,
+}
+
+impl Judging<'_> {
+    fn push(&mut self, field: &str, asked: String, ceiling: String, within: bool) {
+        self.lines.push(Judged {
+            field: field.to_owned(),
+            asked,
+            ceiling,
+            source: self.source.to_path_buf(),
+            within,
+        });
+    }
+
+    fn providers(&mut self, rules: &Rules, c: &Candidate<'_>) {
+        let p = &rules.providers;
+        let name = format!("to run as provider {}", shown(c.provider));
+        if let Some(allow) = &p.allow_names {
+            let ok = allow.iter().any(|a| a.matches(c.provider));
+            self.push("providers.allow_names", name.clone(), listed(allow), ok);
+        }
+        if let Some(block) = &p.block_names {
+            let hit = block.iter().find(|b| b.matches(c.provider));
+            self.push(
+                "providers.block_names",
+                name,
+                not_listed(block, hit),
+                hit.is_none(),
+            );
+        }
+        let Some(extension) = c.extension else {
+            return;
+        };
+        let ext = format!("to run as extension {}", shown(extension));
+        if let Some(allow) = &p.allow_extensions {
+            let ok = allow.iter().any(|a| a.matches(extension));
+            self.push("providers.allow_extensions", ext.clone(), listed(allow), ok);
+        }
+        if let Some(block) = &p.block_extensions {
+            let hit = block.iter().find(|b| b.matches(extension));
+            self.push(
+                "providers.block_extensions",
+                ext,
+                not_listed(block, hit),
+                hit.is_none(),
+            );
+        }
+    }
+
+    fn signer(&mut self, rules: &Rules, signer: &Signer<'_>) {
+        let s = &rules.signers;
+        match signer {
+            Signer::Key(id) => {
+                if let Some(keys) = &s.keys {
+                    let ok = keys.iter().any(|(k, _)| k == id);
+                    let asked = format!("to run signed by key {id}");
+                    self.push("signers.keys", asked, keys_shown(keys), ok);
+                }
+            }
+            Signer::Unverified => {
+                let asked = "to run unverified (unsigned, or signed by a key you do not trust)";
+                match (s.unsigned, &s.keys) {
+                    (Some(true), _) => {}
+                    (Some(false), _) => {
+                        let ceiling = "no unverified provider".into();
+                        self.push("signers.unsigned", asked.into(), ceiling, false);
+                    }
+                    (None, Some(keys)) => {
+                        self.push("signers.keys", asked.into(), keys_shown(keys), false);
+                    }
+                    (None, None) => {}
+                }
+            }
+            Signer::Development => {
+                if s.development == Some(false) {
+                    let asked = "to run from its folder, unsigned (not installed)".to_owned();
+                    let ceiling = "only signed providers (development = false)".to_owned();
+                    self.push("signers.development", asked, ceiling, false);
+                }
+            }
+        }
+    }
+
+    /// Each field of the policy against the ceiling's rule for its key.
+    fn grants(&mut self, grants: &Grants, policy: &Policy) {
+        let rules = grants.rules();
+        for field in policy.fields() {
+            let Some((_, rule)) = rules.iter().find(|(key, _)| *key == field.key) else {
+                // Never: a test holds the two lists to the same keys. Refused, not skipped.
+                let asked = field.value.shown().join(", ");
+                self.push(field.key, asked, "no rule: refused".into(), false);
+                continue;
+            };
+            let Some(rule) = rule else { continue };
+            let key = format!("grants.{}", field.key);
+            self.field(&key, rule, &field.value);
+        }
+    }
+
+    fn field(&mut self, key: &str, rule: &Rule<'_>, value: &FieldValue<'_>) {
+        match (rule, value) {
+            (Rule::Directories(max), FieldValue::Directories(asked)) => {
+                for g in asked.iter() {
+                    let ok = max.iter().any(|m| fs_covers(m, g));
+                    let shown_max = fs_shown(max);
+                    self.push(
+                        key,
+                        format!("{} ({})", shown(&g.path), g.access),
+                        shown_max,
+                        ok,
+                    );
+                }
+            }
+            (Rule::Variables(max), FieldValue::Names(asked)) => {
+                self.names(key, asked, &listed(max), |n| {
+                    max.iter().any(|m| m.matches(n))
+                });
+            }
+            (Rule::Destinations(max), FieldValue::Names(asked)) => {
+                self.names(key, asked, &listed(max), |n| {
+                    max.iter().any(|m| m.covers(n))
+                });
+            }
+            (Rule::Origins(max), FieldValue::Names(asked)) => {
+                self.names(key, asked, &listed(max), |n| {
+                    origin_of(n).is_some_and(|o| max.iter().any(|m| m.covers(&o)))
+                });
+            }
+            (Rule::Scopes(max), FieldValue::Names(asked)) => {
+                self.names(key, asked, &listed(max), |n| {
+                    max.contains(&canonical_scope(n))
+                });
+            }
+            (Rule::Environment(max), FieldValue::Environment(asked)) => {
+                let ok = rank(*asked) <= rank(*max);
+                if *asked != EnvironmentAccess::None || !ok {
+                    self.push(key, asked.to_string(), max.to_string(), ok);
+                }
+            }
+            (Rule::Leave(max), FieldValue::Leave(asked)) => {
+                if *asked {
+                    self.push(
+                        key,
+                        "yes".into(),
+                        if *max { "yes" } else { "no" }.into(),
+                        *max,
+                    );
+                }
+            }
+            (
+                Rule::Limit(max),
+                FieldValue::Limit {
+                    value,
+                    unit,
+                    applies,
+                },
+            ) => {
+                if *applies {
+                    let ok = *value <= *max;
+                    self.push(key, format!("{value} {unit}"), format!("{max} {unit}"), ok);
+                }
+            }
+            (_, value) => {
+                let asked = value.shown().join(", ");
+                self.push(key, asked, "a rule of another kind: refused".into(), false);
+            }
+        }
+    }
+
+    fn names(&mut self, key: &str, asked: &[String], max: &str, covered: impl Fn(&str) -> bool) {
+        for n in asked {
+            self.push(key, shown(n).into_owned(), max.to_owned(), covered(n));
+        }
+    }
+}
+
+/// A ceiling's rule for one `[policy]` key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Rule<'a> {
+    Directories(&'a [FsCeiling]),
+    Variables(&'a [NamePattern]),
+    Destinations(&'a [DestinationPattern]),
+    Origins(&'a [OriginPattern]),
+    Scopes(&'a [String]),
+    Environment(EnvironmentAccess),
+    Leave(bool),
+    Limit(f64),
+}
+
+impl Grants {
+    /// Every field of the ceiling's `[grants]`, under the key of the
+    /// `[policy]` field it bounds; `None` where this file sets no ceiling.
+    /// Destructured without `..`: a field added here does not compile until
+    /// it is listed.
+    pub(crate) fn rules(&self) -> [(&'static str, Option<Rule<'_>>); 12] {
+        let Grants {
+            fs,
+            env,
+            network,
+            memory_mb,
+            call_timeout_secs,
+            disk_mb,
+            http_allow,
+            http_timeout_secs,
+            http_max_response_bytes,
+            azd_environment,
+            azd_prompt,
+            azd_credential_scopes,
+        } = self;
+        let limit = |v: Option<f64>| v.map(Rule::Limit);
+        [
+            ("fs", fs.as_deref().map(Rule::Directories)),
+            ("env", env.as_deref().map(Rule::Variables)),
+            ("network", network.as_deref().map(Rule::Destinations)),
+            ("http.allow", http_allow.as_deref().map(Rule::Origins)),
+            (
+                "azd.credential_scopes",
+                azd_credential_scopes.as_deref().map(Rule::Scopes),
+            ),
+            ("azd.environment", azd_environment.map(Rule::Environment)),
+            ("azd.prompt", azd_prompt.map(Rule::Leave)),
+            ("memory_mb", limit(memory_mb.map(|v| v as f64))),
+            ("call_timeout_secs", limit(*call_timeout_secs)),
+            ("disk_mb", limit(disk_mb.map(|v| v as f64))),
+            ("http.timeout_secs", limit(*http_timeout_secs)),
+            (
+                "http.max_response_bytes",
+                limit(http_max_response_bytes.map(|v| v as f64)),
+            ),
+        ]
+    }
+}
+
+/// Whether the ceiling's folder `max` covers the grant `g`: the same side
+/// of the project, `g` at or beneath it, and no more access.
+fn fs_covers(max: &FsCeiling, g: &FsGrant) -> bool {
+    let asked = match g.locate(Some("{env}")) {
+        Ok(azd_wasm_host_manifest::GrantLocation::Inside(p))
+        | Ok(azd_wasm_host_manifest::GrantLocation::Outside(p)) => {
+            GrantPath::of(&p.to_string_lossy())
+        }
+        Err(_) => return false,
+    };
+    let access_ok = max.access == FsAccess::ReadWrite || g.access == FsAccess::Read;
+    access_ok && asked.outside() == max.path.outside() && asked.within(&max.path)
+}
+
+fn fs_shown(max: &[FsCeiling]) -> String {
+    if max.is_empty() {
+        return "no folder".to_owned();
+    }
+    max.iter()
+        .map(|m| format!("{} ({}) and beneath", shown(&m.written), m.access))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn rank(a: EnvironmentAccess) -> u8 {
+    match a {
+        EnvironmentAccess::None => 0,
+        EnvironmentAccess::Read => 1,
+        EnvironmentAccess::ReadWrite => 2,
+    }
+}
+
+fn listed<T: std::fmt::Display>(list: &[T]) -> String {
+    if list.is_empty() {
+        return "none".to_owned();
+    }
+    list.iter()
+        .map(|t| escape_invisible(&t.to_string()).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn not_listed(block: &[NamePattern], hit: Option<&NamePattern>) -> String {
+    match hit {
+        Some(b) => format!("none matching {}", shown(&b.to_string())),
+        None => format!("any but {}", listed(block)),
+    }
+}
+
+fn keys_shown(keys: &[(String, Option<PathBuf>)]) -> String {
+    if keys.is_empty() {
+        return "no key".to_owned();
+    }
+    keys.iter()
+        .map(|(id, file)| match file {
+            Some(f) => format!("key {id} ({})", f.display()),
+            None => format!("key {id}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Rule<'_> {
+    /// What the rule allows, as `policy show` prints it.
+    pub(crate) fn shown(&self) -> String {
+        match self {
+            Self::Directories(max) => fs_shown(max),
+            Self::Variables(max) => listed(max),
+            Self::Destinations(max) => listed(max),
+            Self::Origins(max) => listed(max),
+            Self::Scopes(max) => listed(max),
+            Self::Environment(max) => max.to_string(),
+            Self::Leave(max) => if *max { "yes" } else { "no" }.to_owned(),
+            Self::Limit(max) => format!("at most {max}"),
+        }
+    }
+}
+
+impl Rules {
+    /// Each field this file sets, as `policy show` prints it.
+    pub(crate) fn shown(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let s = &self.signers;
+        if let Some(keys) = &s.keys {
+            out.push(("signers.keys".to_owned(), keys_shown(keys)));
+        }
+        let yes_no = |b: bool| if b { "yes" } else { "no" }.to_owned();
+        if let Some(u) = s.unsigned {
+            out.push(("signers.unsigned".to_owned(), yes_no(u)));
+        }
+        if let Some(d) = s.development {
+            out.push(("signers.development".to_owned(), yes_no(d)));
+        }
+        let p = &self.providers;
+        for (key, list) in [
+            ("providers.allow_names", &p.allow_names),
+            ("providers.block_names", &p.block_names),
+            ("providers.allow_extensions", &p.allow_extensions),
+            ("providers.block_extensions", &p.block_extensions),
+        ] {
+            if let Some(list) = list {
+                out.push((key.to_owned(), listed(list)));
+            }
+        }
+        if let Some(prompt) = self.consent_prompt {
+            let v = if prompt {
+                "at azd's prompt or ahead of time"
+            } else {
+                "only ahead of time (`approve`)"
+            };
+            out.push(("consent.prompt".to_owned(), v.to_owned()));
+        }
+        for (key, rule) in self.grants.rules() {
+            if let Some(rule) = rule {
+                out.push((format!("grants.{key}"), rule.shown()));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ceiling bounds every `[policy]` field, under the same key, in the same order.
+    #[test]
+    fn the_ceiling_has_a_rule_for_every_policy_field() {
+        let policy = Policy::default();
+        let keys: Vec<&str> = policy.fields().iter().map(|f| f.key).collect();
+        let grants = Grants::default();
+        let rules: Vec<&str> = grants.rules().iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, rules);
+    }
+}
