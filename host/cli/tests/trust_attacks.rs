@@ -30,6 +30,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+mod ceiling;
 mod trust_case;
 
 use azd_wasm_host_fixtures::{behaviour_component, copy_dir, output_text as text};

@@ -31,6 +31,8 @@ use azd_wasm_host_core::{
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_manifest::package::SignedCode;
 use azd_wasm_host_trust::ceiling::{Candidate, Signer};
+
+use crate::ceiling::Judge;
 use azd_wasm_host_trust::consent::{self, Consent, Identity, Pending};
 use azd_wasm_host_trust::{BUNDLE_FILE, TrustDir, Verdict};
 
@@ -52,64 +54,53 @@ pub(crate) fn check(manifest: &Path, name: Option<&str>) -> anyhow::Result<Check
     let signed = folder(manifest).join(BUNDLE_FILE).is_file();
     let trust = TrustDir::from_env();
     let ceiling = crate::ceiling::load(trust.as_ref().ok())?;
+    let judge = Judge::new(&ceiling, manifest, name);
     let ahead_only = ceiling.forbids_prompt().map(Path::to_path_buf);
-    // A manifest that does not read is judged by nothing here: the runtime
-    // reads the same file, and refuses it, before anything of it runs.
-    let read = Manifest::resolve(manifest, None).ok();
-    let hold = |extension: Option<&str>, signer: Signer<'_>, who: &str| {
-        let Some(m) = &read else { return Ok(()) };
-        // Under its manifest's name and under the one it is served as.
-        let names = std::iter::once(m.name.as_str()).chain(name.filter(|n| *n != m.name));
-        for provider in names {
-            let candidate = Candidate {
-                provider,
-                extension,
-                signer,
-                policy: &m.policy,
-            };
-            crate::ceiling::hold(&ceiling, &candidate, who)?;
-        }
-        Ok::<(), crate::ceiling::Forbidden>(())
-    };
-    let plain = match &read {
-        Some(m) => format!("provider {}", shown(&m.name)),
-        None => "the provider".to_owned(),
+    let checked = |pending, signed_code| Checked {
+        pending,
+        signed_code,
+        ahead_only: ahead_only.clone(),
     };
     if !installed && !signed && !ceiling.requires_signed_development() {
-        hold(None, Signer::Development, &plain)?;
-        return Ok(Checked {
-            pending: None,
-            signed_code: SignedCode::NotVerified,
-            ahead_only,
-        });
+        judge.hold(None, Signer::Development, &judge.plain())?;
+        return Ok(checked(None, SignedCode::NotVerified));
     }
     let trust = trust?;
     let verdict = azd_wasm_host_trust::verify_to_run(manifest, &trust)?;
     if !installed {
         let (signer, signed_code) = match &verdict {
-            Verdict::Verified(v) => (
-                Signer::Key(&v.key_id),
-                v.shipped
-                    .clone()
-                    .map_or(SignedCode::NoCode, SignedCode::Digests),
-            ),
+            Verdict::Verified(v) => (Signer::Key(&v.key_id), signed_code_of(v)),
             Verdict::Allowed(_) => (Signer::Unverified, SignedCode::NotVerified),
         };
-        hold(None, signer, &plain)?;
-        return Ok(Checked {
-            pending: None,
-            signed_code,
-            ahead_only,
-        });
+        judge.hold(None, signer, &judge.plain())?;
+        return Ok(checked(None, signed_code));
     }
     let (identity, version, signed_code) = identity(manifest, verdict)?;
-    let signer = if identity.key == consent::UNSIGNED {
-        Signer::Unverified
-    } else {
-        Signer::Key(&identity.key)
-    };
-    hold(Some(&identity.extension), signer, &who(&identity))?;
-    let pending = match consent::check(&trust, manifest, &identity, version.as_deref())? {
+    judge.hold(
+        Some(&identity.extension),
+        signer_of(&identity),
+        &who(&identity),
+    )?;
+    let pending = pending(&trust, manifest, &identity, version.as_deref())?;
+    Ok(checked(pending, signed_code))
+}
+
+/// What a verified signature says of the precompiled code.
+fn signed_code_of(v: &azd_wasm_host_trust::Verified) -> SignedCode {
+    v.shipped
+        .clone()
+        .map_or(SignedCode::NoCode, SignedCode::Digests)
+}
+
+/// The grants the installed provider `identity` asks for beyond what the
+/// user allowed it, if any.
+fn pending(
+    trust: &TrustDir,
+    manifest: &Path,
+    identity: &Identity,
+    version: Option<&str>,
+) -> anyhow::Result<Option<Pending>> {
+    Ok(match consent::check(trust, manifest, identity, version)? {
         Consent::FirstSeen => {
             tracing::info!(record = %trust.consent_dir().display(), "first run of this provider, which asks for nothing beyond the deny-all default: recorded");
             None
@@ -119,12 +110,16 @@ pub(crate) fn check(manifest: &Path, name: Option<&str>) -> anyhow::Result<Check
             tracing::info!(more = ?p.diff.more, first = p.first, "the provider asks for grants not allowed yet");
             Some(*p)
         }
-    };
-    Ok(Checked {
-        pending,
-        signed_code,
-        ahead_only,
     })
+}
+
+/// Who signed an installed provider, as the ceiling judges it.
+fn signer_of(identity: &Identity) -> Signer<'_> {
+    if identity.key == consent::UNSIGNED {
+        Signer::Unverified
+    } else {
+        Signer::Key(&identity.key)
+    }
 }
 
 /// A provider as a ceiling's refusal names it: its name, extension and signer.
@@ -259,6 +254,9 @@ fn approve_command(manifest: &Path) -> String {
     )
 }
 
+/// What a refusal at no prompt suggests beside `approve`.
+const UNASKED: &str = "or the azd command again without --no-prompt, to be asked";
+
 /// A factory that asks for the pending grants before the first instance.
 pub(crate) struct ConsentGate {
     inner: Arc<dyn ProviderFactory>,
@@ -292,33 +290,40 @@ impl ConsentGate {
         }
     }
 
-    async fn ask(&self, p: &Pending) -> Result<(), ProviderError> {
-        let refused = |message: String, then: &str| {
-            ProviderError::host(ErrorCode::ConsentRequired, message)
-                .with_suggestion(format!("to allow them, run {} ({then})", self.approve))
-        };
-        if let Some(source) = &self.ahead_only {
-            return Err(refused(
+    /// The refusal naming the pending grants and `approve`.
+    fn refused(&self, message: String, then: &str) -> ProviderError {
+        ProviderError::host(ErrorCode::ConsentRequired, message)
+            .with_suggestion(format!("to allow them, run {} ({then})", self.approve))
+    }
+
+    /// Why nobody is asked, when nobody may be: the ceiling allows consent
+    /// only ahead of time, or azd runs without prompts.
+    fn unasked(&self, p: &Pending) -> Option<ProviderError> {
+        let (why, then) = match (&self.ahead_only, self.interactive) {
+            (Some(source), _) => (
                 format!(
-                    "{} and does not run until you allow it (not asked: this machine's provider \
-                     policy {} allows consent only ahead of time):\n{}",
-                    p.why(),
-                    source.display(),
-                    p.lines()
+                    "this machine's provider policy {} allows consent only ahead of time",
+                    source.display()
                 ),
                 "before the azd command",
-            ));
-        }
-        let unasked = "or the azd command again without --no-prompt, to be asked";
-        if !self.interactive {
-            return Err(refused(
-                format!(
-                    "{} and does not run until you allow it (not asked: --no-prompt):\n{}",
-                    p.why(),
-                    p.lines()
-                ),
-                unasked,
-            ));
+            ),
+            (None, false) => ("--no-prompt".to_owned(), UNASKED),
+            (None, true) => return None,
+        };
+        Some(self.refused(
+            format!(
+                "{} and does not run until you allow it (not asked: {why}):\n{}",
+                p.why(),
+                p.lines()
+            ),
+            then,
+        ))
+    }
+
+    async fn ask(&self, p: &Pending) -> Result<(), ProviderError> {
+        let refused = |message: String, then: &str| self.refused(message, then);
+        if let Some(refusal) = self.unasked(p) {
+            return Err(refusal);
         }
         let question = ConfirmQuestion {
             message: p.question(),
@@ -356,7 +361,7 @@ impl ConsentGate {
                     p.why(),
                     p.lines()
                 ),
-                unasked,
+                UNASKED,
             )),
         }
     }
@@ -396,11 +401,7 @@ pub fn approve(manifest: Option<&Path>) -> anyhow::Result<()> {
     let candidate = Candidate {
         provider: &identity.provider,
         extension: Some(&identity.extension),
-        signer: if identity.key == consent::UNSIGNED {
-            Signer::Unverified
-        } else {
-            Signer::Key(&identity.key)
-        },
+        signer: signer_of(&identity),
         policy: &policy,
     };
     let judged = ceiling.judge(&candidate);

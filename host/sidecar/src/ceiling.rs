@@ -3,8 +3,11 @@
 //! provider asks, what the ceiling allows and the file that says so; and
 //! `policy show`, which prints the effective ceiling and its sources.
 
+use std::path::Path;
+
+use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_trust::TrustDir;
-use azd_wasm_host_trust::ceiling::{Candidate, Ceiling, Judged};
+use azd_wasm_host_trust::ceiling::{Candidate, Ceiling, Judged, Signer};
 
 /// A provider this machine's policy does not let run, or a policy that
 /// cannot be used: answered as `forbidden_by_policy`.
@@ -18,6 +21,16 @@ impl std::fmt::Display for Forbidden {
 }
 
 impl std::error::Error for Forbidden {}
+
+/// The code a refusal before loading answers: `forbidden_by_policy` for the
+/// ceiling's, `untrusted_provider` for the rest (signature, consent records).
+pub(crate) fn code_of(refusal: &anyhow::Error) -> azd_wasm_host_core::ErrorCode {
+    if refusal.is::<Forbidden>() {
+        azd_wasm_host_core::ErrorCode::ForbiddenByPolicy
+    } else {
+        azd_wasm_host_core::ErrorCode::UntrustedProvider
+    }
+}
 
 /// This machine's ceiling for the user of `trust`. A source that cannot be
 /// used refuses every provider.
@@ -42,6 +55,63 @@ pub(crate) fn hold(
          prints it):\n{}",
         lines(&refusals)
     )))
+}
+
+/// A provider about to run, held to this machine's ceiling.
+pub(crate) struct Judge<'a> {
+    ceiling: &'a Ceiling,
+    /// Its manifest, read only when there is a ceiling. One that does not
+    /// read is judged by nothing here: the runtime reads the same file, and
+    /// refuses it, before anything of it runs.
+    read: Option<Manifest>,
+    /// The name it is served as, when not its manifest's.
+    served_as: Option<&'a str>,
+}
+
+impl<'a> Judge<'a> {
+    pub(crate) fn new(ceiling: &'a Ceiling, manifest: &Path, served_as: Option<&'a str>) -> Self {
+        let read = if ceiling.is_empty() {
+            None
+        } else {
+            Manifest::resolve(manifest, None).ok()
+        };
+        Self {
+            ceiling,
+            read,
+            served_as,
+        }
+    }
+
+    /// "provider NAME", as a refusal of a provider run from its folder names it.
+    pub(crate) fn plain(&self) -> String {
+        match &self.read {
+            Some(m) => format!("provider {}", azd_wasm_host_core::text::shown(&m.name)),
+            None => "the provider".to_owned(),
+        }
+    }
+
+    /// Refuses the provider, installed as `extension` and signed by
+    /// `signer`, where it asks beyond the ceiling: under its manifest's name
+    /// and under the one it is served as.
+    pub(crate) fn hold(
+        &self,
+        extension: Option<&str>,
+        signer: Signer<'_>,
+        who: &str,
+    ) -> Result<(), Forbidden> {
+        let Some(m) = &self.read else { return Ok(()) };
+        let names = std::iter::once(m.name.as_str()).chain(self.served_as.filter(|n| *n != m.name));
+        for provider in names {
+            let candidate = Candidate {
+                provider,
+                extension,
+                signer,
+                policy: &m.policy,
+            };
+            hold(self.ceiling, &candidate, who)?;
+        }
+        Ok(())
+    }
 }
 
 /// Judged lines, one per answer, indented.

@@ -154,13 +154,8 @@ fn provider(
         Ok(checked) => checked,
         Err(e) => {
             let name = Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
-            let code = if e.is::<crate::ceiling::Forbidden>() {
-                ErrorCode::ForbiddenByPolicy
-            } else {
-                ErrorCode::UntrustedProvider
-            };
             tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider may not run here");
-            let refusal = ProviderError::host(code, format!("{e:#}"));
+            let refusal = ProviderError::host(crate::ceiling::code_of(&e), format!("{e:#}"));
             return Ok((name, Arc::new(Unavailable(refusal)), None));
         }
     };

@@ -241,6 +241,18 @@ pub(crate) fn refused(out: &Output, what: &str) -> String {
 /// Runs `cmd` on a pseudo-terminal, typing `answer` once `prompt` shows;
 /// returns what it wrote (scripts/e2e/answer-on-pty.py, as the e2e test does).
 pub(crate) fn on_a_terminal(cmd: Command, prompt: &str, answer: &str) -> String {
+    let (code, t) = on_a_terminal_ending(cmd, prompt, answer);
+    assert_eq!(code, Some(0), "on a terminal:\n{t}");
+    t
+}
+
+/// [`on_a_terminal`], returning how the driver ended too: the command's
+/// exit code, or 3 when `prompt` never showed.
+pub(crate) fn on_a_terminal_ending(
+    cmd: Command,
+    prompt: &str,
+    answer: &str,
+) -> (Option<i32>, String) {
     let mut driver = Command::new("python3");
     driver
         .arg(repo_root().join("scripts/e2e/answer-on-pty.py"))
@@ -267,9 +279,7 @@ pub(crate) fn on_a_terminal(cmd: Command, prompt: &str, answer: &str) -> String 
     let out = driver
         .output()
         .expect("python3 is needed for the pseudo-terminal");
-    let t = text(&out);
-    assert!(out.status.success(), "on a terminal ({}):\n{t}", out.status);
-    t
+    (out.status.code(), text(&out))
 }
 
 /// The CNCF distribution registry (Debian's docker-registry) on a free

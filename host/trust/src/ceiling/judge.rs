@@ -217,6 +217,13 @@ impl Judging<'_> {
                     max.contains(&canonical_scope(n))
                 });
             }
+            (rule, value) => self.scalar(key, rule, value),
+        }
+    }
+
+    /// A field of one value: azd's environment, a leave, a limit.
+    fn scalar(&mut self, key: &str, rule: &Rule<'_>, value: &FieldValue<'_>) {
+        match (rule, value) {
             (Rule::Environment(max), FieldValue::Environment(asked)) => {
                 let ok = rank(*asked) <= rank(*max);
                 if *asked != EnvironmentAccess::None || !ok {
