@@ -52,13 +52,10 @@ pub(crate) async fn check(path: PathBuf) -> anyhow::Result<()> {
 /// What this machine's ceiling allows and refuses of the provider of
 /// `manifest` (nothing when there is no ceiling), as `policy check` judges it.
 fn ceiling_section(manifest: &Path) -> String {
-    let trust = azd_wasm_host_trust::TrustDir::from_env().ok();
-    let judged = azd_wasm_host_trust::ceiling::Ceiling::load(trust.as_ref())
-        .map_err(anyhow::Error::from)
-        .and_then(|c| {
-            let empty = c.is_empty();
-            crate::policy::judge(&c, manifest).map(|j| (empty, j))
-        });
+    let judged = azd_wasm_host_sidecar::machine_policy().and_then(|c| {
+        let empty = c.is_empty();
+        crate::policy::judge(&c, manifest).map(|j| (empty, j))
+    });
     let mut out = String::new();
     match judged {
         Ok((true, _)) => {}

@@ -63,7 +63,7 @@ pub(crate) fn policy(action: PolicyAction) -> anyhow::Result<ExitCode> {
 /// The report of `policy check`, and whether the provider is within the ceiling.
 fn check(path: &Path, files: &[PathBuf]) -> anyhow::Result<(String, bool)> {
     let ceiling = if files.is_empty() {
-        Ceiling::load(TrustDir::from_env().ok().as_ref())?
+        azd_wasm_host_sidecar::machine_policy()?
     } else {
         Ceiling::from_files(files)?
     };
@@ -109,24 +109,27 @@ pub(crate) fn judge(ceiling: &Ceiling, manifest: &Path) -> anyhow::Result<(Strin
         .with_context(|| format!("reading {}", manifest.display()))?;
     let folder = manifest.parent().unwrap_or(Path::new("."));
     let extension = extension_id(folder);
-    let key;
-    let (signer, signed) = match &extension {
+    let keys: (String, Option<String>);
+    let (signer, code_signer, signed) = match &extension {
         None => (
             Signer::Development,
-            "run from its folder, unsigned".to_owned(),
+            None,
+            "judged as run from its folder, unsigned: it has no extension.yaml".to_owned(),
         ),
-        Some(_) => match verified_key(manifest) {
-            Ok(id) => {
-                key = id;
-                (Signer::Key(&key), format!("signed by key {key}"))
+        Some(_) => match verified_keys(manifest) {
+            Ok(ids) => {
+                keys = ids;
+                let signed = format!("signed by key {}", keys.0);
+                (Signer::Key(&keys.0), keys.1.as_deref(), signed)
             }
-            Err(why) => (Signer::Unverified, format!("not verified: {why}")),
+            Err(why) => (Signer::Unverified, None, format!("not verified: {why}")),
         },
     };
     let candidate = Candidate {
         provider: &m.name,
         extension: extension.as_deref(),
         signer,
+        code_signer,
         policy: &m.policy,
     };
     let who = match &extension {
@@ -140,11 +143,12 @@ pub(crate) fn judge(ceiling: &Ceiling, manifest: &Path) -> anyhow::Result<(Strin
     Ok((who, ceiling.judge(&candidate)))
 }
 
-/// The whole id of the trusted key that verifies the provider's signature.
-fn verified_key(manifest: &Path) -> Result<String, String> {
+/// The whole id of the trusted key that verifies the provider's signature,
+/// and of the one that signed its precompiled code apart, if one did.
+fn verified_keys(manifest: &Path) -> Result<(String, Option<String>), String> {
     let trust = TrustDir::from_env().map_err(|e| format!("{e:#}"))?;
     let why = match azd_wasm_host_trust::verify(manifest, &trust) {
-        Ok(Verdict::Verified(v)) => return Ok(v.key_id),
+        Ok(Verdict::Verified(v)) => return Ok((v.key_id, v.code_key_id)),
         Ok(Verdict::Allowed(why)) | Err(why) => why,
     };
     Err(match why {
@@ -167,14 +171,52 @@ fn is_archive(path: &Path) -> bool {
     name.ends_with(".tar.gz") || name.ends_with(".tgz")
 }
 
-/// A package unpacked into a temporary folder (tar refuses members that
-/// would land outside it).
+/// The most a package may unpack to (its sidecars and precompiled code are
+/// tens of MiB; a package is never near this).
+const MAX_UNPACKED: u64 = 1 << 30;
+
+/// A package unpacked into a temporary folder: regular files and folders
+/// only (a link, a device or a pipe in it is refused: what is read then is
+/// what the archive holds, never a file of this machine), each member where
+/// tar puts it inside the folder, at most [`MAX_UNPACKED`] bytes in all.
 fn unpack(archive: &Path) -> anyhow::Result<tempfile::TempDir> {
     let dir = tempfile::tempdir()?;
     let file = std::fs::File::open(archive)
         .with_context(|| format!("cannot open {}", archive.display()))?;
-    tar::Archive::new(flate2::read::GzDecoder::new(file))
-        .unpack(dir.path())
-        .with_context(|| format!("cannot unpack {}", archive.display()))?;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut total = 0u64;
+    let entries = tar
+        .entries()
+        .with_context(|| format!("cannot read {}", archive.display()))?;
+    for entry in entries {
+        let mut entry = entry.with_context(|| format!("cannot read {}", archive.display()))?;
+        let kind = entry.header().entry_type();
+        let name = entry
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        anyhow::ensure!(
+            kind.is_file() || kind.is_dir(),
+            "{} holds {}, which is neither a file nor a folder: a package holds only those",
+            archive.display(),
+            shown(&name)
+        );
+        total = total.saturating_add(entry.size());
+        anyhow::ensure!(
+            total <= MAX_UNPACKED,
+            "{} unpacks to more than {} MiB: not a package",
+            archive.display(),
+            MAX_UNPACKED >> 20
+        );
+        let inside = entry
+            .unpack_in(dir.path())
+            .with_context(|| format!("cannot unpack {} of {}", shown(&name), archive.display()))?;
+        anyhow::ensure!(
+            inside,
+            "{} holds {}, which would land outside the folder it unpacks to",
+            archive.display(),
+            shown(&name)
+        );
+    }
     Ok(dir)
 }

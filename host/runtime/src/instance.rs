@@ -240,11 +240,12 @@ impl WasmProvider {
     ) -> Result<Grants, ProviderError> {
         let shared = &self.shared;
         let environment = shared.environment_for_initialize().await?;
-        let grants = sandbox::open_grants(
+        let grants = sandbox::open_grants_within(
             &shared.policy.fs,
             project_path,
             environment.as_ref(),
             &shared.name,
+            shared.folder_bounds.as_deref(),
         )?;
         convert::options_for_guest(options, &PathMap::of_grants(&grants.dirs));
         Ok(grants)

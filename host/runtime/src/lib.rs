@@ -81,7 +81,7 @@ pub use load::{
     BackgroundCompile, LoadedProvider, PreparedProvider, inspect_component, load_provider,
     prepare_provider,
 };
-pub use options::RuntimeOptions;
+pub use options::{FolderBounds, RuntimeOptions};
 pub use sandbox::remove_unused_dirs;
 pub use shipped::is_compiled;
 #[cfg(feature = "compiler")]

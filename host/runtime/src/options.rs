@@ -45,6 +45,24 @@ pub struct RuntimeOptions {
     /// Recorded traffic and faults (`azd-wasm-host test`); `None`: the
     /// outside world as it is.
     pub traffic: Option<Arc<dyn Intercept>>,
+    /// What a folder granted outside the project may be, judged on the
+    /// folder the system resolves it to, right before it is opened
+    /// (an administrator's ceiling); `None`: any the manifest grants.
+    pub folder_bounds: Option<Arc<dyn FolderBounds>>,
+}
+
+/// Bounds on the folders a provider may be granted outside its project,
+/// judged where a link can no longer move them: on the path the system
+/// resolved, right before the folder is opened.
+pub trait FolderBounds: Send + Sync {
+    /// `Ok` when the folder at `real` (links resolved) may be opened with
+    /// `access` for the project at `project`; `Err` says why not.
+    fn admits(
+        &self,
+        project: &std::path::Path,
+        real: &std::path::Path,
+        access: azd_wasm_host_manifest::FsAccess,
+    ) -> Result<(), String>;
 }
 
 impl std::fmt::Debug for RuntimeOptions {
@@ -58,6 +76,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("shipped_code_only", &self.shipped_code_only)
             .field("signed_code", &self.signed_code)
             .field("traffic", &self.traffic)
+            .field("folder_bounds", &self.folder_bounds.is_some())
             .finish()
     }
 }

@@ -129,6 +129,8 @@ pub(crate) struct Template {
     config_schema: Option<ConfigSchema>,
     /// What all its instances may write to the log together.
     log: ProcessLog,
+    /// What a folder granted outside the project may resolve to.
+    pub(crate) folder_bounds: Option<Arc<dyn crate::FolderBounds>>,
 }
 
 impl Template {
@@ -155,6 +157,7 @@ impl Template {
             traffic: opts.traffic.clone(),
             config_schema: None,
             log: ProcessLog::default(),
+            folder_bounds: opts.folder_bounds.clone(),
         }
     }
 

@@ -30,11 +30,11 @@ use azd_wasm_host_core::{
 };
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_manifest::package::SignedCode;
-use azd_wasm_host_trust::ceiling::{Candidate, Signer};
+use azd_wasm_host_trust::ceiling::Signer;
 
-use crate::ceiling::Judge;
+use crate::ceiling::{Judge, Signed};
 use azd_wasm_host_trust::consent::{self, Consent, Identity, Pending};
-use azd_wasm_host_trust::{BUNDLE_FILE, TrustDir, Verdict};
+use azd_wasm_host_trust::{BUNDLE_FILE, TrustDir, TrustError, Verdict};
 
 /// What the trust check leaves to the start: the grants pending the user's
 /// yes, what the signature says of the precompiled code, and the ceiling's
@@ -43,6 +43,8 @@ pub(crate) struct Checked {
     pub(crate) pending: Option<Pending>,
     pub(crate) signed_code: SignedCode,
     pub(crate) ahead_only: Option<PathBuf>,
+    /// What a folder granted outside the project may resolve to.
+    pub(crate) folder_bounds: Option<Arc<dyn azd_wasm_host_runtime::FolderBounds>>,
 }
 
 /// Checks the provider of `manifest` before it is loaded: this machine's
@@ -56,33 +58,56 @@ pub(crate) fn check(manifest: &Path, name: Option<&str>) -> anyhow::Result<Check
     let ceiling = crate::ceiling::load(trust.as_ref().ok())?;
     let judge = Judge::new(&ceiling, manifest, name);
     let ahead_only = ceiling.forbids_prompt().map(Path::to_path_buf);
+    let folder_bounds = crate::ceiling::folder_bounds(&ceiling);
     let checked = |pending, signed_code| Checked {
         pending,
         signed_code,
         ahead_only: ahead_only.clone(),
+        folder_bounds: folder_bounds.clone(),
     };
     if !installed && !signed && !ceiling.requires_signed_development() {
-        judge.hold(None, Signer::Development, &judge.plain())?;
+        judge.hold(None, Signed::by(Signer::Development), &judge.plain())?;
         return Ok(checked(None, SignedCode::NotVerified));
     }
     let trust = trust?;
-    let verdict = azd_wasm_host_trust::verify_to_run(manifest, &trust)?;
+    let verdict = match azd_wasm_host_trust::verify_to_run(manifest, &trust) {
+        // Unsigned, from its folder, where the ceiling wants it signed: the
+        // ceiling's refusal names the rule (`signers.development`).
+        Err(unsigned @ TrustError::Unsigned { .. }) if !installed => {
+            judge.hold(None, Signed::by(Signer::Development), &judge.plain())?;
+            return Err(unsigned.into());
+        }
+        verdict => verdict?,
+    };
+    let code_key = code_key_of(&verdict);
     if !installed {
         let (signer, signed_code) = match &verdict {
             Verdict::Verified(v) => (Signer::Key(&v.key_id), signed_code_of(v)),
             Verdict::Allowed(_) => (Signer::Unverified, SignedCode::NotVerified),
         };
-        judge.hold(None, signer, &judge.plain())?;
+        let signed = Signed {
+            signer,
+            code: code_key.as_deref(),
+        };
+        judge.hold(None, signed, &judge.plain())?;
         return Ok(checked(None, signed_code));
     }
     let (identity, version, signed_code) = identity(manifest, verdict)?;
-    judge.hold(
-        Some(&identity.extension),
-        signer_of(&identity),
-        &who(&identity),
-    )?;
+    let signed = Signed {
+        signer: signer_of(&identity),
+        code: code_key.as_deref(),
+    };
+    judge.hold(Some(&identity.extension), signed, &who(&identity))?;
     let pending = pending(&trust, manifest, &identity, version.as_deref())?;
     Ok(checked(pending, signed_code))
+}
+
+/// The key that signed the precompiled code apart, when one did.
+pub(crate) fn code_key_of(verdict: &Verdict) -> Option<String> {
+    match verdict {
+        Verdict::Verified(v) => v.code_key_id.clone(),
+        Verdict::Allowed(_) => None,
+    }
 }
 
 /// What a verified signature says of the precompiled code.
@@ -114,7 +139,7 @@ fn pending(
 }
 
 /// Who signed an installed provider, as the ceiling judges it.
-fn signer_of(identity: &Identity) -> Signer<'_> {
+pub(crate) fn signer_of(identity: &Identity) -> Signer<'_> {
     if identity.key == consent::UNSIGNED {
         Signer::Unverified
     } else {
@@ -123,7 +148,7 @@ fn signer_of(identity: &Identity) -> Signer<'_> {
 }
 
 /// A provider as a ceiling's refusal names it: its name, extension and signer.
-fn who(identity: &Identity) -> String {
+pub(crate) fn who(identity: &Identity) -> String {
     let signer = if identity.key == consent::UNSIGNED {
         "unsigned".to_owned()
     } else {
@@ -143,7 +168,7 @@ fn who(identity: &Identity) -> String {
 /// signature that names another extension is refused, so no signer can
 /// claim another extension's consent. A provider run unverified (allowed
 /// unsigned) is `unsigned`.
-fn identity(
+pub(crate) fn identity(
     manifest: &Path,
     verdict: Verdict,
 ) -> anyhow::Result<(Identity, Option<String>, SignedCode)> {
@@ -382,50 +407,6 @@ impl ProviderFactory for ConsentGate {
     }
 }
 
-/// `approve`: allows what the provider of `manifest` (default: the one
-/// beside this binary) asks for, after checking its signature (every file it
-/// names, the precompiled code included) and this machine's ceiling (what it
-/// allows and refuses is printed; a provider beyond it is refused, and
-/// nothing is recorded); prints what was allowed. What CI runs once after
-/// `azd extension install`, where nobody can answer azd's question.
-pub fn approve(manifest: Option<&Path>) -> anyhow::Result<()> {
-    let manifest = crate::locate::locate_manifest(manifest)?;
-    let trust = TrustDir::from_env()?;
-    let ceiling = crate::ceiling::load(Some(&trust))?;
-    let verdict = azd_wasm_host_trust::verify(&manifest, &trust)?;
-    if let Verdict::Allowed(why) = &verdict {
-        eprintln!("warning: {why}");
-    }
-    let (identity, version, _) = identity(&manifest, verdict)?;
-    let policy = Manifest::load(&manifest)?.policy;
-    let candidate = Candidate {
-        provider: &identity.provider,
-        extension: Some(&identity.extension),
-        signer: signer_of(&identity),
-        policy: &policy,
-    };
-    let judged = ceiling.judge(&candidate);
-    if !judged.is_empty() {
-        println!(
-            "this machine's provider policy:\n{}",
-            crate::ceiling::lines(&judged)
-        );
-    }
-    crate::ceiling::hold(&ceiling, &candidate, &who(&identity))?;
-    match consent::check(&trust, &manifest, &identity, version.as_deref())
-        .context("checking consent")?
-    {
-        Consent::FirstSeen | Consent::Allowed => {
-            println!("nothing to allow: it asks for nothing more than you allowed");
-        }
-        Consent::Asks(p) => {
-            p.approve()?;
-            println!("allowed for {}:\n{}", p.who_in_full(), p.lines());
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,6 +425,7 @@ mod tests {
             key_id: "0123456789abcdef0123".into(),
             statement: Statement::new(Vec::new(), "todo", "1.0.0", claimed),
             shipped: None,
+            code_key_id: None,
         });
         (manifest, verdict)
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_trust::TrustDir;
-use azd_wasm_host_trust::ceiling::{Candidate, Ceiling, Judged, Signer};
+use azd_wasm_host_trust::ceiling::{Candidate, Ceiling, Judged, POLICY_ENV, Signer};
 
 /// A provider this machine's policy does not let run, or a policy that
 /// cannot be used: answered as `forbidden_by_policy`.
@@ -33,9 +33,24 @@ pub(crate) fn code_of(refusal: &anyhow::Error) -> azd_wasm_host_core::ErrorCode 
 }
 
 /// This machine's ceiling for the user of `trust`. A source that cannot be
-/// used refuses every provider.
+/// used refuses every provider, and so does a project whose `.env` names
+/// one more (azd passes the project's values to what it starts; a project
+/// may not choose the ceiling it is held to).
 pub(crate) fn load(trust: Option<&TrustDir>) -> Result<Ceiling, Forbidden> {
+    if crate::launch::project_sets_policy() {
+        return Err(Forbidden(format!(
+            "the project's azd environment (.azure/<env>/.env) sets {POLICY_ENV}, which names a \
+             provider policy: a project may not choose the policy it is held to, and ignoring it \
+             could loosen the one it replaced, so no provider runs until it is removed from the \
+             .env (set it in the shell or CI job instead)"
+        )));
+    }
     Ceiling::load(trust).map_err(|e| Forbidden(e.to_string()))
+}
+
+/// This machine's ceiling, as `policy show`, `policy check` and `check` read it.
+pub fn machine_policy() -> anyhow::Result<Ceiling> {
+    Ok(load(TrustDir::from_env().ok().as_ref())?)
 }
 
 /// Refuses `candidate` when it asks beyond `ceiling`, naming every field it
@@ -60,58 +75,106 @@ pub(crate) fn hold(
 /// A provider about to run, held to this machine's ceiling.
 pub(crate) struct Judge<'a> {
     ceiling: &'a Ceiling,
-    /// Its manifest, read only when there is a ceiling. One that does not
-    /// read is judged by nothing here: the runtime reads the same file, and
-    /// refuses it, before anything of it runs.
-    read: Option<Manifest>,
-    /// The name it is served as, when not its manifest's.
-    served_as: Option<&'a str>,
+    /// Its manifest as the runtime reads it (under the name it is served
+    /// as), and its manifest's own name; read only when there is a ceiling.
+    /// One that does not read cannot be judged, so it is refused.
+    read: Result<Option<(Manifest, Option<String>)>, String>,
+}
+
+/// Who signed a provider, as the ceiling judges it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Signed<'a> {
+    pub(crate) signer: Signer<'a>,
+    /// The key that signed its precompiled code apart, if one did.
+    pub(crate) code: Option<&'a str>,
+}
+
+impl<'a> Signed<'a> {
+    pub(crate) fn by(signer: Signer<'a>) -> Self {
+        Self { signer, code: None }
+    }
 }
 
 impl<'a> Judge<'a> {
-    pub(crate) fn new(ceiling: &'a Ceiling, manifest: &Path, served_as: Option<&'a str>) -> Self {
+    pub(crate) fn new(ceiling: &'a Ceiling, manifest: &Path, served_as: Option<&str>) -> Self {
         let read = if ceiling.is_empty() {
-            None
+            Ok(None)
         } else {
-            Manifest::resolve(manifest, None).ok()
+            // As the runtime resolves it, so that what is judged is what runs.
+            match Manifest::resolve(manifest, served_as) {
+                Ok(m) => {
+                    let own = Manifest::resolve(manifest, None).ok().map(|o| o.name);
+                    Ok(Some((m, own)))
+                }
+                Err(e) => Err(format!(
+                    "the provider cannot be held to this machine's provider policy, so it does \
+                     not run: {e:#}"
+                )),
+            }
         };
-        Self {
-            ceiling,
-            read,
-            served_as,
-        }
+        Self { ceiling, read }
     }
 
     /// "provider NAME", as a refusal of a provider run from its folder names it.
     pub(crate) fn plain(&self) -> String {
         match &self.read {
-            Some(m) => format!("provider {}", azd_wasm_host_core::text::shown(&m.name)),
-            None => "the provider".to_owned(),
+            Ok(Some((m, _))) => format!("provider {}", azd_wasm_host_core::text::shown(&m.name)),
+            _ => "the provider".to_owned(),
         }
     }
 
-    /// Refuses the provider, installed as `extension` and signed by
-    /// `signer`, where it asks beyond the ceiling: under its manifest's name
-    /// and under the one it is served as.
+    /// Refuses the provider, installed as `extension` and signed as
+    /// `signed` says, where it asks beyond the ceiling: under the name it is
+    /// served as and under its manifest's own.
     pub(crate) fn hold(
         &self,
         extension: Option<&str>,
-        signer: Signer<'_>,
+        signed: Signed<'_>,
         who: &str,
     ) -> Result<(), Forbidden> {
-        let Some(m) = &self.read else { return Ok(()) };
-        let names = std::iter::once(m.name.as_str()).chain(self.served_as.filter(|n| *n != m.name));
+        let (m, own) = match &self.read {
+            Ok(None) => return Ok(()),
+            Ok(Some(read)) => read,
+            Err(why) => return Err(Forbidden(why.clone())),
+        };
+        let names = std::iter::once(m.name.as_str()).chain(own.as_deref().filter(|n| *n != m.name));
         for provider in names {
             let candidate = Candidate {
                 provider,
                 extension,
-                signer,
+                signer: signed.signer,
+                code_signer: signed.code,
                 policy: &m.policy,
             };
             hold(self.ceiling, &candidate, who)?;
         }
         Ok(())
     }
+}
+
+/// The ceiling's `grants.fs`, as the runtime asks right before it opens a
+/// folder granted outside the project (where it resolved, links followed).
+pub(crate) struct FolderCeiling(pub(crate) Ceiling);
+
+impl azd_wasm_host_runtime::FolderBounds for FolderCeiling {
+    fn admits(
+        &self,
+        project: &Path,
+        real: &Path,
+        access: azd_wasm_host_manifest::FsAccess,
+    ) -> Result<(), String> {
+        self.0.admits_folder(project, real, access)
+    }
+}
+
+/// What the runtime holds folders outside the project to, when a source
+/// bounds folders.
+pub(crate) fn folder_bounds(
+    ceiling: &Ceiling,
+) -> Option<std::sync::Arc<dyn azd_wasm_host_runtime::FolderBounds>> {
+    ceiling
+        .bounds_folders()
+        .then(|| std::sync::Arc::new(FolderCeiling(ceiling.clone())) as _)
 }
 
 /// Judged lines, one per answer, indented.
@@ -125,8 +188,7 @@ pub(crate) fn lines(judged: &[Judged]) -> String {
 
 /// `policy show`: every source looked at and what each sets, on stdout.
 pub fn show() -> anyhow::Result<()> {
-    let trust = TrustDir::from_env().ok();
-    let ceiling = Ceiling::load(trust.as_ref())?;
+    let ceiling = machine_policy()?;
     print!("{}", render(&ceiling));
     Ok(())
 }
@@ -155,4 +217,51 @@ pub fn render(ceiling: &Ceiling) -> String {
         let _ = writeln!(out, "  {key:<32} {value}  ({})", source.display());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ceiling(dir: &Path, text: &str) -> Ceiling {
+        let path = dir.join("policy.toml");
+        std::fs::write(&path, text).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        Ceiling::from_files(&[path]).unwrap()
+    }
+
+    /// Under a ceiling, a provider whose manifest cannot be read as the
+    /// runtime reads it is refused, never let through unjudged; and a
+    /// provider is judged under the name it is served as too.
+    #[test]
+    fn a_provider_that_cannot_be_judged_is_refused_and_every_name_it_goes_by_is_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ceiling(dir.path(), "[providers]\nblock_names = [\"legacy-*\"]\n");
+        let dev = Signed::by(Signer::Development);
+        let missing = Judge::new(&c, &dir.path().join("none/provider.toml"), None);
+        let e = missing.hold(None, dev, "p").unwrap_err().to_string();
+        assert!(
+            e.contains("cannot be held to this machine's provider policy"),
+            "{e}"
+        );
+        let manifest = dir.path().join("provider.toml");
+        std::fs::write(&manifest, "name = \"todo\"\ncomponent = \"c.wasm\"\n").unwrap();
+        assert!(Judge::new(&c, &manifest, None).hold(None, dev, "p").is_ok());
+        let e = Judge::new(&c, &manifest, Some("legacy-todo"))
+            .hold(None, dev, "p")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("providers.block_names"), "{e}");
+        // No ceiling: nothing is read, nothing refused.
+        let none = Ceiling::default();
+        assert!(
+            Judge::new(&none, &dir.path().join("none"), None)
+                .hold(None, dev, "p")
+                .is_ok()
+        );
+    }
 }

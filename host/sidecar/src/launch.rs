@@ -44,8 +44,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use azd_wasm_host_core::steering;
+use azd_wasm_host_trust::ceiling::POLICY_ENV;
 
 mod arguments;
 
@@ -75,6 +77,11 @@ pub(crate) struct Plan {
     pub(crate) remove_other: Vec<OsString>,
     /// Warnings about several variables at once.
     pub(crate) notes: Vec<String>,
+    /// Whether a `.env` of the project names one more provider policy
+    /// ([`POLICY_ENV`]): a project may not choose the ceiling it is held to,
+    /// and removing the variable would loosen it, so every provider is
+    /// refused instead ([`project_sets_policy`]).
+    pub(crate) project_sets_policy: bool,
 }
 
 impl Plan {
@@ -90,6 +97,15 @@ impl Plan {
 
 /// The warnings of [`settle`], kept for `listen`'s log (set once).
 static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// [`Plan::project_sets_policy`] of this process's [`settle`].
+static PROJECT_SETS_POLICY: AtomicBool = AtomicBool::new(false);
+
+/// Whether a `.env` of the project azd started this process in names one
+/// more provider policy ([`POLICY_ENV`]).
+pub fn project_sets_policy() -> bool {
+    PROJECT_SETS_POLICY.load(Ordering::Relaxed)
+}
 
 /// Settles the process environment as the module says, when azd started
 /// the process. For the tool, prints each warning on stderr; for `listen`,
@@ -143,6 +159,7 @@ pub unsafe fn settle(role: Role, trusted: &[String]) {
         // SAFETY: as above.
         unsafe { std::env::set_var(name, value) };
     }
+    PROJECT_SETS_POLICY.store(plan.project_sets_policy, Ordering::Relaxed);
     let notes = plan.notes();
     match role {
         Role::Tool => {
@@ -187,6 +204,7 @@ pub(crate) fn plan(
         plan.set.push(installed_config(vars, config, role));
     }
     let project = cwd.map(project_env_names).unwrap_or_default();
+    plan.project_sets_policy = project.contains(&env_key(POLICY_ENV));
     let mut tool_settings = Vec::new();
     let mut from_project = Vec::new();
     for name in vars.keys() {
@@ -312,10 +330,11 @@ fn grouped_note(names: &[&str], why: &str, role: Role) -> Option<String> {
     ))
 }
 
-/// The tool's own trust-root and program variables.
+/// The tool's own trust-root and program variables (not [`POLICY_ENV`],
+/// which can only add a ceiling: dropping it would loosen one).
 fn is_tool_setting(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    upper.starts_with("AZD_WASM_HOST_")
+    (upper.starts_with("AZD_WASM_HOST_") && upper != POLICY_ENV)
         || upper == AZD_CONFIG_DIR
         || TOOL_PROGRAMS.contains(&upper.as_str())
 }
@@ -519,6 +538,32 @@ mod tests {
         // project did not set them: kept. `listen` keeps the tool's too.
         let plan2 = plan(&env, None, Some(dir.path()), Role::Listen, &[]);
         assert!(plan2.remove.is_empty(), "{:?}", plan2.remove);
+    }
+
+    /// A ceiling named in the shell is kept by the tool (it can only
+    /// tighten); one the project's `.env` names is noted, for every provider
+    /// to be refused, in both roles.
+    #[test]
+    fn a_ceiling_the_shell_names_is_kept_and_one_the_project_names_refuses() {
+        let shell = vars(&[
+            ("AZD_SERVER", "127.0.0.1:1"),
+            ("AZD_WASM_HOST_POLICY", "/ci/strict.toml"),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        for role in [Role::Tool, Role::Listen] {
+            let got = plan(&shell, None, Some(dir.path()), role, &[]);
+            assert!(!removed(&got).contains(&POLICY_ENV), "{role:?}");
+            assert!(!got.project_sets_policy, "{role:?}");
+        }
+        let project = project_with_env("AZD_WASM_HOST_POLICY=/tmp/lax.toml\n");
+        for role in [Role::Tool, Role::Listen] {
+            let got = plan(&shell, None, Some(project.path()), role, &[]);
+            assert!(got.project_sets_policy, "{role:?}");
+            // Not in this process's environment: still noted.
+            let bare = vars(&[("AZD_SERVER", "127.0.0.1:1")]);
+            let got = plan(&bare, None, Some(project.path()), role, &[]);
+            assert!(got.project_sets_policy, "{role:?}");
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! thread, the runtime and the exit code).
 
 mod admission;
+mod approve;
 mod ceiling;
 mod develop;
 pub mod env;
@@ -35,8 +36,8 @@ pub mod logs;
 mod metadata;
 mod process;
 
-pub use admission::approve;
-pub use ceiling::{render as render_policy, show as show_policy};
+pub use approve::approve;
+pub use ceiling::{machine_policy, render as render_policy, show as show_policy};
 pub use develop::{DevelopmentTools, Recording};
 pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
 pub use metadata::print_metadata;

@@ -169,6 +169,7 @@ fn provider(
         shipped_code_only: matches!(serving, Serving::Sidecar),
         signed_code: checked.signed_code,
         traffic,
+        folder_bounds: checked.folder_bounds,
     };
     match runtime::prepare_provider(&manifest, args.provider_name.as_deref(), opts) {
         Ok(prepared) => {

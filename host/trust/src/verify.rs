@@ -34,6 +34,10 @@ pub struct Verified {
     /// What the signatures give the precompiled code and its binding, when
     /// the folder holds them.
     pub shipped: Option<ShippedDigests>,
+    /// The whole id of the key that signed the precompiled code apart
+    /// (`pull --package`: a code statement), when that signature is not the
+    /// provider's own: the native code's signer, which a ceiling judges too.
+    pub code_key_id: Option<String>,
 }
 
 /// The outcome of [`verify`] for a provider that may run.
@@ -100,12 +104,12 @@ fn verify_with(
         Opened::Untrusted(refusal) => return allowed_or(trust, refusal),
     };
     let coverage = check_files(&statement, &manifest, manifest_path, &bundle_path, hashing)?;
-    let shipped = match coverage {
-        Coverage::NoCode => None,
-        Coverage::Named => Some(digests(&statement)),
+    let (shipped, code_key_id) = match coverage {
+        Coverage::NoCode => (None, None),
+        Coverage::Named => (Some(digests(&statement)), None),
         Coverage::Apart => {
             match code_statement(dir, &manifest.name, &bundle_path, Some(trust), hashing)? {
-                Ok(digests) => Some(digests),
+                Ok((digests, code_key)) => (Some(digests), code_key),
                 Err(refusal) => return allowed_or(trust, refusal),
             }
         }
@@ -116,6 +120,7 @@ fn verify_with(
         key_file,
         statement,
         shipped,
+        code_key_id,
     }))
 }
 
@@ -198,15 +203,15 @@ fn check_files(
 
 /// The code statement beside a kept signature: for this provider, tied to
 /// the signature at `bundle_path`, naming the code and its binding with
-/// their sha256, and (given `trust`) signed by a trusted key. `Ok(Err(_))`:
-/// signed by a key not trusted.
+/// their sha256, and (given `trust`) signed by a trusted key, whose whole id
+/// comes back with the digests. `Ok(Err(_))`: signed by a key not trusted.
 fn code_statement(
     dir: &Path,
     provider: &str,
     bundle_path: &Path,
     trust: Option<&TrustDir>,
     hashing: Hashing,
-) -> Result<Result<ShippedDigests, TrustError>, TrustError> {
+) -> Result<Result<(ShippedDigests, Option<String>), TrustError>, TrustError> {
     let path = dir.join(CODE_BUNDLE_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         TrustError::Mismatch(format!(
@@ -218,14 +223,14 @@ fn code_statement(
             path.display()
         ))
     })?;
-    let statement = match trust {
+    let (statement, signer) = match trust {
         Some(trust) => match open(&text, &path, trust, CODE_PREDICATE_TYPE)? {
-            Opened::Trusted(statement, _) => statement,
+            Opened::Trusted(statement, (_, key)) => (statement, Some(key.id())),
             Opened::Untrusted(refusal) => return Ok(Err(refusal)),
         },
         None => {
             let (_, payload) = read_bundle(&text, &path)?;
-            statement_of(&payload, &path, CODE_PREDICATE_TYPE)?
+            (statement_of(&payload, &path, CODE_PREDICATE_TYPE)?, None)
         }
     };
     if statement.predicate.provider != provider {
@@ -250,7 +255,7 @@ fn code_statement(
         require_named(&statement, name, &path)?;
     }
     check_subjects(&statement, dir, &path, hashing)?;
-    Ok(Ok(digests(&statement)))
+    Ok(Ok((digests(&statement), signer)))
 }
 
 /// The signed sha256 of the code and its binding (both named: checked before).

@@ -242,10 +242,21 @@ fn every_route_that_runs_a_provider_from_its_folder_is_held_to_the_ceiling() {
     let out = with(&lax, run());
     assert!(out.status.success(), "{}", text(&out));
     let strict = named(&case, "strict.toml", "[signers]\ndevelopment = false\n");
-    let t = refused(&with(&strict, run()), "untrusted_provider");
-    assert!(t.contains("is not signed"), "{t}");
+    let t = refused(&with(&strict, run()), "forbidden_by_policy");
+    assert!(t.contains("signers.development"), "{t}");
     let out = with(&strict, test());
     assert!(!out.status.success(), "{}", text(&out));
+    // A project that names a policy of its own in its azd environment: every
+    // provider refused (dropping the variable would lose the job's own).
+    let dotenv = case.project().join(".azure/dev");
+    std::fs::create_dir_all(&dotenv).unwrap();
+    std::fs::write(
+        dotenv.join(".env"),
+        "AZD_WASM_HOST_POLICY=\"/nowhere/lax.toml\"\n",
+    )
+    .unwrap();
+    let t = refused(&with(&lax, run()), "forbidden_by_policy");
+    assert!(t.contains("sets AZD_WASM_HOST_POLICY"), "{t}");
 }
 
 #[test]
@@ -283,6 +294,33 @@ fn policy_show_policy_check_and_check_show_the_ceiling_before_it_bites() {
     assert!(text(&out).contains("within the ceiling"), "{}", text(&out));
     let broken = named(&case, "broken.toml", "[grants\n");
     assert_eq!(check(&broken).status.code(), Some(2));
+    // A package whose provider.toml is a link to a file of this machine: refused unread.
+    let secret = named(&case, "secret.txt", "password = \"hunter2-do-not-print\"\n");
+    let hostile = case.root.path().join("hostile.tar.gz");
+    {
+        let gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(&hostile).unwrap(),
+            flate2::Compression::default(),
+        );
+        let mut tar = tar::Builder::new(gz);
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Symlink);
+        header.set_size(0);
+        tar.append_link(&mut header, "provider.toml", &secret)
+            .unwrap();
+        tar.into_inner().unwrap().finish().unwrap();
+    }
+    let out = case.host(&[
+        "policy",
+        "check",
+        hostile.to_str().unwrap(),
+        "--policy",
+        strict.to_str().unwrap(),
+    ]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(t.contains("neither a file nor a folder"), "{t}");
+    assert!(!t.contains("hunter2"), "{t}");
 
     // `policy show`: every source, and what the one there sets.
     let out = Command::new(BIN)

@@ -101,11 +101,24 @@ pub(crate) struct Grants {
 /// Opens every fs grant of `grants` for a project at `project_path` (as azd
 /// sent it) and the environment `env` (for `{env}`), and checks azd's files
 /// the read-write ones reach ([`AzdFiles::watch`]).
+#[cfg(test)]
 pub(crate) fn open_grants(
     grants: &[FsGrant],
     project_path: &str,
     env: Option<&EnvironmentName>,
     provider: &str,
+) -> Result<Grants, ProviderError> {
+    open_grants_within(grants, project_path, env, provider, None)
+}
+
+/// [`open_grants`], a folder granted outside the project opened only where
+/// `bounds` admits the folder it resolves to.
+pub(crate) fn open_grants_within(
+    grants: &[FsGrant],
+    project_path: &str,
+    env: Option<&EnvironmentName>,
+    provider: &str,
+    bounds: Option<&dyn crate::FolderBounds>,
 ) -> Result<Grants, ProviderError> {
     if grants.is_empty() {
         return Ok(Grants::default());
@@ -127,7 +140,7 @@ pub(crate) fn open_grants(
                 remember_made(&canonical, made);
                 dir?.map(|dir| (dir, guest_base.join(rel)))
             }
-            GrantLocation::Outside(path) => open_outside(project, path, grant)?,
+            GrantLocation::Outside(path) => open_outside(project, path, grant, bounds)?,
         };
         let Some((dir, guest)) = opened else {
             tracing::warn!(provider, grant = %grant.path, "granted directory does not exist; not granted");
@@ -262,6 +275,7 @@ fn open_outside(
     project: &Path,
     path: &Path,
     grant: &FsGrant,
+    bounds: Option<&dyn crate::FolderBounds>,
 ) -> Result<Option<(File, PathBuf)>, ProviderError> {
     let full = project.join(path);
     let canonical = match std::fs::canonicalize(&full) {
@@ -276,7 +290,42 @@ fn open_outside(
     };
     let dir = cap_primitives::fs::open_ambient_dir(&canonical, ambient_authority())
         .map_err(|e| refused(grant, format!("cannot open {}: {e}", canonical.display())))?;
+    // Judged on what was opened: where the opened handle is, as the system names it now.
+    if let Some(bounds) = bounds {
+        let opened = opened_path(&dir).unwrap_or_else(|| canonical.clone());
+        let project = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+        bounds
+            .admits(&project, &opened, grant.access)
+            .map_err(|why| {
+                ProviderError::host(
+                    ErrorCode::ForbiddenByPolicy,
+                    format!(
+                        "the provider's grant {:?} resolves to {}, which this machine's provider \
+                         policy does not allow: {why}",
+                        grant.path,
+                        opened.display()
+                    ),
+                )
+            })?;
+        return Ok(Some((dir, opened)));
+    }
     Ok(Some((dir, canonical)))
+}
+
+/// The path of an opened folder as the system names it now (Linux:
+/// `/proc/self/fd`; elsewhere its path resolved again), so that a link
+/// swapped after the path was resolved is judged as what was opened.
+fn opened_path(dir: &File) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd as _;
+        std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
+        None
+    }
 }
 
 /// How the guest names a host path: as it is, except on Windows, where the
@@ -562,5 +611,52 @@ mod tests {
             outside.path().join("inner").exists(),
             "a link redirected the removal"
         );
+    }
+
+    /// Bounds that admit folders beneath one resolved folder.
+    struct Beneath(PathBuf);
+
+    impl crate::FolderBounds for Beneath {
+        fn admits(&self, _project: &Path, real: &Path, _access: FsAccess) -> Result<(), String> {
+            if real.starts_with(&self.0) {
+                Ok(())
+            } else {
+                Err(format!("only beneath {}", self.0.display()))
+            }
+        }
+    }
+
+    /// A folder outside the project is judged where it resolves, right
+    /// before it is opened: a link in an admitted folder that points
+    /// elsewhere is refused (`forbidden_by_policy`), a real folder there is opened.
+    #[cfg(unix)]
+    #[test]
+    fn an_outside_folder_is_opened_only_where_the_bounds_admit_what_it_resolves_to() {
+        let root = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(root.path()).unwrap();
+        let (shared, secret, project) = (root.join("shared"), root.join("secret"), root.join("p"));
+        for d in [&shared.join("sub"), &secret, &project] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::os::unix::fs::symlink(&secret, shared.join("link")).unwrap();
+        let bounds = Beneath(shared.clone());
+        let outside = |path: &Path| FsGrant {
+            path: path.display().to_string(),
+            access: FsAccess::Read,
+            outside_project: true,
+        };
+        let project_path = project.display().to_string();
+        let open = |g: FsGrant| open_grants_within(&[g], &project_path, None, "p", Some(&bounds));
+        let got = open(outside(&shared.join("sub"))).unwrap();
+        assert_eq!(got.dirs.len(), 1);
+        let Err(e) = open(outside(&shared.join("link"))) else {
+            panic!("a link out of the admitted folder was opened")
+        };
+        assert_eq!(e.code(), Some("forbidden_by_policy"), "{e:?}");
+        assert!(e.message.contains(&secret.display().to_string()), "{e:?}");
+        // `..` after the link is where the link leads, not where the path reads.
+        let Err(_) = open(outside(&shared.join("link/../secret"))) else {
+            panic!("a path through a link was judged by its spelling")
+        };
     }
 }

@@ -5,7 +5,7 @@
 //! preopened directories, no sockets, no name lookup, stdin closed. On top:
 //! - each `fs` grant becomes a preopened directory ([`fs`]: opened beneath the
 //!   project, never through a symbolic link), read-only or read-write; they
-//!   are opened apart ([`open_grants`]), since they depend on the project
+//!   are opened apart ([`open_grants_within`]), since they depend on the project
 //!   Initialize names, and an instance may be made before it ([`Seal`]);
 //! - each allowlisted environment variable is copied from the host if set
 //!   (azd's credentials can never be allowlisted, see the manifest);
@@ -52,7 +52,7 @@ use wasmtime_wasi::p2::bindings::filesystem::preopens;
 pub(crate) use azd_files::AzdFiles;
 pub(crate) use disk::{BoundedFs, BoundedFsData, DiskBudget};
 pub use fs::remove_unused_dirs;
-pub(crate) use fs::{GrantedDir, Grants, guest_form, open_grants};
+pub(crate) use fs::{GrantedDir, Grants, guest_form, open_grants_within};
 pub(crate) use http::HttpGate;
 pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
 use output::LogStream;

@@ -10,11 +10,12 @@
 
 use std::path::{Path, PathBuf};
 
-use azd_wasm_host_core::text::{escape_invisible, shown};
+use azd_wasm_host_core::text::shown;
 use azd_wasm_host_manifest::{EnvironmentAccess, FieldValue, FsAccess, FsGrant, Policy};
 
 use super::pattern::{DestinationPattern, NamePattern, OriginPattern, canonical_scope, origin_of};
 use super::rules::{FsCeiling, GrantPath, Grants, Rules};
+use super::shown::{fs_shown, keys_shown, listed, not_listed};
 
 /// Who signed a provider, as far as the host knows when it judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +39,9 @@ pub struct Candidate<'a> {
     pub extension: Option<&'a str>,
     /// Who signed it.
     pub signer: Signer<'a>,
+    /// Who signed its precompiled code apart (a code statement), when not
+    /// its own signature: the key whose native code runs.
+    pub code_signer: Option<&'a str>,
     /// What its manifest grants.
     pub policy: &'a Policy,
 }
@@ -78,6 +82,7 @@ pub(crate) fn judge(rules: &Rules, source: &Path, c: &Candidate<'_>) -> Vec<Judg
     };
     out.providers(rules, c);
     out.signer(rules, &c.signer);
+    out.code_signer(rules, c);
     out.grants(&rules.grants, c.policy);
     out.lines
 }
@@ -158,13 +163,31 @@ impl Judging<'_> {
                 }
             }
             Signer::Development => {
-                if s.development == Some(false) {
+                if !s.allow_development() {
                     let asked = "to run from its folder, unsigned (not installed)".to_owned();
-                    let ceiling = "only signed providers (development = false)".to_owned();
+                    let why = match s.development {
+                        Some(false) => "development = false",
+                        _ => "signers named, development unsaid",
+                    };
+                    let ceiling = format!("only signed providers ({why})");
                     self.push("signers.development", asked, ceiling, false);
                 }
             }
         }
+    }
+
+    /// The key that signed the precompiled code apart is a signer too: its
+    /// native code runs unsandboxed by wasm.
+    fn code_signer(&mut self, rules: &Rules, c: &Candidate<'_>) {
+        let (Some(keys), Some(code)) = (&rules.signers.keys, c.code_signer) else {
+            return;
+        };
+        if c.signer == Signer::Key(code) {
+            return;
+        }
+        let ok = keys.iter().any(|(k, _)| k == code);
+        let asked = format!("to run precompiled code signed by key {code}");
+        self.push("signers.keys", asked, keys_shown(keys), ok);
     }
 
     /// Each field of the policy against the ceiling's rule for its key.
@@ -179,7 +202,18 @@ impl Judging<'_> {
             };
             let Some(rule) = rule else { continue };
             let key = format!("grants.{}", field.key);
-            self.field(&key, rule, &field.value);
+            let value = match (field.key, field.value) {
+                // A request waits no longer than a call: judged as it is enforced.
+                ("http.timeout_secs", FieldValue::Limit { unit, applies, .. }) => {
+                    FieldValue::Limit {
+                        value: policy.http_timeout().as_secs_f64(),
+                        unit,
+                        applies,
+                    }
+                }
+                (_, value) => value,
+            };
+            self.field(&key, rule, &value);
         }
     }
 
@@ -338,110 +372,11 @@ fn fs_covers(max: &FsCeiling, g: &FsGrant) -> bool {
     access_ok && asked.outside() == max.path.outside() && asked.within(&max.path)
 }
 
-fn fs_shown(max: &[FsCeiling]) -> String {
-    if max.is_empty() {
-        return "no folder".to_owned();
-    }
-    max.iter()
-        .map(|m| format!("{} ({}) and beneath", shown(&m.written), m.access))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn rank(a: EnvironmentAccess) -> u8 {
     match a {
         EnvironmentAccess::None => 0,
         EnvironmentAccess::Read => 1,
         EnvironmentAccess::ReadWrite => 2,
-    }
-}
-
-fn listed<T: std::fmt::Display>(list: &[T]) -> String {
-    if list.is_empty() {
-        return "none".to_owned();
-    }
-    list.iter()
-        .map(|t| escape_invisible(&t.to_string()).into_owned())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn not_listed(block: &[NamePattern], hit: Option<&NamePattern>) -> String {
-    match hit {
-        Some(b) => format!("none matching {}", shown(&b.to_string())),
-        None => format!("any but {}", listed(block)),
-    }
-}
-
-fn keys_shown(keys: &[(String, Option<PathBuf>)]) -> String {
-    if keys.is_empty() {
-        return "no key".to_owned();
-    }
-    keys.iter()
-        .map(|(id, file)| match file {
-            Some(f) => format!("key {id} ({})", f.display()),
-            None => format!("key {id}"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-impl Rule<'_> {
-    /// What the rule allows, as `policy show` prints it.
-    pub(crate) fn shown(&self) -> String {
-        match self {
-            Self::Directories(max) => fs_shown(max),
-            Self::Variables(max) => listed(max),
-            Self::Destinations(max) => listed(max),
-            Self::Origins(max) => listed(max),
-            Self::Scopes(max) => listed(max),
-            Self::Environment(max) => max.to_string(),
-            Self::Leave(max) => if *max { "yes" } else { "no" }.to_owned(),
-            Self::Limit(max) => format!("at most {max}"),
-        }
-    }
-}
-
-impl Rules {
-    /// Each field this file sets, as `policy show` prints it.
-    pub(crate) fn shown(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        let s = &self.signers;
-        if let Some(keys) = &s.keys {
-            out.push(("signers.keys".to_owned(), keys_shown(keys)));
-        }
-        let yes_no = |b: bool| if b { "yes" } else { "no" }.to_owned();
-        if let Some(u) = s.unsigned {
-            out.push(("signers.unsigned".to_owned(), yes_no(u)));
-        }
-        if let Some(d) = s.development {
-            out.push(("signers.development".to_owned(), yes_no(d)));
-        }
-        let p = &self.providers;
-        for (key, list) in [
-            ("providers.allow_names", &p.allow_names),
-            ("providers.block_names", &p.block_names),
-            ("providers.allow_extensions", &p.allow_extensions),
-            ("providers.block_extensions", &p.block_extensions),
-        ] {
-            if let Some(list) = list {
-                out.push((key.to_owned(), listed(list)));
-            }
-        }
-        if let Some(prompt) = self.consent_prompt {
-            let v = if prompt {
-                "at azd's prompt or ahead of time"
-            } else {
-                "only ahead of time (`approve`)"
-            };
-            out.push(("consent.prompt".to_owned(), v.to_owned()));
-        }
-        for (key, rule) in self.grants.rules() {
-            if let Some(rule) = rule {
-                out.push((format!("grants.{key}"), rule.shown()));
-            }
-        }
-        out
     }
 }
 

@@ -28,6 +28,7 @@
 mod judge;
 mod pattern;
 mod rules;
+mod shown;
 
 use std::path::{Path, PathBuf};
 
@@ -180,6 +181,38 @@ impl Ceiling {
         all
     }
 
+    /// Whether a folder granted outside the project may be opened where the
+    /// system resolved it, `real`, with `access`: within a `grants.fs` entry
+    /// of every source that sets one, each entry resolved the same way
+    /// (relative ones from `project`). `Err` names the source and what it
+    /// allows. What the runtime asks right before it opens such a folder,
+    /// so that no link makes a grant judged by its spelling reach elsewhere.
+    pub fn admits_folder(
+        &self,
+        project: &Path,
+        real: &Path,
+        access: azd_wasm_host_manifest::FsAccess,
+    ) -> Result<(), String> {
+        for (path, rules) in self.present() {
+            let Some(max) = &rules.grants.fs else {
+                continue;
+            };
+            if !max.iter().any(|m| m.admits(project, real, access)) {
+                return Err(format!(
+                    "grants.fs allows {} ({})",
+                    shown::fs_shown(max),
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether some source bounds folders (`grants.fs`).
+    pub fn bounds_folders(&self) -> bool {
+        self.present().any(|(_, r)| r.grants.fs.is_some())
+    }
+
     /// The source that forbids consent at azd's prompt, if one does.
     pub fn forbids_prompt(&self) -> Option<&Path> {
         self.present()
@@ -188,10 +221,10 @@ impl Ceiling {
     }
 
     /// Whether a provider run from a folder must be signed (a source says
-    /// `development = false`).
+    /// `development = false`, or names signers or refuses unverified
+    /// providers without saying `development = true`).
     pub fn requires_signed_development(&self) -> bool {
-        self.present()
-            .any(|(_, r)| r.signers.development == Some(false))
+        self.present().any(|(_, r)| !r.signers.allow_development())
     }
 
     /// The effective ceiling, a line per source and field, for `policy show`.

@@ -105,6 +105,17 @@ pub(crate) struct Signers {
     pub(crate) development: Option<bool>,
 }
 
+impl Signers {
+    /// Whether a provider run from its folder, unsigned, may run: unless
+    /// `development = false`, or, left unsaid, the file names its signers
+    /// or refuses unverified providers (an unsigned provider from a folder is
+    /// no listed key's and is unverified).
+    pub(crate) fn allow_development(&self) -> bool {
+        self.development
+            .unwrap_or(self.keys.is_none() && self.unsigned != Some(false))
+    }
+}
+
 /// `[providers]`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Providers {
@@ -140,13 +151,33 @@ pub(crate) struct FsCeiling {
     pub(crate) written: String,
 }
 
-/// A folder as compared: whether it is outside the project, whether it is
-/// absolute, and its names with `.` and `..` resolved (`..` kept only where
-/// it climbs above a relative start). `{env}` is a name like any other, so it
-/// matches only `{env}`.
+impl FsCeiling {
+    /// Whether the folder the system resolved, `real`, lies at or beneath
+    /// this entry resolved the same way (relative to `project`), with no
+    /// more than its access.
+    pub(crate) fn admits(&self, project: &Path, real: &Path, access: FsAccess) -> bool {
+        if self.access == FsAccess::Read && access == FsAccess::ReadWrite {
+            return false;
+        }
+        let written = PathBuf::from(self.written.replace('\\', "/"));
+        let full = if written.is_absolute() {
+            written
+        } else {
+            project.join(written)
+        };
+        std::fs::canonicalize(full).is_ok_and(|mine| real.starts_with(mine))
+    }
+}
+
+/// A folder as compared: its root (none for a relative path, `/`, a
+/// Windows drive `C:`, or `//` for a UNC share) and its names with `.` and
+/// `..` resolved (`..` kept only where it climbs above a relative start),
+/// compared as written: a case-insensitive file system makes a grant in
+/// another case a refusal, never a folder the ceiling did not name.
+/// `{env}` is a name like any other, so it matches only `{env}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GrantPath {
-    pub(crate) absolute: bool,
+    pub(crate) root: String,
     pub(crate) names: Vec<String>,
 }
 
@@ -155,46 +186,41 @@ impl GrantPath {
     pub(crate) fn of(text: &str) -> Self {
         let slashed = text.replace('\\', "/");
         let bytes = slashed.as_bytes();
-        let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
-        let absolute = slashed.starts_with('/') || drive;
+        let (root, rest) = if let Some(rest) = slashed.strip_prefix("//") {
+            ("//".to_owned(), rest)
+        } else if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+            (slashed[..2].to_ascii_uppercase(), &slashed[2..])
+        } else if let Some(rest) = slashed.strip_prefix('/') {
+            ("/".to_owned(), rest)
+        } else {
+            (String::new(), slashed.as_str())
+        };
+        let absolute = !root.is_empty();
         let mut names: Vec<String> = Vec::new();
-        for (i, part) in slashed.split('/').enumerate() {
+        for part in rest.split('/') {
             match part {
                 "" | "." => {}
-                _ if i == 0 && drive => names.push(part.to_ascii_uppercase()),
                 ".." => match names.last() {
-                    Some(last) if last != ".." && !(drive && names.len() == 1) => {
+                    Some(last) if last != ".." => {
                         names.pop();
                     }
                     _ if absolute => {}
                     _ => names.push("..".to_owned()),
                 },
-                _ => names.push(fold(part)),
+                _ => names.push(part.to_owned()),
             }
         }
-        Self { absolute, names }
+        Self { root, names }
     }
 
     /// Whether this folder is `other` or lies beneath it.
     pub(crate) fn within(&self, other: &Self) -> bool {
-        self.absolute == other.absolute
-            && self.names.len() >= other.names.len()
-            && self.names.starts_with(&other.names)
+        self.root == other.root && self.names.starts_with(&other.names)
     }
 
-    /// Whether the path leaves the project: absolute, or climbing above it.
+    /// Whether the path leaves the project: rooted, or climbing above it.
     pub(crate) fn outside(&self) -> bool {
-        self.absolute || self.names.first().is_some_and(|n| n == "..")
-    }
-}
-
-/// A name as compared: folded where the platform's file names are
-/// case-insensitive (Windows, macOS), as written elsewhere.
-fn fold(name: &str) -> String {
-    if cfg!(any(windows, target_os = "macos")) {
-        name.to_lowercase()
-    } else {
-        name.to_owned()
+        !self.root.is_empty() || self.names.first().is_some_and(|n| n == "..")
     }
 }
 
@@ -335,4 +361,22 @@ fn key_of(text: &str) -> Result<(String, Option<PathBuf>), String> {
     let key = PublicKey::from_pem(&pem)
         .map_err(|e| format!("signers.keys: {}: {e:#}", path.display()))?;
     Ok((key.id(), Some(path.to_path_buf())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_keeps_its_root_and_resolves_dots_lexically() {
+        let of = GrantPath::of;
+        assert!(!of("//srv/share/x").within(&of("/srv/share")));
+        assert!(!of("/srv/share/x").within(&of("//srv/share")));
+        assert!(of("c:\\data\\x").within(&of("C:/data")));
+        assert!(!of("C:/data").within(&of("D:/data")));
+        assert_eq!(of("/a/../../b"), of("/b"));
+        assert_eq!(of("a/../../b").names, ["..", "b"]);
+        assert!(of("a/../../b").outside() && !of("a/./b").outside());
+        assert!(!of("Out").within(&of("out")));
+    }
 }

@@ -45,6 +45,7 @@ fn installed(policy: &Policy) -> Candidate<'_> {
         provider: "p",
         extension: Some("contoso.infra"),
         signer: Signer::Key(KEY),
+        code_signer: None,
         policy,
     }
 }
@@ -218,6 +219,7 @@ fn signers_and_names_are_held_to_the_ceiling() {
         provider,
         extension,
         signer,
+        code_signer: None,
         policy: &p,
     };
     let fields = |c: Candidate<'_>| -> Vec<String> {
@@ -258,6 +260,50 @@ fn signers_and_names_are_held_to_the_ceiling() {
         refused[0].to_string().contains("to run unverified"),
         "{refused:?}"
     );
+    // Nor is an unsigned one run from its folder, unless `development = true` says so.
+    assert!(keys_only.requires_signed_development());
+    assert_eq!(
+        keys_only
+            .refusals(&with("p", None, Signer::Development))
+            .into_iter()
+            .map(|j| j.field)
+            .collect::<Vec<_>>(),
+        ["signers.development"]
+    );
+    let (_d, _p, dev) = ceiling_of(&format!(
+        "[signers]\nkeys = [\"{KEY}\"]\ndevelopment = true\n"
+    ));
+    assert!(!dev.requires_signed_development());
+    assert!(
+        dev.refusals(&with("p", None, Signer::Development))
+            .is_empty()
+    );
+    let (_d, _p, no_unverified) = ceiling_of("[signers]\nunsigned = false\n");
+    assert!(no_unverified.requires_signed_development());
+}
+
+#[test]
+fn precompiled_code_signed_apart_is_held_to_the_signers_too() {
+    let other = "2222222222222222222222222222222222222222222222222222222222222222";
+    let (_dir, _path, ceiling) = ceiling_of(&format!("[signers]\nkeys = [\"{KEY}\"]\n"));
+    let p = Policy::default();
+    let with = |code_signer| Candidate {
+        provider: "p",
+        extension: Some("contoso.infra"),
+        signer: Signer::Key(KEY),
+        code_signer,
+        policy: &p,
+    };
+    assert!(ceiling.refusals(&with(None)).is_empty());
+    assert!(ceiling.refusals(&with(Some(KEY))).is_empty());
+    let refused = ceiling.refusals(&with(Some(other)));
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0]
+            .to_string()
+            .contains(&format!("precompiled code signed by key {other}")),
+        "{refused:?}"
+    );
 }
 
 #[test]
@@ -277,6 +323,7 @@ fn a_signer_named_by_its_public_key_file_is_that_keys_whole_id_and_a_short_id_is
         provider: "p",
         extension: Some("contoso.infra"),
         signer: Signer::Key(&id),
+        code_signer: None,
         policy: &p,
     };
     assert!(ceiling.refusals(&c).is_empty());
@@ -319,6 +366,8 @@ fn a_grant_spelled_another_way_is_the_same_grant() {
         "[policy.http]\nallow = [\"https://blob.core.windows.net\"]",
         "[policy.http]\nallow = [\"https://acct.blob.core.windows.net.evil.io\"]",
         "[policy.azd]\ncredential_scopes = [\"https://storage.azure.com//.default\"]",
+        // Another case is another folder where file names keep case: refused, never widened.
+        "[policy]\nfs = [{ path = \"Infra\", access = \"read\" }]",
     ] {
         let r = refusals(&ceiling, &policy(beyond));
         assert!(!r.is_empty(), "{beyond} was let through");
@@ -383,6 +432,55 @@ fn a_folder_is_within_exactly_where_the_file_system_resolves_it() {
         );
     }
     assert!(checked > 500, "only {checked} paths inside the project");
+}
+
+/// A limit is judged as the runtime enforces it: an HTTP request never
+/// waits longer than a call.
+#[test]
+fn the_http_deadline_is_judged_as_enforced() {
+    let (_dir, _path, ceiling) = ceiling_of("[grants.http]\ntimeout_secs = 60\n");
+    let within = "[policy]\ncall_timeout_secs = 30\n[policy.http]\nallow = [\"https://a.example\"]\ntimeout_secs = 3600";
+    assert!(refusals(&ceiling, &policy(within)).is_empty());
+    let beyond = "[policy]\ncall_timeout_secs = 300\n[policy.http]\nallow = [\"https://a.example\"]\ntimeout_secs = 120";
+    assert_eq!(refusals(&ceiling, &policy(beyond)).len(), 1);
+}
+
+/// What the runtime asks right before it opens a folder granted outside
+/// the project, on the path the system resolved: a link inside an allowed
+/// folder that points elsewhere is not within it.
+#[cfg(unix)]
+#[test]
+fn a_folder_outside_the_project_is_admitted_by_where_it_resolves() {
+    use azd_wasm_host_manifest::FsAccess;
+    let root = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(root.path()).unwrap();
+    let shared = root.join("shared");
+    let secret = root.join("secret");
+    let project = root.join("project");
+    for d in [&shared, &secret, &project, &project.join("infra")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::os::unix::fs::symlink(&secret, shared.join("link")).unwrap();
+    std::fs::create_dir(shared.join("sub")).unwrap();
+    let (_dir, _path, ceiling) = ceiling_of(&format!(
+        "[grants]\nfs = [{{ path = {:?}, access = \"read-write\" }}, {{ path = \"infra\", access = \"read\" }}]\n",
+        shared.display().to_string()
+    ));
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap();
+    let admits = |p: &Path, access| ceiling.admits_folder(&project, &real(p), access);
+    assert!(admits(&shared.join("sub"), FsAccess::ReadWrite).is_ok());
+    let e = admits(&shared.join("link"), FsAccess::Read).unwrap_err();
+    assert!(e.contains("grants.fs"), "{e}");
+    // A relative entry is the project's: read only.
+    assert!(admits(&project.join("infra"), FsAccess::Read).is_ok());
+    assert!(admits(&project.join("infra"), FsAccess::ReadWrite).is_err());
+    // A ceiling without folders bounds none.
+    let (_d, _p, open) = ceiling_of("[grants]\nmemory_mb = 64\n");
+    assert!(!open.bounds_folders());
+    assert!(
+        open.admits_folder(&project, &real(&secret), FsAccess::ReadWrite)
+            .is_ok()
+    );
 }
 
 #[test]

@@ -789,8 +789,10 @@ fn code_compiled_for_a_kept_signature_is_signed_apart_and_tied_to_it() {
     let Ok(Verdict::Verified(v)) = verify(&manifest, &trust) else {
         panic!("not verified")
     };
-    // Consent belongs to the publisher, whose statement holds the policy.
+    // Consent belongs to the publisher, whose statement holds the policy;
+    // the native code's signer is named apart (a ceiling judges it too).
     assert_eq!(v.key_id, publisher.public().id());
+    assert_eq!(v.code_key_id, Some(packager.public().id()));
     assert!(v.shipped.is_some());
     // Changed code: refused.
     std::fs::write(dir.join("precompiled/provider.cwasm"), b"other code").unwrap();
