@@ -263,7 +263,7 @@ fn every_route_that_runs_a_provider_from_its_folder_is_held_to_the_ceiling() {
 fn policy_show_policy_check_and_check_show_the_ceiling_before_it_bites() {
     let case = Case::new();
     case.update("1.0.0", |t| t.to_owned() + GRANT);
-    case.install("v1", &[]);
+    let v1 = case.install("v1", &[]);
     let dist = case.root.path().join("dist-v1");
     let archive = std::fs::read_dir(&dist)
         .unwrap()
@@ -336,6 +336,16 @@ fn policy_show_policy_check_and_check_show_the_ceiling_before_it_bites() {
         "{t}"
     );
     assert!(t.contains("grants.env") && t.contains("CONTOSO_*"), "{t}");
+
+    // The shipped sidecar has `policy show` too (users without the development CLI).
+    let out = Command::new(v1.join("azd-wasm-host"))
+        .args(["policy", "show"])
+        .env("AZD_CONFIG_DIR", case.config())
+        .env("AZD_WASM_HOST_POLICY", &strict)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(out.status.success() && t.contains("CONTOSO_*"), "{t}");
 
     // `check` of the manifest: the same judgement after the capabilities.
     let out = Command::new(BIN)
