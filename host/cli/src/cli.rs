@@ -150,6 +150,12 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
         }
     };
     let result = rt.block_on(async move {
+        if matches!(
+            command,
+            Command::Run(_) | Command::Test(_) | Command::Watch(_)
+        ) {
+            sidecar::project_names_policy()?;
+        }
         match command {
             // `main_with` gives `listen` its own thread and runtime.
             Command::Listen(_) => Err(anyhow::anyhow!(

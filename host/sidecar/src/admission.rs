@@ -83,6 +83,11 @@ pub(crate) fn check(manifest: &Path, name: Option<&str>) -> anyhow::Result<Check
     if !installed {
         let (signer, signed_code) = match &verdict {
             Verdict::Verified(v) => (Signer::Key(&v.key_id), signed_code_of(v)),
+            // Unsigned and from its folder, run because the user allows it:
+            // still a provider in development to the ceiling.
+            Verdict::Allowed(TrustError::Unsigned { .. }) => {
+                (Signer::Development, SignedCode::NotVerified)
+            }
             Verdict::Allowed(_) => (Signer::Unverified, SignedCode::NotVerified),
         };
         let signed = Signed {

@@ -12,7 +12,7 @@ use azd_wasm_host_trust::ceiling::{Candidate, Ceiling, Judged, POLICY_ENV, Signe
 /// A provider this machine's policy does not let run, or a policy that
 /// cannot be used: answered as `forbidden_by_policy`.
 #[derive(Debug)]
-pub(crate) struct Forbidden(pub(crate) String);
+pub struct Forbidden(pub(crate) String);
 
 impl std::fmt::Display for Forbidden {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -37,6 +37,15 @@ pub(crate) fn code_of(refusal: &anyhow::Error) -> azd_wasm_host_core::ErrorCode 
 /// one more (azd passes the project's values to what it starts; a project
 /// may not choose the ceiling it is held to).
 pub(crate) fn load(trust: Option<&TrustDir>) -> Result<Ceiling, Forbidden> {
+    project_names_policy()?;
+    Ceiling::load(trust).map_err(|e| Forbidden(e.to_string()))
+}
+
+/// Refuses when a `.env` of the project azd started this process in names
+/// a provider policy: what `listen` refuses every provider for, and what
+/// `run`, `test` and `watch` refuse to start for (the `listen` they start
+/// may serve another folder, where no `.env` says so).
+pub fn project_names_policy() -> Result<(), Forbidden> {
     if crate::launch::project_sets_policy() {
         return Err(Forbidden(format!(
             "the project's azd environment (.azure/<env>/.env) sets {POLICY_ENV}, which names a \
@@ -45,7 +54,7 @@ pub(crate) fn load(trust: Option<&TrustDir>) -> Result<Ceiling, Forbidden> {
              .env (set it in the shell or CI job instead)"
         )));
     }
-    Ceiling::load(trust).map_err(|e| Forbidden(e.to_string()))
+    Ok(())
 }
 
 /// This machine's ceiling, as `policy show`, `policy check` and `check` read it.

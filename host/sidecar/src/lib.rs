@@ -37,7 +37,9 @@ mod metadata;
 mod process;
 
 pub use approve::approve;
-pub use ceiling::{machine_policy, render as render_policy, show as show_policy};
+pub use ceiling::{
+    Forbidden, machine_policy, project_names_policy, render as render_policy, show as show_policy,
+};
 pub use develop::{DevelopmentTools, Recording};
 pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
 pub use metadata::print_metadata;

@@ -246,6 +246,12 @@ fn every_route_that_runs_a_provider_from_its_folder_is_held_to_the_ceiling() {
     assert!(t.contains("signers.development"), "{t}");
     let out = with(&strict, test());
     assert!(!out.status.success(), "{}", text(&out));
+    // Unsigned providers the user allows are still refused from a folder.
+    let mut allowed = run();
+    allowed.env("AZD_WASM_HOST_ALLOW_UNSIGNED", "true");
+    let out = with(&strict, allowed);
+    let t = refused(&out, "signers.development");
+    assert!(t.contains("forbidden_by_policy"), "{t}");
     // A project that names a policy of its own in its azd environment: every
     // provider refused (dropping the variable would lose the job's own).
     let dotenv = case.project().join(".azure/dev");
@@ -257,6 +263,16 @@ fn every_route_that_runs_a_provider_from_its_folder_is_held_to_the_ceiling() {
     .unwrap();
     let t = refused(&with(&lax, run()), "forbidden_by_policy");
     assert!(t.contains("sets AZD_WASM_HOST_POLICY"), "{t}");
+    // Under azd (`azd wasm test`), the tool refuses to start: the `listen`
+    // it starts serves a folder of its own, where no `.env` says so.
+    std::fs::write(case.provider().join("azure.yaml"), "name: p\n").unwrap();
+    let provider_env = case.provider().join(".azure/ci");
+    std::fs::create_dir_all(&provider_env).unwrap();
+    std::fs::write(provider_env.join(".env"), "AZD_WASM_HOST_POLICY=/nowhere\n").unwrap();
+    let mut under_azd = test();
+    under_azd.env("AZD_SERVER", "127.0.0.1:1");
+    let t = refused(&with(&lax, under_azd), "sets AZD_WASM_HOST_POLICY");
+    assert!(!t.contains("PASS"), "{t}");
 }
 
 #[test]

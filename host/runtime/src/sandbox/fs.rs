@@ -288,44 +288,51 @@ fn open_outside(
             ));
         }
     };
-    let dir = cap_primitives::fs::open_ambient_dir(&canonical, ambient_authority())
+    let Some(bounds) = bounds else {
+        let dir = cap_primitives::fs::open_ambient_dir(&canonical, ambient_authority())
+            .map_err(|e| refused(grant, format!("cannot open {}: {e}", canonical.display())))?;
+        return Ok(Some((dir, canonical)));
+    };
+    // Judged where it resolved, then opened there without following any
+    // link: a link swapped in since it was resolved is refused, so what is
+    // opened is what was judged.
+    let project = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    bounds.admits(&project, &canonical, grant.access).map_err(|why| {
+        ProviderError::host(
+            ErrorCode::ForbiddenByPolicy,
+            format!(
+                "the provider's grant {:?} resolves to {}, which this machine's provider policy \
+                 does not allow: {why}",
+                grant.path,
+                canonical.display()
+            ),
+        )
+    })?;
+    let dir = open_without_links(&canonical)
         .map_err(|e| refused(grant, format!("cannot open {}: {e}", canonical.display())))?;
-    // Judged on what was opened: where the opened handle is, as the system names it now.
-    if let Some(bounds) = bounds {
-        let opened = opened_path(&dir).unwrap_or_else(|| canonical.clone());
-        let project = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
-        bounds
-            .admits(&project, &opened, grant.access)
-            .map_err(|why| {
-                ProviderError::host(
-                    ErrorCode::ForbiddenByPolicy,
-                    format!(
-                        "the provider's grant {:?} resolves to {}, which this machine's provider \
-                         policy does not allow: {why}",
-                        grant.path,
-                        opened.display()
-                    ),
-                )
-            })?;
-        return Ok(Some((dir, opened)));
-    }
     Ok(Some((dir, canonical)))
 }
 
-/// The path of an opened folder as the system names it now (Linux:
-/// `/proc/self/fd`; elsewhere its path resolved again), so that a link
-/// swapped after the path was resolved is judged as what was opened.
-fn opened_path(dir: &File) -> Option<PathBuf> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd as _;
-        std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()
+/// Opens the folder at `path`, a path the system resolved, one name at a
+/// time from its root without following a link: one found there (swapped in
+/// since `path` was resolved) fails the open.
+fn open_without_links(path: &Path) -> io::Result<File> {
+    let mut root = PathBuf::new();
+    let mut names = Vec::new();
+    for part in path.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => root.push(part.as_os_str()),
+            Component::Normal(name) => names.push(name),
+            Component::CurDir | Component::ParentDir => {
+                return Err(io::Error::other("the path is not resolved"));
+            }
+        }
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = dir;
-        None
+    let mut dir = cap_primitives::fs::open_ambient_dir(&root, ambient_authority())?;
+    for name in names {
+        dir = cap_primitives::fs::open_dir_nofollow(&dir, Path::new(name))?;
     }
+    Ok(dir)
 }
 
 /// How the guest names a host path: as it is, except on Windows, where the
@@ -658,5 +665,9 @@ mod tests {
         let Err(_) = open(outside(&shared.join("link/../secret"))) else {
             panic!("a path through a link was judged by its spelling")
         };
+        // What was judged is opened without following a link: one swapped in
+        // since the path was resolved fails the open.
+        assert!(open_without_links(&shared.join("sub")).is_ok());
+        assert!(open_without_links(&shared.join("link")).is_err());
     }
 }

@@ -120,12 +120,23 @@ impl Ceiling {
     /// file, the trust folder's (when the user has one), and the one
     /// [`POLICY_ENV`] names.
     pub fn load(trust: Option<&TrustDir>) -> Result<Self, CeilingError> {
+        let named = std::env::var_os(POLICY_ENV).filter(|v| !v.is_empty());
+        Self::load_with(trust, named.map(PathBuf::from))
+    }
+
+    /// [`Ceiling::load`] with `named` as the file [`POLICY_ENV`] names:
+    /// absolute, and not one a repository or an azd project carries.
+    pub fn load_with(
+        trust: Option<&TrustDir>,
+        named: Option<PathBuf>,
+    ) -> Result<Self, CeilingError> {
         let mut places = vec![(machine_path(), Place::Machine, false)];
         if let Some(trust) = trust {
             places.push((trust.root().join(POLICY_FILE), Place::ConfigFolder, false));
         }
-        if let Some(named) = std::env::var_os(POLICY_ENV).filter(|v| !v.is_empty()) {
-            places.push((PathBuf::from(named), Place::Named, true));
+        if let Some(named) = named {
+            named_by_env(&named)?;
+            places.push((named, Place::Named, true));
         }
         Self::read(places)
     }
@@ -185,7 +196,9 @@ impl Ceiling {
     /// system resolved it, `real`, with `access`: within a `grants.fs` entry
     /// of every source that sets one, each entry resolved the same way
     /// (relative ones from `project`). `Err` names the source and what it
-    /// allows. What the runtime asks right before it opens such a folder,
+    /// allows. Only entries outside the project count (one inside it names
+    /// a folder of the project's, which a link there could move). What the
+    /// runtime asks right before it opens such a folder,
     /// so that no link makes a grant judged by its spelling reach elsewhere.
     pub fn admits_folder(
         &self,
@@ -197,7 +210,10 @@ impl Ceiling {
             let Some(max) = &rules.grants.fs else {
                 continue;
             };
-            if !max.iter().any(|m| m.admits(project, real, access)) {
+            // Entries outside the project only, as the judge compares them:
+            // one inside it resolves through folders the project controls.
+            let outside = max.iter().filter(|m| m.path.outside());
+            if !outside.into_iter().any(|m| m.admits(project, real, access)) {
                 return Err(format!(
                     "grants.fs allows {} ({})",
                     shown::fs_shown(max),
@@ -257,4 +273,28 @@ fn read_source(path: &Path, required: bool) -> Result<Option<Rules>, CeilingErro
     })?;
     let text = std::fs::read_to_string(path).map_err(|e| invalid(format!("{e}")))?;
     Rules::parse(&text).map(Some).map_err(invalid)
+}
+
+/// The file [`POLICY_ENV`] names: absolute, and not one a repository or
+/// an azd project carries (a project may not choose its own ceiling).
+fn named_by_env(path: &Path) -> Result<(), CeilingError> {
+    let refused = |why: String| CeilingError::Invalid {
+        path: path.to_path_buf(),
+        why,
+    };
+    if !path.is_absolute() {
+        return Err(refused(format!(
+            "{POLICY_ENV} must name it by an absolute path"
+        )));
+    }
+    let home = dirs::home_dir();
+    match azd_wasm_host_core::files::carried_by(path, home.as_deref()) {
+        Some(c) => Err(refused(format!(
+            "it lies inside {} {}, which a clone carries: a ceiling must be kept where the \
+             project under it cannot change it",
+            c.what,
+            c.inside.display()
+        ))),
+        None => Ok(()),
+    }
 }

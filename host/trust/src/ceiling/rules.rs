@@ -230,7 +230,7 @@ pub(crate) const FOLD_VARIABLES: bool = cfg!(windows);
 impl Rules {
     /// Reads `text`, the file at `path`. The error names what is wrong.
     pub(crate) fn parse(text: &str) -> Result<Self, String> {
-        let raw: RawRules = toml::from_str(text).map_err(|e| e.to_string())?;
+        let raw: RawRules = toml::from_str(text).map_err(|e| located(text, &e))?;
         Ok(Self {
             signers: Signers {
                 keys: raw
@@ -258,6 +258,20 @@ impl Rules {
             consent_prompt: raw.consent.prompt,
             grants: grants(raw.grants)?,
         })
+    }
+}
+
+/// A parse error as its line, column and message, never the file's text
+/// (a file that is not a policy at all may hold anything).
+fn located(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+            format!("line {line}, column {column}: {}", e.message())
+        }
+        None => e.message().to_owned(),
     }
 }
 

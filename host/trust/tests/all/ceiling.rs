@@ -462,8 +462,10 @@ fn a_folder_outside_the_project_is_admitted_by_where_it_resolves() {
     }
     std::os::unix::fs::symlink(&secret, shared.join("link")).unwrap();
     std::fs::create_dir(shared.join("sub")).unwrap();
+    // A link the project carries, under a name the ceiling allows inside it.
+    std::os::unix::fs::symlink(&secret, project.join("out")).unwrap();
     let (_dir, _path, ceiling) = ceiling_of(&format!(
-        "[grants]\nfs = [{{ path = {:?}, access = \"read-write\" }}, {{ path = \"infra\", access = \"read\" }}]\n",
+        "[grants]\nfs = [{{ path = {:?}, access = \"read-write\" }}, {{ path = \"out\", access = \"read\" }}]\n",
         shared.display().to_string()
     ));
     let real = |p: &Path| std::fs::canonicalize(p).unwrap();
@@ -471,9 +473,10 @@ fn a_folder_outside_the_project_is_admitted_by_where_it_resolves() {
     assert!(admits(&shared.join("sub"), FsAccess::ReadWrite).is_ok());
     let e = admits(&shared.join("link"), FsAccess::Read).unwrap_err();
     assert!(e.contains("grants.fs"), "{e}");
-    // A relative entry is the project's: read only.
-    assert!(admits(&project.join("infra"), FsAccess::Read).is_ok());
-    assert!(admits(&project.join("infra"), FsAccess::ReadWrite).is_err());
+    // An entry inside the project never admits a folder outside it, even one
+    // a link of the project's leads to.
+    assert!(admits(&project.join("out"), FsAccess::Read).is_err());
+    assert!(admits(&shared.join("sub"), FsAccess::Read).is_ok());
     // A ceiling without folders bounds none.
     let (_d, _p, open) = ceiling_of("[grants]\nmemory_mb = 64\n");
     assert!(!open.bounds_folders());
@@ -543,6 +546,32 @@ fn a_ceiling_that_cannot_be_used_refuses_rather_than_being_skipped() {
     assert!(Ceiling::from_files(std::slice::from_ref(&missing)).is_err());
     let none = Ceiling::read(vec![(missing, Place::Machine, false)]).unwrap();
     assert!(none.is_empty());
+}
+
+/// The file `AZD_WASM_HOST_POLICY` names is absolute and not one a
+/// repository or project carries; a file that does not parse is reported by
+/// line and column, never quoted (it may be anything).
+#[test]
+fn a_named_ceiling_is_absolute_and_outside_any_project_and_is_never_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Ceiling::load_with(None, Some(PathBuf::from("ci/policy.toml"))).unwrap_err();
+    assert!(e.to_string().contains("absolute path"), "{e}");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let carried = file(&repo, "policy.toml", "[grants]\nmemory_mb = 64\n");
+    let e = Ceiling::load_with(None, Some(carried)).unwrap_err();
+    assert!(e.to_string().contains("the git work tree"), "{e}");
+    let fine = file(dir.path(), "policy.toml", "[grants]\nmemory_mb = 64\n");
+    let c = Ceiling::load_with(None, Some(fine)).unwrap();
+    assert!(!c.is_empty());
+    let secret = file(
+        dir.path(),
+        "environ",
+        "AZD_ACCESS_TOKEN=s3cr3t-token-value\n",
+    );
+    let e = Ceiling::from_files(&[secret]).unwrap_err().to_string();
+    assert!(e.contains("line 1, column"), "{e}");
+    assert!(!e.contains("s3cr3t"), "{e}");
 }
 
 #[cfg(unix)]
