@@ -149,61 +149,64 @@ fn run_command(debug_flag: bool, command: Command) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = rt.block_on(async move {
-        if matches!(
-            command,
-            Command::Run(_) | Command::Test(_) | Command::Watch(_)
-        ) {
-            sidecar::project_names_policy()?;
-        }
-        match command {
-            // `main_with` gives `listen` its own thread and runtime.
-            Command::Listen(_) => Err(anyhow::anyhow!(
-                "`listen` cannot run inside another command"
-            )),
-            Command::Check {
-                diff: Some(pair), ..
-            } => crate::check::diff(&pair[0], &pair[1]),
-            Command::Check { path, .. } => match path {
-                Some(path) => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
-                None => Err(anyhow::anyhow!("check: name a component or a manifest")),
-            },
-            Command::Run(args) => Ok(azd_wasm_host_runner::run(args, debug).await),
-            Command::Test(args) => Ok(azd_wasm_host_testkit::test(args, debug).await),
-            Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
-            Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
-            Command::CBindings(args) => blocking(move || author::c_bindings(&args)).await,
-            Command::Package(args) => {
-                blocking(move || {
-                    author::package(&args).map(|p| crate::distribute::print_packaged(&p))
-                })
-                .await
-            }
-            Command::Watch(args) => azd_wasm_host_watch::watch(args, debug).await,
-            Command::Publish(args) => author::publish(&args).await.map(|p| {
-                println!("published {} ({})", p.reference, p.digest);
-                ExitCode::SUCCESS
-            }),
-            Command::Pull(args) => crate::distribute::pull(args).await,
-            Command::Keygen { out } => blocking(move || crate::keys::keygen(out)).await,
-            Command::Trust { action } => blocking(move || crate::keys::trust(action)).await,
-            Command::SignSidecars { dir, version, key } => {
-                blocking(move || crate::keys::sign_sidecars(&dir, &version, key.as_deref())).await
-            }
-            Command::Metadata => blocking(sidecar::print_metadata).await,
-            Command::Approve { manifest } => {
-                blocking(move || sidecar::approve(manifest.as_deref())).await
-            }
-            Command::Policy { action } => {
-                tokio::task::spawn_blocking(move || crate::policy::policy(action))
-                    .await
-                    .context("the command stopped unexpectedly")?
-            }
-        }
-    });
+    let result = rt.block_on(execute(command, debug));
     // A blocking thread still finishing must not hold the process open.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     sidecar::exit_code(result)
+}
+
+/// Runs one command but `listen` on the async runtime.
+async fn execute(command: Command, debug: bool) -> anyhow::Result<ExitCode> {
+    // A project that names its own ceiling runs no provider (the `listen`
+    // these start may serve another folder, where no `.env` says so).
+    if matches!(
+        command,
+        Command::Run(_) | Command::Test(_) | Command::Watch(_)
+    ) {
+        sidecar::project_names_policy()?;
+    }
+    match command {
+        // `main_with` gives `listen` its own thread and runtime.
+        Command::Listen(_) => Err(anyhow::anyhow!(
+            "`listen` cannot run inside another command"
+        )),
+        Command::Check {
+            diff: Some(pair), ..
+        } => crate::check::diff(&pair[0], &pair[1]),
+        Command::Check { path, .. } => match path {
+            Some(path) => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
+            None => Err(anyhow::anyhow!("check: name a component or a manifest")),
+        },
+        Command::Run(args) => Ok(azd_wasm_host_runner::run(args, debug).await),
+        Command::Test(args) => Ok(azd_wasm_host_testkit::test(args, debug).await),
+        Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
+        Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
+        Command::CBindings(args) => blocking(move || author::c_bindings(&args)).await,
+        Command::Package(args) => {
+            blocking(move || author::package(&args).map(|p| crate::distribute::print_packaged(&p)))
+                .await
+        }
+        Command::Watch(args) => azd_wasm_host_watch::watch(args, debug).await,
+        Command::Publish(args) => author::publish(&args).await.map(|p| {
+            println!("published {} ({})", p.reference, p.digest);
+            ExitCode::SUCCESS
+        }),
+        Command::Pull(args) => crate::distribute::pull(args).await,
+        Command::Keygen { out } => blocking(move || crate::keys::keygen(out)).await,
+        Command::Trust { action } => blocking(move || crate::keys::trust(action)).await,
+        Command::SignSidecars { dir, version, key } => {
+            blocking(move || crate::keys::sign_sidecars(&dir, &version, key.as_deref())).await
+        }
+        Command::Metadata => blocking(sidecar::print_metadata).await,
+        Command::Approve { manifest } => {
+            blocking(move || sidecar::approve(manifest.as_deref())).await
+        }
+        Command::Policy { action } => {
+            tokio::task::spawn_blocking(move || crate::policy::policy(action))
+                .await
+                .context("the command stopped unexpectedly")?
+        }
+    }
 }
 
 /// Runs an author command (files and child processes) off the async threads.
