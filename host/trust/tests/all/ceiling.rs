@@ -600,3 +600,64 @@ fn a_ceiling_others_could_change_refuses_everything() {
     mode(&folder, 0o755);
     assert!(Ceiling::from_files(&[path]).is_ok());
 }
+
+/// The ```toml blocks of docs/trust.md's ceiling section, the key file
+/// they name replaced by `key`.
+fn documented_ceilings(key: &Path) -> Vec<String> {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/trust.md");
+    let text = std::fs::read_to_string(docs).unwrap();
+    let section = text
+        .split("\n## A ceiling for platform teams\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("docs/trust.md has the ceiling's section");
+    section
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .map(|b| b.replace("/etc/azd/wasm-host/contoso.pub", &key.display().to_string()))
+        .collect()
+}
+
+/// The schema and the example the docs give are ceilings this host reads,
+/// and the example does what its title says.
+#[test]
+fn the_documented_ceilings_read_and_the_example_allows_only_what_it_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let contoso = KeyPair::generate().unwrap().public();
+    let pem = file(dir.path(), "contoso.pub", &contoso.to_pem());
+    let blocks = documented_ceilings(&pem);
+    assert_eq!(blocks.len(), 2, "the schema and the team's example");
+    for (i, text) in blocks.iter().enumerate() {
+        let path = file(dir.path(), &format!("doc{i}.toml"), text);
+        Ceiling::from_files(&[path]).unwrap_or_else(|e| panic!("block {i}: {e}"));
+    }
+    let team = file(dir.path(), "team.toml", &blocks[1]);
+    let ceiling = Ceiling::from_files(&[team]).unwrap();
+    let id = contoso.id();
+    let judge = |tables: &str, signer| {
+        let p = policy(tables);
+        let c = Candidate {
+            provider: "infra",
+            extension: Some("contoso.infra"),
+            signer,
+            code_signer: None,
+            policy: &p,
+        };
+        ceiling.refusals(&c)
+    };
+    let storage = "[policy]\nmemory_mb = 64\n[policy.http]\nallow = [\"https://management.azure.com\", \"https://acct.blob.core.windows.net\"]\n[policy.azd]\ncredential_scopes = [\"https://management.azure.com/.default\"]";
+    assert!(judge(storage, Signer::Key(&id)).is_empty());
+    let other_key = "3".repeat(64);
+    assert_eq!(judge(storage, Signer::Key(&other_key)).len(), 1);
+    assert_eq!(judge(storage, Signer::Unverified).len(), 1);
+    assert_eq!(judge(storage, Signer::Development).len(), 1);
+    for beyond in [
+        "[policy.http]\nallow = [\"https://exfil.example\"]",
+        "[policy]\nenv = [\"HOME\"]",
+        "[policy]\nnetwork = [\"db.example.com:5432\"]",
+        "[policy.azd]\ncredential_scopes = [\"https://vault.azure.net/.default\"]",
+    ] {
+        assert_eq!(judge(beyond, Signer::Key(&id)).len(), 1, "{beyond}");
+    }
+}
