@@ -130,7 +130,7 @@ pub(crate) struct Template {
     /// What all its instances may write to the log together.
     log: ProcessLog,
     /// What a folder granted outside the project may resolve to.
-    pub(crate) folder_bounds: Option<Arc<dyn crate::FolderBounds>>,
+    pub(crate) folder_bounds: Option<Arc<dyn crate::options::FolderBounds>>,
 }
 
 impl Template {

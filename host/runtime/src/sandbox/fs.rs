@@ -118,7 +118,7 @@ pub(crate) fn open_grants_within(
     project_path: &str,
     env: Option<&EnvironmentName>,
     provider: &str,
-    bounds: Option<&dyn crate::FolderBounds>,
+    bounds: Option<&dyn crate::options::FolderBounds>,
 ) -> Result<Grants, ProviderError> {
     if grants.is_empty() {
         return Ok(Grants::default());
@@ -275,7 +275,7 @@ fn open_outside(
     project: &Path,
     path: &Path,
     grant: &FsGrant,
-    bounds: Option<&dyn crate::FolderBounds>,
+    bounds: Option<&dyn crate::options::FolderBounds>,
 ) -> Result<Option<(File, PathBuf)>, ProviderError> {
     let full = project.join(path);
     let canonical = match std::fs::canonicalize(&full) {
@@ -623,7 +623,7 @@ mod tests {
     /// Bounds that admit folders beneath one resolved folder.
     struct Beneath(PathBuf);
 
-    impl crate::FolderBounds for Beneath {
+    impl crate::options::FolderBounds for Beneath {
         fn admits(&self, _project: &Path, real: &Path, _access: FsAccess) -> Result<(), String> {
             if real.starts_with(&self.0) {
                 Ok(())

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use azd_wasm_host_core::text::shown;
 use azd_wasm_host_manifest::{EnvironmentAccess, FieldValue, FsAccess, FsGrant, Policy};
 
-use super::pattern::{DestinationPattern, NamePattern, OriginPattern, canonical_scope, origin_of};
-use super::rules::{FsCeiling, GrantPath, Grants, Rules};
+use super::pattern::{canonical_scope, origin_of};
+use super::rules::{FsCeiling, GrantPath, Grants, Rule, Rules};
 use super::shown::{fs_shown, keys_shown, listed, not_listed};
 
 /// Who signed a provider, as far as the host knows when it judges.
@@ -298,63 +298,6 @@ impl Judging<'_> {
         for n in asked {
             self.push(key, shown(n).into_owned(), max.to_owned(), covered(n));
         }
-    }
-}
-
-/// A ceiling's rule for one `[policy]` key.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Rule<'a> {
-    Directories(&'a [FsCeiling]),
-    Variables(&'a [NamePattern]),
-    Destinations(&'a [DestinationPattern]),
-    Origins(&'a [OriginPattern]),
-    Scopes(&'a [String]),
-    Environment(EnvironmentAccess),
-    Leave(bool),
-    Limit(f64),
-}
-
-impl Grants {
-    /// Every field of the ceiling's `[grants]`, under the key of the
-    /// `[policy]` field it bounds; `None` where this file sets no ceiling.
-    /// Destructured without `..`: a field added here does not compile until
-    /// it is listed.
-    pub(crate) fn rules(&self) -> [(&'static str, Option<Rule<'_>>); 12] {
-        let Grants {
-            fs,
-            env,
-            network,
-            memory_mb,
-            call_timeout_secs,
-            disk_mb,
-            http_allow,
-            http_timeout_secs,
-            http_max_response_bytes,
-            azd_environment,
-            azd_prompt,
-            azd_credential_scopes,
-        } = self;
-        let limit = |v: Option<f64>| v.map(Rule::Limit);
-        [
-            ("fs", fs.as_deref().map(Rule::Directories)),
-            ("env", env.as_deref().map(Rule::Variables)),
-            ("network", network.as_deref().map(Rule::Destinations)),
-            ("http.allow", http_allow.as_deref().map(Rule::Origins)),
-            (
-                "azd.credential_scopes",
-                azd_credential_scopes.as_deref().map(Rule::Scopes),
-            ),
-            ("azd.environment", azd_environment.map(Rule::Environment)),
-            ("azd.prompt", azd_prompt.map(Rule::Leave)),
-            ("memory_mb", limit(memory_mb.map(|v| v as f64))),
-            ("call_timeout_secs", limit(*call_timeout_secs)),
-            ("disk_mb", limit(disk_mb.map(|v| v as f64))),
-            ("http.timeout_secs", limit(*http_timeout_secs)),
-            (
-                "http.max_response_bytes",
-                limit(http_max_response_bytes.map(|v| v as f64)),
-            ),
-        ]
     }
 }
 

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use azd_wasm_host_core::text::{escape_invisible, shown};
 
-use super::judge::Rule;
 use super::pattern::NamePattern;
-use super::rules::{FsCeiling, Rules};
+use super::rules::{FsCeiling, Rule, Rules};
 
 pub(super) fn fs_shown(max: &[FsCeiling]) -> String {
     if max.is_empty() {
