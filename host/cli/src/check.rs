@@ -61,9 +61,7 @@ fn ceiling_section(manifest: &Path) -> String {
         Ok((true, _)) => {}
         Ok((false, (who, judged))) => {
             let _ = writeln!(out, "\nthis machine's provider policy, for {who}:");
-            for j in &judged {
-                let _ = writeln!(out, "  {:<8}{j}", if j.within { "ok" } else { "REFUSED" });
-            }
+            let _ = writeln!(out, "{}", azd_wasm_host_sidecar::judged_lines(&judged));
             if judged.iter().all(|j| j.within) {
                 let _ = writeln!(out, "  within the ceiling");
             }

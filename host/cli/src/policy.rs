@@ -89,8 +89,8 @@ fn check(path: &Path, files: &[PathBuf]) -> anyhow::Result<(String, bool)> {
             s.path.display()
         );
     }
-    for j in &judged {
-        let _ = writeln!(out, "  {:<8}{j}", if j.within { "ok" } else { "REFUSED" });
+    if !judged.is_empty() {
+        let _ = writeln!(out, "{}", azd_wasm_host_sidecar::judged_lines(&judged));
     }
     if ceiling.is_empty() {
         let _ = writeln!(out, "no ceiling: nothing is refused here");

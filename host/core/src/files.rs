@@ -195,12 +195,7 @@ pub fn only_owner_may_change(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt as _;
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
     let owner = meta.uid();
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "others than its owner may write to it (mode {:o}); `chmod go-w` it",
-            meta.mode() & 0o777
-        ));
-    }
+    writable_by_owner_alone(&meta)?;
     let mut chains = vec![path.to_path_buf()];
     chains.extend(std::fs::canonicalize(path).ok());
     for chain in chains {

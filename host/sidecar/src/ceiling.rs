@@ -112,7 +112,10 @@ impl<'a> Judge<'a> {
             // As the runtime resolves it, so that what is judged is what runs.
             match Manifest::resolve(manifest, served_as) {
                 Ok(m) => {
-                    let own = Manifest::resolve(manifest, None).ok().map(|o| o.name);
+                    // Its own name, read apart only when it is served under another.
+                    let own = served_as
+                        .and_then(|_| Manifest::resolve(manifest, None).ok())
+                        .map(|o| o.name);
                     Ok(Some((m, own)))
                 }
                 Err(e) => Err(format!(
@@ -187,7 +190,7 @@ pub(crate) fn folder_bounds(
 }
 
 /// Judged lines, one per answer, indented.
-pub(crate) fn lines(judged: &[Judged]) -> String {
+pub fn lines(judged: &[Judged]) -> String {
     judged
         .iter()
         .map(|j| format!("  {} {j}", if j.within { "ok" } else { "REFUSED" }))

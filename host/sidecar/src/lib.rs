@@ -38,7 +38,8 @@ mod process;
 
 pub use approve::approve;
 pub use ceiling::{
-    Forbidden, machine_policy, project_names_policy, render as render_policy, show as show_policy,
+    Forbidden, lines as judged_lines, machine_policy, project_names_policy,
+    render as render_policy, show as show_policy,
 };
 pub use develop::{DevelopmentTools, Recording};
 pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};

@@ -22,9 +22,8 @@ use std::process::Command;
 
 use azd_wasm_host_fixtures::output_text as text;
 
+use crate::GRANT;
 use crate::trust_case::{BIN, Case, on_a_terminal_ending, refused, refused_with, succeeded};
-
-const GRANT: &str = "env = [\"AZD_WASM_HOST_TEST_GRANT\"]\n";
 
 /// `text` as the ceiling in the case's azd config folder (0644).
 fn ceiling(case: &Case, text: &str) -> PathBuf {
@@ -288,15 +287,16 @@ fn policy_show_policy_check_and_check_show_the_ceiling_before_it_bites() {
         .unwrap();
     let strict = named(&case, "strict.toml", "[grants]\nenv = [\"CONTOSO_*\"]\n");
     let lax = named(&case, "lax.toml", "[grants]\nenv = [\"AZD_WASM_HOST_*\"]\n");
-    let check = |ceiling: &Path| {
+    let check_of = |package: &Path, ceiling: &Path| {
         case.host(&[
             "policy",
             "check",
-            archive.to_str().unwrap(),
+            package.to_str().unwrap(),
             "--policy",
             ceiling.to_str().unwrap(),
         ])
     };
+    let check = |ceiling: &Path| check_of(&archive, ceiling);
     let out = check(&strict);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
@@ -326,13 +326,7 @@ fn policy_show_policy_check_and_check_show_the_ceiling_before_it_bites() {
             .unwrap();
         tar.into_inner().unwrap().finish().unwrap();
     }
-    let out = case.host(&[
-        "policy",
-        "check",
-        hostile.to_str().unwrap(),
-        "--policy",
-        strict.to_str().unwrap(),
-    ]);
+    let out = check_of(&hostile, &strict);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(2), "{t}");
     assert!(t.contains("neither a file nor a folder"), "{t}");
