@@ -61,5 +61,5 @@ else
 fi
 "$host_bin" build examples/rust-hello/provider.toml
 "$host_bin" build examples/azure-storage/provider.toml
-# The test guest of [policy.http] (host/cli/tests/http.rs), built the same way; it shares the std build.
+# The test guest of [policy.http] (host/cli/tests/all/http.rs), built the same way; it shares the std build.
 "$host_bin" build host/cli/tests/guests/http-probe/provider.toml

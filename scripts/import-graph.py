@@ -19,6 +19,9 @@ names, and prints:
   runtime has no tonic, the provisioning crate no wasmtime, ...: [`FORBIDDEN`]);
 - the production files longer than 450 lines (before their tests), which
   should be split by job;
+- the crates with more than one test target (`cargo metadata`): a crate's integration tests are
+  one binary, `tests/all/main.rs` and its modules (`autotests = false`), as wasmtime's crates
+  keep theirs, so each links its dependencies once;
 - the `lib.rs` files that define items of their own (a function, a type, an
   `impl`, a constant, a macro): a library's `lib.rs` only declares its modules
   and re-exports its public face, but for those in [`LIB_RS_EXCEPTIONS`];
@@ -27,7 +30,8 @@ names, and prints:
 A module's `mod child;` declaration is not counted as an import (it is how
 Rust lays files out); a parent that *uses* its child's items is.
 
-It exits 1 when there is any circle, forbidden dependency, long file or `lib.rs` holding code,
+It exits 1 when there is any circle, forbidden dependency, long file, crate with more than one
+test target or `lib.rs` holding code,
 so it can guard CI
 (`scripts/test.sh` runs it).
 """
@@ -353,6 +357,24 @@ def forbidden_dependencies() -> list[str]:
     return found
 
 
+def test_targets() -> dict[str, list[str]]:
+    """Each workspace package with more than one test target, and those targets' names."""
+    import subprocess
+
+    meta = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--no-deps", "--format-version", "1"],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout
+    )
+    many = {}
+    for package in meta["packages"]:
+        tests = [t["name"] for t in package["targets"] if "test" in t["kind"]]
+        if len(tests) > 1:
+            many[package["name"]] = sorted(tests)
+    return many
+
+
 def lib_rs_items(lib: Path) -> list[str]:
     """The items `lib` defines itself, as the lines that start them (its tests aside)."""
     if not lib.exists():
@@ -374,6 +396,7 @@ def main() -> int:
         "forbidden": forbidden_dependencies(),
         "lib_rs_code": [],
         "lib_rs_exceptions_unused": [],
+        "test_targets": test_targets(),
     }
     for name, dir_ in crates:
         files = sorted({m.file for m in modules.values() if m.crate == name})
@@ -419,6 +442,9 @@ def main() -> int:
         print(f"production files over {MAX_FILE_LINES} lines: {len(report['long_files'])}")
         for f in report["long_files"]:
             print(f"  {f['file']}: {f['lines']}")
+        print(f"crates with more than one test target: {len(report['test_targets'])}")
+        for name, tests in report["test_targets"].items():
+            print(f"  {name}: {len(tests)} ({', '.join(tests)})")
         print(f"lib.rs holding code of its own: {len(report['lib_rs_code'])}")
         for c in report["lib_rs_code"]:
             print(f"  {c['crate']}: " + "; ".join(c["items"]))
@@ -427,7 +453,7 @@ def main() -> int:
         if "--edges" in sys.argv:
             for a, b in sorted((rel(a.file), rel(b.file)) for a, b in edges):
                 print(f"  {a} -> {b}")
-    failed = report["circles"] or report["long_files"] or report["forbidden"]
+    failed = report["circles"] or report["long_files"] or report["forbidden"] or report["test_targets"]
     return 1 if failed or report["lib_rs_code"] else 0
 
 

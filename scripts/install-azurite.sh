@@ -4,7 +4,7 @@
 #
 #   scripts/install-azurite.sh
 #
-# The azure-storage example's tests (host/cli/tests/azure_storage.rs) and the real-azd e2e start it
+# The azure-storage example's tests (host/cli/tests/all/azure_storage.rs) and the real-azd e2e start it
 # on free loopback ports, in memory, and stop it after. Needs Node.js 18 or newer and npm (the
 # machine's; Azurite 3.35.0 is the newest release that runs on Node 20), and openssl (installed
 # from Debian's packages if missing).
@@ -18,7 +18,7 @@ bin="$dest/node_modules/.bin/azurite"
 stamp="$dest/.installed"
 lock_sum=$(sha256sum "$pins/package-lock.json" | cut -d' ' -f1)
 
-# The TLS test (host/cli/tests/azure_storage.rs) makes Azurite a self-signed certificate with openssl.
+# The TLS test (host/cli/tests/all/azure_storage.rs) makes Azurite a self-signed certificate with openssl.
 if ! command -v openssl >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 && "${AZD_WASM_HOST_NO_APT:-0}" != 1 ]]; then
     echo "install-azurite: installing Debian's openssl (once)" >&2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure of an OCI registry for the tests of `publish` and `pull` (host/cli/tests/trust.rs), which
+# Makes sure of an OCI registry for the tests of `publish` and `pull` (host/cli/tests/all/trust.rs), which
 # start it on a free loopback port with its storage in a temporary folder: the CNCF distribution
 # registry as Debian packages it (docker-registry 2.8), installed once with apt-get. Prints the
 # path of its command.

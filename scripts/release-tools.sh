@@ -20,7 +20,7 @@
 #                           target/release-dist); TOOLS_SIDECAR=BINARY names this machine's alone
 # Other environment: OUT_DIR (default target/tools-dist), BASE_URL (the artifacts' URLs are
 # BASE_URL/<archive>; default: their absolute paths, for a local file source), TOOLS_MANIFEST
-# (default host/cli/extension.yaml; host/cli/tests/release_tools.rs gives it a wrong version),
+# (default host/cli/extension.yaml; host/cli/tests/all/release_tools.rs gives it a wrong version),
 # SOURCE_DATE_EPOCH (every archive entry's time; default: the last commit's), RELEASE_SIGNING_KEY
 # (the release's signing key, a PEM file; default: your own default signing key, which verifies
 # only with a CLI built with it as release key, or where it is trusted for the tool:

@@ -33,7 +33,10 @@ cd "$ROOT"
 
 # Each step says when it starts (seconds since the suite began), so a slow CI run shows where
 # its time went.
-step() { printf '\n==> [%ds] %s\n' "$SECONDS" "$*"; }
+# The free disk too: CI machines share theirs, and a full one fails a link or a build anywhere.
+step() {
+  printf '\n==> [%ds, %s GiB free] %s\n' "$SECONDS" "$(df -Pk . | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }')" "$*"
+}
 
 step "building the tests, then the example components (some with the CLI the tests build)"
 # Once, as `cargo test` below builds them: the examples' build recipes then run on this CLI

@@ -106,20 +106,20 @@ expect_no_error_logged "after provision, preview, provision, env refresh and bot
 # --- which contract this azd spoke: what the docs say of its release must be what it did -------
 # The host logs, once per process, whether azd answered under the versioned contract
 # (azd.extensions.v1) or under azdext. No azd released up to 1.34.0 serves the versioned one
-# (docs/architecture.md, host/cli/tests/azd_releases.rs); a newer release is reported either way.
+# (docs/architecture.md, host/cli/tests/all/azd_releases.rs); a newer release is reported either way.
 azd_release="$("$azd" version --no-prompt | sed -n 's/^azd version \([0-9][0-9.]*\).*/\1/p' | head -n1)"
 v1_lines="$(grep -c "azd serves the versioned contract" "$log_file" || true)"
 legacy_lines="$(grep -c "azd does not serve azd.extensions.v1" "$log_file" || true)"
 ((v1_lines + legacy_lines > 0)) || fail "the log file $log_file does not say which contract azd $azd_release answered under"
 ((v1_lines == 0 || legacy_lines == 0)) || fail "azd $azd_release answered under both contracts ($v1_lines v1, $legacy_lines azdext processes)"
 if ((v1_lines > 0)); then spoke="azd.extensions.v1"; else spoke="azdext"; fi
-# The newest release known to serve azdext only: the one host/cli/tests/azd_releases.rs holds the docs to.
-newest_known_legacy="$(sed -n 's/^const NEWEST_KNOWN: &str = "\(.*\)";$/\1.0/p' "$repo_root/host/cli/tests/azd_releases.rs")"
-[[ -n "$newest_known_legacy" ]] || fail "no NEWEST_KNOWN in host/cli/tests/azd_releases.rs"
+# The newest release known to serve azdext only: the one host/cli/tests/all/azd_releases.rs holds the docs to.
+newest_known_legacy="$(sed -n 's/^const NEWEST_KNOWN: &str = "\(.*\)";$/\1.0/p' "$repo_root/host/cli/tests/all/azd_releases.rs")"
+[[ -n "$newest_known_legacy" ]] || fail "no NEWEST_KNOWN in host/cli/tests/all/azd_releases.rs"
 if [[ "$(printf '%s\n%s\n' "$azd_release" "$newest_known_legacy" | sort -V | tail -n1)" == "$newest_known_legacy" ]]; then
-  [[ "$spoke" == azdext ]] || fail "azd $azd_release served azd.extensions.v1, but the docs say no release up to $newest_known_legacy does: correct them (host/cli/tests/azd_releases.rs)"
+  [[ "$spoke" == azdext ]] || fail "azd $azd_release served azd.extensions.v1, but the docs say no release up to $newest_known_legacy does: correct them (host/cli/tests/all/azd_releases.rs)"
   pass "azd $azd_release answered under $spoke, as the docs say of every release up to $newest_known_legacy"
 else
-  say "== NOTE: azd $azd_release is newer than $newest_known_legacy and answered under $spoke: name it in docs/architecture.md and host/cli/tests/azd_releases.rs"
+  say "== NOTE: azd $azd_release is newer than $newest_known_legacy and answered under $spoke: name it in docs/architecture.md and host/cli/tests/all/azd_releases.rs"
   pass "azd $azd_release answered under $spoke (one contract for the whole run)"
 fi

@@ -28,6 +28,16 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+# Stops what this run started and empties its folder but for the transcript, once every check
+# has passed and before more runs need the disk.
+release_work() {
+  local pid
+  [[ -n "$credential_pid" ]] && kill "$credential_pid" 2>/dev/null
+  [[ -n "$azurite_pid" ]] && kill "$azurite_pid" 2>/dev/null
+  for pid in "${served_pids[@]}"; do kill "$pid" 2>/dev/null; done
+  credential_pid="" azurite_pid="" served_pids=()
+  find "$work" -mindepth 1 -maxdepth 1 ! -name transcript.log -exec rm -rf {} + || true
+}
 
 transcript="$work/transcript.log"
 : >"$transcript"

@@ -27,7 +27,7 @@
 //! string past 128 KiB), would keep every later extension and hook from
 //! starting. Both are refused.
 //!
-//! `host/core/tests/godotenv.rs` holds both rules to godotenv v1.5.1 itself:
+//! `host/core/tests/all/godotenv.rs` holds both rules to godotenv v1.5.1 itself:
 //! generated names and values go through [`check_name`] and [`check_value`],
 //! then through `Marshal` and the reader, and what is read back is exactly
 //! what was let out.

@@ -10,7 +10,7 @@
 //!   service) and the values azd's `.env` carries back whole.
 //!
 //! Both are held to godotenv itself by a differential test
-//! (`host/core/tests/godotenv.rs`, which builds a Go program on the pinned
+//! (`host/core/tests/all/godotenv.rs`, which builds a Go program on the pinned
 //! module).
 
 mod entry;

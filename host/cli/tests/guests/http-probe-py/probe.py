@@ -1,4 +1,4 @@
-"""http-probe in Python: the Python route of the host's [policy.http] tests (host/cli/tests/http.rs).
+"""http-probe in Python: the Python route of the host's [policy.http] tests (host/cli/tests/all/http.rs).
 
 The same config and outputs as the Rust probe (host/cli/tests/guests/http-probe): deploy sends each
 request ``infra.config.requests`` lists through the SDK's ``http_request`` and reports what came

@@ -7,10 +7,11 @@
 //! thread count stays flat: a stopped call's `Store` is freed at once and no
 //! thread waits out the sleep.
 //!
-//! It reads the whole process's figures (`/proc/self/status`), so it holds
-//! this one test alone. Linux only.
+//! It reads the whole process's figures (`/proc/self/status`), so it runs in a
+//! process of its own (`rusty-fork`: the test binary run again for this one test),
+//! never beside the other tests of this binary. Linux only.
 //!
-//! Run: `cargo test -p azd-wasm-host-runtime --test bound_memory -- --nocapture`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all bound_memory:: -- --nocapture`
 
 #![allow(
     clippy::unwrap_used,
@@ -50,8 +51,23 @@ fn status_field(name: &str) -> u64 {
 }
 
 #[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn timed_out_calls_leave_no_memory_or_threads_behind() {
+use rusty_fork::rusty_fork_test;
+
+#[cfg(target_os = "linux")]
+rusty_fork_test! {
+    #[test]
+    fn timed_out_calls_leave_no_memory_or_threads_behind() {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(timed_out_calls());
+    }
+}
+
+#[cfg(target_os = "linux")]
+async fn timed_out_calls() {
     let setup = Setup::new(
         &wasi_component(),
         &format!("memory_mb = {MEMORY_MB}\ncall_timeout_secs = 0.15"),

@@ -22,7 +22,7 @@ use std::process::Command;
 
 use azd_wasm_host_fixtures::output_text as text;
 
-use crate::GRANT;
+use super::GRANT;
 use crate::trust_case::{BIN, Case, on_a_terminal_ending, refused, refused_with, succeeded};
 
 /// `text` as the ceiling in the case's azd config folder (0644).

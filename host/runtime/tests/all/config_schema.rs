@@ -104,7 +104,7 @@ async fn a_provider_without_a_schema_gets_any_config() {
 
 /// What the check costs at Initialize: loading (reading and compiling) the
 /// schema, and checking a matching and a refused config
-/// (`cargo test --test config_schema -- --nocapture` prints the figures).
+/// (`cargo test -p azd-wasm-host-runtime --test all config_schema:: -- --nocapture` prints the figures).
 #[test]
 fn the_check_costs_microseconds() {
     let setup = setup();

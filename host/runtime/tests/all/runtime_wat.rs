@@ -2,7 +2,7 @@
 //! `Provider` seam with fixtures built from inline core WAT and the project's
 //! WIT (`fixtures/`; no external toolchain).
 //!
-//! Run: `cargo test -p azd-wasm-host --test runtime_wat -- --nocapture`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all runtime_wat:: -- --nocapture`
 //! (`--nocapture` shows the measured numbers).
 
 #![allow(
@@ -680,17 +680,19 @@ impl std::io::Write for LogSink {
     }
 }
 
-/// Guest stdout/stderr become log lines (the only test here that installs a
-/// global subscriber).
+/// Guest stdout/stderr become log lines (its subscriber is this thread's, as
+/// the call runs here).
 #[tokio::test]
 async fn guest_output_goes_to_the_log() {
     let sink = LogSink::default();
     let writer = sink.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .init();
+    let _log = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish(),
+    );
     let setup = Setup::new(&wasi_component(), "");
     let loaded = setup.load();
     let p = setup.instance(&loaded).await;

@@ -17,7 +17,7 @@ use azd_wasm_host_fuzz::Campaign;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{ProviderHandle, SimOptions};
 
-mod common;
+use crate::common;
 
 const NAME: &str = "quoting";
 const WORKERS: u64 = 2;

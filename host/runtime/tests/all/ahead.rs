@@ -5,7 +5,7 @@
 //! Initialize is coming. Start code that runs until its deadline is waited
 //! out once, not twice, unless it was refused while sealed.
 //!
-//! Run: `cargo test -p azd-wasm-host-runtime --test ahead`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all ahead::`
 
 #![allow(
     clippy::unwrap_used,

@@ -2,7 +2,7 @@
 //! imports, granted by `[policy.azd]`, reaching an [`AzdServices`] (a fake here;
 //! azd itself in `listen`, the simulated azd in `run`).
 //!
-//! Run: `cargo test -p azd-wasm-host --test services`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all services::`
 
 #![allow(
     clippy::unwrap_used,

@@ -11,7 +11,7 @@
 //! runs the guest on the test's thread), so the tests do not see each
 //! other's lines.
 //!
-//! Run: `cargo test -p azd-wasm-host-runtime --test bound_log`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all bound_log::`
 
 #![allow(
     clippy::unwrap_used,

@@ -6,7 +6,7 @@
 //! stopped calls, and the host's memory for one oversized answer) have test
 //! binaries of their own: `bound_memory.rs` and `bound_answer.rs`.
 //!
-//! Run: `cargo test -p azd-wasm-host --test sandbox`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all sandbox::`
 
 #![allow(
     clippy::unwrap_used,
@@ -362,16 +362,18 @@ impl std::io::Write for LogSink {
 
 /// The guest reports and logs a text full of OSC/CSI sequences; what reaches
 /// azd (progress) and the log keeps the words and loses every control
-/// character. (The only test here that installs a global subscriber.)
+/// character. (Its subscriber is this thread's, as the call runs here.)
 #[tokio::test]
 async fn terminal_control_sequences_are_stripped_from_guest_text() {
     let sink = LogSink::default();
     let writer = sink.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .init();
+    let _log = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish(),
+    );
     assert!(HOSTILE_TEXT.chars().any(char::is_control));
     let setup = Setup::new(&hostile_text_component(), "");
     let loaded = setup.load();

@@ -18,7 +18,7 @@ use azd_wasm_host_fuzz::stream::drive;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::SimOptions;
 
-mod common;
+use crate::common;
 
 const NAME: &str = "fuzzed";
 const WORKERS: u64 = 8;

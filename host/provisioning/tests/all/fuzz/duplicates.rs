@@ -15,7 +15,7 @@ use azd_wasm_host_fuzz::Campaign;
 use azd_wasm_host_fuzz::duplicates::{Holds, drive_duplicates};
 use azd_wasm_host_sim::SimOptions;
 
-mod common;
+use crate::common;
 
 use common::held::Held;
 

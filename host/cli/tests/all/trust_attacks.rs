@@ -31,7 +31,7 @@
 )]
 
 mod ceiling;
-mod trust_case;
+use crate::trust_case;
 
 use azd_wasm_host_fixtures::{behaviour_component, copy_dir, output_text as text};
 use std::path::{Path, PathBuf};

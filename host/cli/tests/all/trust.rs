@@ -18,7 +18,7 @@
     clippy::unwrap_used,
     reason = "test code: a failed unwrap is a failed test"
 )]
-mod trust_case;
+use crate::trust_case;
 
 use azd_wasm_host_fixtures::{copy_dir, output_text as text};
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! stays short (at most 220 lines); the rest lives under `docs/`.
 //!
 //! Standard library only, so it also compiles alone:
-//! `CARGO_MANIFEST_DIR=$PWD/host/cli rustc --edition 2024 --test host/cli/tests/docs.rs`.
+//! `CARGO_MANIFEST_DIR=$PWD/host/cli rustc --edition 2024 --test host/cli/tests/all/docs.rs`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;

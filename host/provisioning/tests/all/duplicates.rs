@@ -20,7 +20,7 @@ use pb::provisioning_message::MessageType;
 use prost::Message as _;
 use tokio::sync::{Semaphore, mpsc};
 
-mod common;
+use crate::common;
 
 use common::held::{Held, Hold};
 

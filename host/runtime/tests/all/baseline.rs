@@ -5,7 +5,8 @@
 //! unbounded allocation at the memory budget, unbounded recursion at the stack
 //! limit, and a trap retires only its instance.
 //!
-//! Its own test binary: it installs a global log subscriber to see which code ran.
+//! It runs in a process of its own (`rusty-fork`): it installs a global log subscriber to see
+//! which code ran (the compile is logged from a thread of its own).
 
 #![allow(
     clippy::unwrap_used,
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use azd_wasm_host_runtime::{RuntimeOptions, prepare_provider};
+use rusty_fork::rusty_fork_test;
 
 use fixtures::behaviour_component_with;
 use fixtures::harness::{Setup, code, options};
@@ -36,8 +38,18 @@ impl Write for LogSink {
     }
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_big_component_on_baseline_code_is_bounded_like_any_other() {
+rusty_fork_test! {
+    #[test]
+    fn a_big_component_on_baseline_code_is_bounded_like_any_other() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(big_component());
+    }
+}
+
+async fn big_component() {
     let sink = LogSink::default();
     let writer = sink.clone();
     tracing_subscriber::fmt()

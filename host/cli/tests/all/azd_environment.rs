@@ -9,7 +9,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-mod trust_case;
+use crate::trust_case;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! (`sandbox::azd_files`). The fake azd writes the environment's `.env` as
 //! azd does, by path and following links, so a write through a link shows.
 //!
-//! Run: `cargo test -p azd-wasm-host-runtime --test links`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all links::`
 
 #![cfg(unix)]
 #![allow(

@@ -8,7 +8,7 @@
 //! entry. A write within the bound works, and a fresh instance has the
 //! whole budget again.
 //!
-//! Run: `cargo test -p azd-wasm-host-runtime --test bound_disk`
+//! Run: `cargo test -p azd-wasm-host-runtime --test all bound_disk::`
 
 #![allow(
     clippy::unwrap_used,

@@ -8,7 +8,7 @@
 //! structured error. The Python example works on a temporary copy of its sample project,
 //! so its files are checked on disk.
 //!
-//! Run: `scripts/build-examples.sh && cargo test -p azd-wasm-host --test examples -- --nocapture`.
+//! Run: `scripts/build-examples.sh && cargo test -p azd-wasm-host --test all examples:: -- --nocapture`.
 //! A missing component fails the test with that hint; with `AZD_WASM_HOST_SKIP_EXAMPLES=1`
 //! a missing component is skipped instead. Compiled components are cached under cargo's
 //! `target/tmp`, so only the first run pays for compiling them (about 15 s for the Python

@@ -20,7 +20,7 @@ use azd_wasm_host_sim::{
 };
 use tonic::Status;
 
-mod common;
+use crate::common;
 
 const NAME: &str = "versioned";
 const WAIT: Duration = Duration::from_secs(10);
