@@ -5,10 +5,12 @@
 
 Production code is every `*.rs` under the `src/` of each host crate (`host/*/src`,
 the CLI's `host/cli/src` among them), `proto/src` and `guest-sdk/src`, without `#[cfg(test)]`
-modules (the test-support crate `host/fixtures` is not production). A function's length is its line
-count from the `fn` line to its closing brace. Prints `lines  path:line  name`,
+modules and `*_tests.rs` files (test-only modules); the test-support crates (`host/fixtures`,
+`host/fuzz`: their description starts "Test support") are not production. A function's length is
+its line count from the `fn` line to its closing brace. Prints `lines  path:line  name`,
 longest first, for functions of at least N lines (default 40), and flags those
-over 60 lines whose doc comment does not say why (a line containing "long").
+over 60 lines whose doc comment does not say why (a line containing "long"); exits 1 when any is
+flagged (`scripts/test.sh` runs it).
 """
 import re
 import sys
@@ -20,8 +22,14 @@ if args[:1] == ["--min"]:
     minimum = int(args[1])
     args = args[2:]
 root = Path(args[0] if args else Path(__file__).resolve().parent.parent)
+def test_support(crate):
+    """A crate only tests use: its description says so ("Test support: ...")."""
+    manifest = (crate / "Cargo.toml").read_text()
+    return re.search(r'^description = "Test support', manifest, flags=re.M) is not None
+
+
 dirs = sorted(
-    str(p.relative_to(root)) for p in (root / "host").glob("*/src") if p.parent.name != "fixtures"
+    str(p.relative_to(root)) for p in (root / "host").glob("*/src") if not test_support(p.parent)
 ) + ["proto/src", "guest-sdk/src"]
 FN = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?fn\s+([A-Za-z0-9_]+)")
 
@@ -37,6 +45,8 @@ for d in dirs:
     if not base.is_dir():
         continue
     for path in sorted(base.rglob("*.rs")):
+        if path.name.endswith("_tests.rs"):
+            continue  # a test-only module (declared under #[cfg(test)])
         lines = path.read_text().splitlines()
         i = 0
         while i < len(lines):
@@ -77,3 +87,4 @@ for length, where, name, reasoned in rows:
         over += 0 if reasoned else 1
     print(f"{length:4}  {where}  {name}{flag}")
 print(f"functions over 60 lines without a reason: {over}")
+sys.exit(1 if over else 0)

@@ -22,6 +22,9 @@ names, and prints:
 - the crates with more than one test target (`cargo metadata`): a crate's integration tests are
   one binary, `tests/all/main.rs` and its modules (`autotests = false`), as wasmtime's crates
   keep theirs, so each links its dependencies once;
+- the test-only modules (`#[cfg(test)] mod x;`) not named `*_tests` (`x_tests.rs`), and the
+  modules so named that are not test-only: a file's name says whether it ships; test-only
+  files are not production (nor counted as such);
 - the `lib.rs` files that define items of their own (a function, a type, an
   `impl`, a constant, a macro): a library's `lib.rs` only declares its modules
   and re-exports its public face, but for those in [`LIB_RS_EXCEPTIONS`];
@@ -31,7 +34,7 @@ A module's `mod child;` declaration is not counted as an import (it is how
 Rust lays files out); a parent that *uses* its child's items is.
 
 It exits 1 when there is any circle, forbidden dependency, long file, crate with more than one
-test target or `lib.rs` holding code,
+test target, misnamed test-only file or `lib.rs` holding code,
 so it can guard CI
 (`scripts/test.sh` runs it).
 """
@@ -164,6 +167,10 @@ def crate_members() -> list[tuple[str, Path]]:
     return out
 
 
+# Test-only file modules not named `*_tests`, and `*_tests` modules that are not test-only.
+MISNAMED: list[str] = []
+
+
 def discover(crate: str, src: Path) -> dict[tuple[str, ...], Module]:
     """Every module of a crate, from its roots (lib.rs and main.rs are separate trees)."""
     modules: dict[tuple[str, ...], Module] = {}
@@ -172,8 +179,15 @@ def discover(crate: str, src: Path) -> dict[tuple[str, ...], Module]:
         mod = Module(crate, path, file)
         modules[path] = mod
         text = strip_comments_and_strings(file.read_text())
-        for m in re.finditer(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text, flags=re.M):
-            name = m.group(1)
+        for m in re.finditer(
+            r"^(\s*#\[cfg\(test\)\]\s*\n)?(?:\s*#\[path\s*=[^\]]*\]\s*\n)?\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text, flags=re.M
+        ):
+            test_only, name = m.group(1) is not None, m.group(2)
+            if test_only != name.endswith("_tests"):
+                # A test-only file is named `*_tests.rs`, and only a test-only file is.
+                MISNAMED.append(f"{rel(file)}: mod {name}" + (" (test-only)" if test_only else ""))
+            if test_only:
+                continue  # tests are not production
             mod.children.add(name)
             for cand, sub in (
                 (dir_for_children / f"{name}.rs", dir_for_children / name),
@@ -397,6 +411,7 @@ def main() -> int:
         "lib_rs_code": [],
         "lib_rs_exceptions_unused": [],
         "test_targets": test_targets(),
+        "misnamed_tests": MISNAMED,
     }
     for name, dir_ in crates:
         files = sorted({m.file for m in modules.values() if m.crate == name})
@@ -445,6 +460,9 @@ def main() -> int:
         print(f"crates with more than one test target: {len(report['test_targets'])}")
         for name, tests in report["test_targets"].items():
             print(f"  {name}: {len(tests)} ({', '.join(tests)})")
+        print(f"test-only files not named *_tests.rs (or so named and not test-only): {len(MISNAMED)}")
+        for m in MISNAMED:
+            print(f"  {m}")
         print(f"lib.rs holding code of its own: {len(report['lib_rs_code'])}")
         for c in report["lib_rs_code"]:
             print(f"  {c['crate']}: " + "; ".join(c["items"]))
@@ -453,7 +471,7 @@ def main() -> int:
         if "--edges" in sys.argv:
             for a, b in sorted((rel(a.file), rel(b.file)) for a, b in edges):
                 print(f"  {a} -> {b}")
-    failed = report["circles"] or report["long_files"] or report["forbidden"] or report["test_targets"]
+    failed = report["circles"] or report["long_files"] or report["forbidden"] or report["test_targets"] or MISNAMED
     return 1 if failed or report["lib_rs_code"] else 0
 
 

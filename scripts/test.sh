@@ -10,8 +10,9 @@
 #    azure-storage example is tested against (scripts/install-azurite.sh) and the OCI
 #    registry publish and pull are tested against (scripts/install-registry.sh);
 # 2. checks formatting, the crate graph (scripts/import-graph.py: no import circle,
-#    no production file over 450 lines) and lints (cargo fmt --check, clippy -D warnings,
-#    with unreachable_pub on for the workspace);
+#    no production file over 450 lines, one test target per crate), function lengths
+#    (scripts/function-lengths.py: none over 60 lines without a reason) and lints (cargo fmt
+#    --check, clippy -D warnings, with unreachable_pub on for the workspace);
 # 3. builds the sidecar `package` ships (host/sidecar, alone, so without wasmtime's compilers), then
 #    runs every Rust test in the workspace: unit tests, WAT-fixture runtime
 #    tests, the manager against the simulated azd, and the real binary as a
@@ -67,8 +68,9 @@ done
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "the crate graph: no import circle, no forbidden dependency, no production file over 450 lines"
+step "the house: the crate graph (no import circle or forbidden dependency, no production file over 450 lines, one test target per crate), no function over 60 lines without its reason"
 python3 scripts/import-graph.py
+python3 scripts/function-lengths.py --min 61
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings

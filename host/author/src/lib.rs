@@ -37,7 +37,7 @@ mod templates;
 mod tools;
 // The generator of guest-sdk/js/azd-provisioning.d.ts, run by its own test (see the module).
 #[cfg(test)]
-mod typescript;
+mod typescript_tests;
 
 pub use build::{BuildArgs, build};
 pub use lang::{CBindingsArgs, Language, c_bindings};

@@ -97,7 +97,7 @@ async fn a_compressed_list_keys_answer_never_reaches_a_golden_conversation() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
         let recording = recording(&path, &[]);
-        let encoded = crate::traffic::test_bodies::encode(keys.as_bytes(), coding);
+        let encoded = crate::traffic::bodies_tests::encode(keys.as_bytes(), coding);
         let headers = [
             ("content-type", "application/json"),
             ("content-encoding", coding),
@@ -114,7 +114,7 @@ async fn a_compressed_list_keys_answer_never_reaches_a_golden_conversation() {
         );
         let exchange = recorded(&path);
         let stored = exchange.response.body.bytes().unwrap();
-        let readable = crate::traffic::test_bodies::readable(&stored);
+        let readable = crate::traffic::bodies_tests::readable(&stored);
         assert!(
             !holds_a_key(&readable),
             "{coding}: the stored body decodes to a key"

@@ -47,7 +47,7 @@ mod environment;
 mod execute;
 mod extension;
 #[cfg(test)]
-mod fuzz;
+mod fuzz_tests;
 mod outcome;
 mod project;
 mod report;

@@ -221,13 +221,11 @@ pub(crate) fn plan(
                 from_project.push(name.as_str());
             }
             Role::Listen if supplied && steering::steering(name).is_some() => {
-                plan.remove.push((
-                    name.clone(),
-                    Some(format!(
-                        "{} is ignored: the project's azd environment (.azure/<env>/.env) sets it, and there a provider's outputs could have put it",
-                        shown_name(name)
-                    )),
-                ));
+                let note = format!(
+                    "{} is ignored: the project's azd environment (.azure/<env>/.env) sets it, and there a provider's outputs could have put it",
+                    shown_name(name)
+                );
+                plan.remove.push((name.clone(), Some(note)));
             }
             Role::Tool if is_tool_setting(name) => {
                 plan.remove.push((name.clone(), None));
@@ -236,20 +234,8 @@ pub(crate) fn plan(
             _ => {}
         }
     }
-    // One line for what the project's environment supplied, however much,
-    // and one for all of the tool's own settings, however many the shell has.
-    let project_note = grouped_note(
-        &from_project,
-        "set by the project's azd environment (.azure/<env>/.env), whose values never reach this tool or the programs it runs",
-        role,
-    );
-    let settings_note = grouped_note(
-        &tool_settings,
-        "settings of this tool, which pick a program or its trust folder (azd passes the project's environment values to the tools it runs)",
-        role,
-    );
     plan.notes
-        .extend(project_note.into_iter().chain(settings_note));
+        .extend(grouped_notes(&from_project, &tool_settings, role));
     if role == Role::Tool {
         for name in [AZD_SERVER, AZD_ACCESS_TOKEN] {
             if vars.contains_key(name) {
@@ -258,6 +244,22 @@ pub(crate) fn plan(
         }
     }
     plan
+}
+
+/// One line for what the project's environment supplied, however much, and one for all of the
+/// tool's own settings, however many the shell has.
+fn grouped_notes(from_project: &[&str], tool_settings: &[&str], role: Role) -> Vec<String> {
+    let project_note = grouped_note(
+        from_project,
+        "set by the project's azd environment (.azure/<env>/.env), whose values never reach this tool or the programs it runs",
+        role,
+    );
+    let settings_note = grouped_note(
+        tool_settings,
+        "settings of this tool, which pick a program or its trust folder (azd passes the project's environment values to the tools it runs)",
+        role,
+    );
+    project_note.into_iter().chain(settings_note).collect()
 }
 
 /// `names` for a warning: `A is`, `A, B are`, or the first few and how many more.

@@ -98,7 +98,12 @@ pub(crate) async fn listen(
     if let Some(recording) = &recording {
         recording.finish();
     }
-    match served? {
+    exit_of(served?)
+}
+
+/// How `listen` ends, from how the stream with azd ended.
+fn exit_of(end: StreamEnd) -> anyhow::Result<ExitCode> {
+    match end {
         StreamEnd::Failed(status) => {
             let e = anyhow::anyhow!(
                 "the provisioning stream with azd failed: {} ({:?})",
@@ -146,17 +151,12 @@ fn provider(
         Some(r) => r.services(client.clone()),
         None => Arc::new(client.clone()),
     };
-    if let Some(t) = &traffic {
-        tracing::debug!(?t, "serving the test's traffic plan");
-    }
     // Signature and consent, before anything of the component is loaded.
     let checked = match crate::admission::check(&manifest, args.provider_name.as_deref()) {
         Ok(checked) => checked,
         Err(e) => {
-            let name = Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
-            tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider may not run here");
             let refusal = ProviderError::host(crate::ceiling::code_of(&e), format!("{e:#}"));
-            return Ok((name, Arc::new(Unavailable(refusal)), None));
+            return unavailable(&manifest, args, refusal, "the provider may not run here");
         }
     };
     let interactive = !crate::env::no_prompt();
@@ -186,15 +186,31 @@ fn provider(
             Ok((name, factory, Some(compile)))
         }
         Err(e) => {
-            let name = Manifest::resolve(&manifest, args.provider_name.as_deref())?.name;
-            tracing::error!(provider = %name, error = %format!("{e:#}"), "the provider component cannot run");
             let refusal = ProviderError::host(ErrorCode::InvalidComponent, format!("{e:#}"))
                 .with_suggestion(
                     "run `azd-wasm-host check` on the provider's manifest for details",
                 );
-            Ok((name, Arc::new(Unavailable(refusal)), None))
+            unavailable(
+                &manifest,
+                args,
+                refusal,
+                "the provider component cannot run",
+            )
         }
     }
+}
+
+/// A provider that cannot run here, registered under its manifest's name so that its first
+/// Initialize answers with `refusal` (`why` is the log's line).
+fn unavailable(
+    manifest: &Path,
+    args: &ListenArgs,
+    refusal: ProviderError,
+    why: &str,
+) -> anyhow::Result<(String, Arc<dyn ProviderFactory>, Option<BackgroundCompile>)> {
+    let name = Manifest::resolve(manifest, args.provider_name.as_deref())?.name;
+    tracing::error!(provider = %name, error = %refusal.message, "{why}");
+    Ok((name, Arc::new(Unavailable(refusal)), None))
 }
 
 /// The HTTP traffic plan: a test's (development `listen` only: the shipped
@@ -203,11 +219,15 @@ fn traffic(
     serving: &Serving,
     recording: Option<&dyn Recording>,
 ) -> anyhow::Result<Option<Arc<dyn Intercept>>> {
-    Ok(match (serving, crate::env::traffic_plan(), recording) {
+    let traffic = match (serving, crate::env::traffic_plan(), recording) {
         (Serving::Development(tools), Some(plan), _) => Some(tools.replay(&plan)?),
         (_, _, Some(recording)) => Some(recording.traffic()?),
         _ => None,
-    })
+    };
+    if let Some(t) = &traffic {
+        tracing::debug!(?t, "serving the test's traffic plan");
+    }
+    Ok(traffic)
 }
 
 /// The connection to azd, recording the conversation under `--record`.

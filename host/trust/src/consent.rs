@@ -105,27 +105,7 @@ pub fn check(
         identity.provider
     );
     let record = record_path(trust, identity);
-    let previous = match std::fs::read_to_string(&record) {
-        Ok(previous) => Some(previous),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", record.display())),
-    };
-    let previous: Option<Record> = match previous {
-        None => None,
-        Some(text) => {
-            let parsed: Record = toml::from_str(&text).with_context(|| {
-                format!(
-                    "{} is not a consent record (delete it to be asked afresh)",
-                    record.display()
-                )
-            })?;
-            // Another provider's record under this one's name is no record of it.
-            let same = parsed.key == identity.key
-                && parsed.extension == identity.extension
-                && parsed.provider == identity.provider;
-            same.then_some(parsed)
-        }
-    };
+    let previous = recorded(&record, identity)?;
     let (allowed, allowed_version) = match &previous {
         Some(p) => (
             Manifest::policy_of(&p.manifest, manifest_path)
@@ -158,6 +138,26 @@ pub fn check(
             Ok(Consent::Allowed)
         }
     }
+}
+
+/// What `record` says the user last allowed `identity`, if it is a record of that provider.
+fn recorded(record: &Path, identity: &Identity) -> anyhow::Result<Option<Record>> {
+    let text = match std::fs::read_to_string(record) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", record.display())),
+    };
+    let parsed: Record = toml::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a consent record (delete it to be asked afresh)",
+            record.display()
+        )
+    })?;
+    // Another provider's record under this one's name is no record of it.
+    let same = parsed.key == identity.key
+        && parsed.extension == identity.extension
+        && parsed.provider == identity.provider;
+    Ok(same.then_some(parsed))
 }
 
 impl Pending {

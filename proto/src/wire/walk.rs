@@ -71,6 +71,10 @@ pub fn decode<U: prost::Message + prost::Name + Default>(bytes: &[u8]) -> Result
 
 /// Walks `bytes` as a message of type `root` (an index of [`Schema::get`]),
 /// to its end: the depths it reports are exact however deep it nests.
+///
+/// Long on purpose: one loop of a state machine over the wire format, one arm per wire type,
+/// whose every arm moves the same position, frame and stack; split, each piece would take them
+/// all as arguments, on the path every message azd sends crosses.
 pub fn shape(bytes: &[u8], root: usize) -> Result<Shape, Malformed> {
     let malformed = |what, at| Malformed { what, at };
     let schema = Schema::get();

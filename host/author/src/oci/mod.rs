@@ -13,7 +13,7 @@
 
 mod bounded;
 #[cfg(test)]
-mod hostile;
+mod hostile_tests;
 mod publish;
 mod pull;
 mod registry;

@@ -67,24 +67,7 @@ pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
         .unwrap_or("provider")
         .to_owned();
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from(&name));
-    if out.exists()
-        && std::fs::read_dir(&out)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        bail!(
-            "{} exists and is not empty: pull into a new folder (--out)",
-            out.display()
-        );
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".pull-")
-        .tempdir_in(&parent)?;
+    let scratch = scratch_beside(&out)?;
     let digest = fetch(args, &reference, scratch.path()).await?;
     only_known_files(scratch.path(), &args.reference)?;
     let trust = TrustDir::from_env()?;
@@ -121,6 +104,29 @@ pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
         digest,
         trust: trust_line,
     })
+}
+
+/// A new, empty folder beside `out` (on its file system, so that the provider moves into `out`
+/// whole), once `out` is known to be new or empty.
+fn scratch_beside(out: &Path) -> anyhow::Result<tempfile::TempDir> {
+    if out.exists()
+        && std::fs::read_dir(out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        bail!(
+            "{} exists and is not empty: pull into a new folder (--out)",
+            out.display()
+        );
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent)?;
+    Ok(tempfile::Builder::new()
+        .prefix(".pull-")
+        .tempdir_in(&parent)?)
 }
 
 /// Fetches the artifact's layers into `into`, each at the path its title

@@ -72,6 +72,8 @@ pub(super) fn document(id: &str, manifest: &Manifest) -> (Value, Option<String>)
 /// Whether azd's Go type for a schema decodes `schema` (at JSON pointer
 /// `at`): each keyword it knows must have the JSON type its field has; it
 /// ignores keywords it does not know.
+///
+/// Long as a table is: one arm per keyword azd's type has a field for, read top to bottom.
 fn fits_azd(schema: &Value, at: &str) -> Result<(), String> {
     let object = match schema {
         Value::Bool(_) | Value::Null => return Ok(()),

@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use azd_wasm_host_manifest::Manifest;
+use azd_wasm_host_manifest::package::{AZD_METADATA_FILE, PRECOMPILED_DIR};
 use azd_wasm_host_runtime::{self as runtime};
 
 use checks::ExtensionYaml;
@@ -183,8 +184,8 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
         "provider.toml",
         "extension.yaml",
         azd_wasm_host_trust::BUNDLE_FILE,
-        azd_wasm_host_manifest::package::PRECOMPILED_DIR,
-        azd_wasm_host_manifest::package::AZD_METADATA_FILE,
+        PRECOMPILED_DIR,
+        AZD_METADATA_FILE,
     ];
     if kept.contains(&top.as_str()) {
         bail!(
@@ -263,28 +264,17 @@ fn package_one(
     let platform = host.platform;
     let stage = tempfile::Builder::new().prefix(".stage-").tempdir_in(out)?;
     let mut members = stage_files(stage.path(), inputs, host)?;
-    std::fs::write(
-        stage
-            .path()
-            .join(azd_wasm_host_manifest::package::AZD_METADATA_FILE),
-        azd_metadata,
-    )?;
-    members.push(PathBuf::from(
-        azd_wasm_host_manifest::package::AZD_METADATA_FILE,
-    ));
+    std::fs::write(stage.path().join(AZD_METADATA_FILE), azd_metadata)?;
+    members.push(PathBuf::from(AZD_METADATA_FILE));
     let ext = &inputs.ext;
     if !args.no_precompile {
         eprintln!("==> precompile the component for {platform}");
         runtime::precompile_into(
             &inputs.manifest,
-            &stage
-                .path()
-                .join(azd_wasm_host_manifest::package::PRECOMPILED_DIR),
+            &stage.path().join(PRECOMPILED_DIR),
             Some(&platform.key()),
         )?;
-        members.push(PathBuf::from(
-            azd_wasm_host_manifest::package::PRECOMPILED_DIR,
-        ));
+        members.push(PathBuf::from(PRECOMPILED_DIR));
     }
     // Signed last: the signature names every file the host runs, the
     // precompiled code and its binding included.

@@ -78,23 +78,7 @@ impl Signer {
             None
         };
         if let Some(why) = failed {
-            let what = if existing.is_file() {
-                format!("the signature {}", crate::paths::shown(&existing))
-            } else {
-                format!("the provider in {}", crate::paths::shown(dir))
-            };
-            if !resign {
-                bail!(
-                    "{what} did not verify: {why}\n`package` does not sign over a provider that failed \
-                     verification: that would make content you did not build run under your key. \
-                     If you trust it anyway, sign it as yours with --resign; or package it unsigned \
-                     with --unsigned"
-                );
-            }
-            eprintln!(
-                "warning: --resign: signing over {what}, which did not verify ({why}), with your \
-                 key: whoever trusts your key will run it"
-            );
+            over_a_failed_check(&existing, dir, &why, resign)?;
         }
         Ok(Self::Key(key(sign, &trust)?))
     }
@@ -141,6 +125,30 @@ impl Signer {
             .map_err(|e| anyhow::anyhow!("the package would not verify: {e}"))?;
         Ok(vec![BUNDLE_FILE])
     }
+}
+
+/// Refuses to sign over a provider that failed verification (`why`), unless `--resign`, which
+/// signs over it with a warning: the bundle `existing` or, when there is none, the provider in
+/// `dir`.
+fn over_a_failed_check(existing: &Path, dir: &Path, why: &str, resign: bool) -> anyhow::Result<()> {
+    let what = if existing.is_file() {
+        format!("the signature {}", crate::paths::shown(existing))
+    } else {
+        format!("the provider in {}", crate::paths::shown(dir))
+    };
+    if !resign {
+        bail!(
+            "{what} did not verify: {why}\n`package` does not sign over a provider that failed \
+             verification: that would make content you did not build run under your key. \
+             If you trust it anyway, sign it as yours with --resign; or package it unsigned \
+             with --unsigned"
+        );
+    }
+    eprintln!(
+        "warning: --resign: signing over {what}, which did not verify ({why}), with your \
+         key: whoever trusts your key will run it"
+    );
+    Ok(())
 }
 
 /// The key `--sign` names, else the default key (made, and trusted on this

@@ -12,6 +12,7 @@ mod azure_storage;
 mod check_diff;
 mod contracts;
 mod docs;
+mod docs_names;
 mod examples;
 mod fuzz;
 mod golden;

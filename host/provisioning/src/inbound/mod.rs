@@ -31,7 +31,7 @@ pub use azd_wasm_host_proto::wire::MAX_CONFIG_DEPTH;
 use azd_wasm_host_proto::wire::{self, MAX_NESTING, Malformed};
 
 #[cfg(test)]
-mod fuzz;
+mod fuzz_tests;
 
 /// The largest message read off the stream: four times azd's limit. A message
 /// over azd's limit but within this is read and answered (`invalid_message`);

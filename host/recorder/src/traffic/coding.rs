@@ -305,7 +305,7 @@ fn bounded(reader: impl std::io::Read, max: usize) -> Result<Vec<u8>, Undo> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::traffic::test_bodies::encode;
+    use crate::traffic::bodies_tests::encode;
 
     fn headers(value: &str) -> http::HeaderMap {
         let mut h = http::HeaderMap::new();
@@ -316,7 +316,7 @@ mod tests {
     #[test]
     fn each_coding_and_a_stack_of_them_is_undone() {
         let data = b"{\"keys\":[{\"keyName\":\"key1\",\"value\":\"v\"}]}".repeat(20);
-        for (coding, header) in crate::traffic::test_bodies::CODINGS {
+        for (coding, header) in crate::traffic::bodies_tests::CODINGS {
             let body = encode(&data, coding);
             let named = codings(&headers(header)).unwrap().unwrap();
             assert_eq!(

@@ -26,6 +26,8 @@
 //! step did survives however its process ends. The policy is enforced first
 //! in every mode: a cassette cannot reach an origin the manifest does not grant.
 
+#[cfg(test)]
+pub(crate) mod bodies_tests;
 mod coding;
 mod control;
 mod exchange;
@@ -38,7 +40,7 @@ mod matching;
 #[cfg(test)]
 mod property_breaks_tests;
 #[cfg(test)]
-mod property_cases;
+mod property_cases_tests;
 #[cfg(test)]
 mod property_tests;
 #[cfg(test)]
@@ -50,8 +52,6 @@ mod redact_body;
 mod redact_json;
 mod redact_xml;
 mod serve;
-#[cfg(test)]
-pub(crate) mod test_bodies;
 mod tokens;
 #[cfg(test)]
 mod transfer_tests;

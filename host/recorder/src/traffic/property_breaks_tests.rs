@@ -3,7 +3,7 @@
 //! the wire (a content type, content and transfer codings, compression no
 //! header names, a `binary:` mark).
 
-use super::test_bodies::encode_randomly;
+use super::bodies_tests::encode_randomly;
 
 /// The mark of the request every body answers.
 pub(super) const MARK: &str = "binary: POST https://management.azure.com/s/";

@@ -18,10 +18,10 @@ use std::sync::Arc;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 
-use super::property_cases::{Case, case, hex};
+use super::bodies_tests::readable;
+use super::property_cases_tests::{Case, case, hex};
 use super::property_xml_tests::{over_bound_case, xml_case, xml_read};
 use super::record_tests::{logged, post, read, service, traffic};
-use super::test_bodies::readable;
 use super::{LogEvent, TrafficMode};
 
 /// How many bodies one run tries (a few seconds in a debug build).

@@ -8,9 +8,9 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
+use super::bodies_tests::encode;
 use super::property_breaks_tests::{MARK, XML_BREAKS, broken_xml, wire};
-use super::property_cases::{Case, hex};
-use super::test_bodies::encode;
+use super::property_cases_tests::{Case, hex};
 
 /// Element names that say their text is a secret, as services spell them
 /// (`s:` is a namespace the root declares).
@@ -266,7 +266,7 @@ pub(super) fn xml_case(rng: &mut fastrand::Rng, n: usize) -> Case {
         secrets,
         strict: breaking.is_none(),
         undeclared,
-        max: super::property_cases::MAX,
+        max: super::property_cases_tests::MAX,
         over: false,
     }
 }

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use wasmtime_wasi_http::WasiBody;
 
-use super::test_bodies::encode;
+use super::bodies_tests::encode;
 use super::{Exchange, LogEvent, Traffic, TrafficMode, TrafficPlan, read_log};
 use azd_wasm_host_runtime::{Io, Sent};
 
@@ -115,7 +115,7 @@ fn forms(secret: &str) -> Vec<String> {
 
 /// Everything a reader of a stored body gets from it.
 pub(super) fn readable(body: &super::RecordedBody) -> Vec<u8> {
-    super::test_bodies::readable(&body.bytes().unwrap())
+    super::bodies_tests::readable(&body.bytes().unwrap())
 }
 
 pub(super) fn assert_no_key(bytes: &[u8], what: &str) {
@@ -130,7 +130,7 @@ pub(super) fn assert_no_key(bytes: &[u8], what: &str) {
 #[tokio::test]
 async fn a_compressed_list_keys_answer_is_recorded_decoded_with_its_keys_redacted() {
     let keys = list_keys();
-    for (coding, header) in super::test_bodies::CODINGS {
+    for (coding, header) in super::bodies_tests::CODINGS {
         let dir = tempfile::tempdir().unwrap();
         let rec = traffic(dir.path(), TrafficMode::Record, &[]);
         let body = encode(keys.as_bytes(), coding);

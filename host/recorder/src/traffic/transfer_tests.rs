@@ -5,9 +5,9 @@
 //! let through with keys inside.
 
 use super::LogEvent;
+use super::bodies_tests::encode;
 use super::json_body_tests::record;
 use super::record_tests::{assert_no_key, list_keys};
-use super::test_bodies::encode;
 
 /// The request's `binary:` mark.
 const MARK: &str = "binary: POST https://management.azure.com/s/";
@@ -95,7 +95,7 @@ async fn compressed_bytes_no_header_names_are_refused_and_no_mark_keeps_a_key_in
     for coding in ["gzip", "deflate", "br", "zstd"] {
         let body = encode(&keys, coding);
         let (bytes, events) = record(&[], &[], &[], body.clone()).await;
-        assert_no_key(&super::test_bodies::readable(&bytes), coding);
+        assert_no_key(&super::bodies_tests::readable(&bytes), coding);
         let [LogEvent::Refused { why, .. }] = events.as_slice() else {
             panic!("{coding}: {events:?}")
         };
@@ -105,7 +105,7 @@ async fn compressed_bytes_no_header_names_are_refused_and_no_mark_keeps_a_key_in
         );
         // A mark does not keep it either: decoded, it holds fields a recording redacts.
         let (bytes, events) = record(&[MARK], &[], &[], body).await;
-        assert_no_key(&super::test_bodies::readable(&bytes), coding);
+        assert_no_key(&super::bodies_tests::readable(&bytes), coding);
         let [LogEvent::Refused { why, .. }] = events.as_slice() else {
             panic!("{coding}, marked: {events:?}")
         };

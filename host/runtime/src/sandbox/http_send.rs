@@ -220,30 +220,7 @@ async fn connect(host: &str, port: u16) -> Result<TcpStream, Error> {
         .into_iter()
         .partition(|addr| refused_by_name(addr.ip()).is_none());
     if reachable.is_empty() {
-        return Err(match refused.first() {
-            Some(addr) => {
-                let why = refused_by_name(addr.ip())
-                    .map(|r| r.to_string())
-                    .unwrap_or_default();
-                let origin = if addr.is_ipv6() {
-                    format!("[{}]:{port}", addr.ip())
-                } else {
-                    addr.to_string()
-                };
-                tracing::warn!(
-                    "guest HTTP request to {host}:{port} refused: the name resolved to {}, {why}, \
-                     which an origin granted by name never reaches; grant the address itself \
-                     (\"http://{origin}\" or \"https://{origin}\" under [policy.http] allow) if \
-                     the provider should reach it",
-                    addr.ip()
-                );
-                Error::DestinationIpProhibited
-            }
-            None => Error::DnsError {
-                rcode: Some("no address".to_owned()),
-                info_code: None,
-            },
-        });
+        return Err(unreachable(host, port, refused.first()));
     }
     if !refused.is_empty() {
         tracing::debug!(%host, ?refused, "addresses a grant by name may not reach were skipped");
@@ -258,6 +235,33 @@ async fn connect(host: &str, port: u16) -> Result<TcpStream, Error> {
     Err(Error::Connect(last.unwrap_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::NotFound, "no address to connect to")
     })))
+}
+
+/// The error for a name none of whose addresses a grant by name may reach (`refused`, the first
+/// of them, is logged with what to grant instead), or that resolved to no address.
+fn unreachable(host: &str, port: u16, refused: Option<&SocketAddr>) -> Error {
+    let Some(addr) = refused else {
+        return Error::DnsError {
+            rcode: Some("no address".to_owned()),
+            info_code: None,
+        };
+    };
+    let why = refused_by_name(addr.ip())
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    let origin = if addr.is_ipv6() {
+        format!("[{}]:{port}", addr.ip())
+    } else {
+        addr.to_string()
+    };
+    tracing::warn!(
+        "guest HTTP request to {host}:{port} refused: the name resolved to {}, {why}, \
+         which an origin granted by name never reaches; grant the address itself \
+         (\"http://{origin}\" or \"https://{origin}\" under [policy.http] allow) if \
+         the provider should reach it",
+        addr.ip()
+    );
+    Error::DestinationIpProhibited
 }
 
 /// A response's body: hyper's, failing when nothing comes for `idle`.
