@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use azd_wasm_host_core::Exit;
 use azd_wasm_host_core::text::{escape_invisible, shown};
 use azd_wasm_host_manifest::{Policy, PolicyDiff};
 use azd_wasm_host_runtime::{CheckReport, RuntimeOptions};
@@ -81,7 +82,7 @@ pub(crate) fn diff(old: &Path, new: &Path) -> anyhow::Result<ExitCode> {
         Ok(code) => Ok(code),
         Err(e) => {
             eprintln!("azd-wasm-host: error: {e:#}");
-            Ok(ExitCode::from(2))
+            Ok(Exit::Trouble.into())
         }
     }
 }
@@ -96,11 +97,7 @@ fn compare(old: &Path, new: &Path) -> anyhow::Result<ExitCode> {
     let text = render_diff(&d, (&a.name, old), (&b.name, new));
     use std::io::Write as _;
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(if d.asks_for_nothing_more() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(Exit::holds(d.asks_for_nothing_more()).into())
 }
 
 /// The difference as `check --diff` prints it.

@@ -49,7 +49,7 @@ fn main() -> ExitCode {
             // Help and --version are not errors; bad arguments exit with
             // EX_USAGE, as every other usage error of `run` does.
             if e.use_stderr() {
-                ExitCode::from(azd_wasm_host_runner::Exit::Usage.code())
+                ExitCode::from(azd_wasm_host_core::Exit::Usage)
             } else {
                 ExitCode::SUCCESS
             }

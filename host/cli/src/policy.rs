@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use azd_wasm_host_core::Exit;
 use azd_wasm_host_core::text::shown;
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_trust::ceiling::{Candidate, Ceiling, Judged, Signer};
@@ -46,15 +47,11 @@ pub(crate) fn policy(action: PolicyAction) -> anyhow::Result<ExitCode> {
         PolicyAction::Check { path, policy } => match check(&path, &policy) {
             Ok((text, within)) => {
                 print!("{text}");
-                Ok(if within {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::from(1)
-                })
+                Ok(Exit::holds(within).into())
             }
             Err(e) => {
                 eprintln!("azd-wasm-host: error: {e:#}");
-                Ok(ExitCode::from(2))
+                Ok(Exit::Trouble.into())
             }
         },
     }

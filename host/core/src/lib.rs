@@ -39,6 +39,7 @@ mod code;
 pub mod dotenv;
 mod env_name;
 mod error;
+mod exit;
 pub mod files;
 pub mod json;
 mod provider;
@@ -51,6 +52,7 @@ pub use call::{CallContext, Progress, ProgressSink};
 pub use code::{ErrorCategory, ErrorCode};
 pub use env_name::{EnvironmentName, InvalidEnvironmentName};
 pub use error::{ErrorDetail, ErrorLink, ErrorOrigin, ProviderError};
+pub use exit::Exit;
 pub use provider::{Provider, ProviderFactory};
 pub use services::{
     AccessToken, AzdServices, ConfirmQuestion, SelectQuestion, ServiceError, TextQuestion,

@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::{Output, RunArgs};
 use super::execute::{Played, play};
-use super::outcome::Exit;
 use super::session::Session;
+use azd_wasm_host_core::Exit;
 
 /// Runs `run`; the exit code says how it ended ([`Exit`]).
 pub async fn run(args: RunArgs, debug: bool) -> ExitCode {
@@ -18,7 +18,7 @@ pub async fn run(args: RunArgs, debug: bool) -> ExitCode {
     let played = play(&args, &Session::command(debug, interrupt)).await;
     watcher.abort();
     show(&args, &played);
-    ExitCode::from(played.outcome.exit.code())
+    ExitCode::from(played.outcome.exit)
 }
 
 /// Prints what the command came to: with `--output json` one document on

@@ -14,11 +14,12 @@ use tokio_util::sync::CancellationToken;
 use super::args::{Action, RunArgs};
 use super::environment::Environment;
 use super::extension::{EXTENSION_PROJECT_PATH_VAR, Extension, extension_command_line};
-use super::outcome::{Exit, Failure};
+use super::outcome::Failure;
 use super::report::RunReport;
 use super::session::{EnvOverlay, Session};
 use super::view::ProgressView;
 use super::{ask, drive, project};
+use azd_wasm_host_core::Exit;
 
 /// What a command came to.
 #[derive(Debug, Clone)]

@@ -55,12 +55,12 @@ mod session;
 mod view;
 
 pub use args::{Action, Output, RunArgs, contract_from, contract_from_env};
+pub use azd_wasm_host_core::Exit;
 pub use command::run;
 pub use dotenv::DotEnv;
 pub use environment::Environment;
 pub use execute::{RunOutcome, execute};
 pub use extension::{EXTENSION_COMMAND_VAR, EXTENSION_PROJECT_PATH_VAR, Extension, start_listen};
-pub use outcome::Exit;
 pub use report::{
     ChangeReport, ErrorKind, ErrorLink, OutputValue, ParameterReport, Plan, PreviewReport,
     Question, RunError, RunReport,

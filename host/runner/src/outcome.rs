@@ -10,41 +10,10 @@
 //! | 70   | the provider's component or the host failed: it could not load, trapped, ran out of time or memory, broke the protocol, or an output could not be saved |
 //! | 130  | interrupted (Ctrl-C); the provider was stopped and waited for |
 
-use azd_wasm_host_core::{ErrorDetail, ProviderError};
+use azd_wasm_host_core::{ErrorDetail, Exit, ProviderError};
 use azd_wasm_host_sim::CallError;
 
 use super::report::{ErrorKind, ErrorLink, RunError};
-
-/// The exit codes of `run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// Done.
-    Done,
-    /// The provider answered with an error.
-    ProviderFailed,
-    /// `preview --detailed-exitcode` found changes pending.
-    ChangesPending,
-    /// Bad arguments or project; nothing ran.
-    Usage,
-    /// The provider's component or the host failed.
-    Fault,
-    /// Ctrl-C.
-    Interrupted,
-}
-
-impl Exit {
-    /// The process exit code.
-    pub fn code(self) -> u8 {
-        match self {
-            Self::Done => 0,
-            Self::ProviderFailed => 1,
-            Self::ChangesPending => 2,
-            Self::Usage => 64,
-            Self::Fault => 70,
-            Self::Interrupted => 130,
-        }
-    }
-}
 
 /// Why a command did not finish.
 #[derive(Debug)]
@@ -75,7 +44,7 @@ impl Failure {
         match self {
             Self::Usage(_) => Exit::Usage,
             Self::Provider(e) if e.is_fault() => Exit::Fault,
-            Self::Provider(_) => Exit::ProviderFailed,
+            Self::Provider(_) => Exit::Failed,
             Self::Host(_) => Exit::Fault,
             Self::Interrupted => Exit::Interrupted,
         }
@@ -85,7 +54,7 @@ impl Failure {
     pub(crate) fn to_error(&self) -> RunError {
         let kind = match self.exit() {
             Exit::Usage => ErrorKind::Usage,
-            Exit::ProviderFailed => ErrorKind::Provider,
+            Exit::Failed => ErrorKind::Provider,
             Exit::Interrupted => ErrorKind::Interrupted,
             _ => ErrorKind::Fault,
         };

@@ -42,6 +42,6 @@ pub use ceiling::{
     render as render_policy, show as show_policy,
 };
 pub use develop::{DevelopmentTools, Recording};
-pub use listen::{EXIT_UNANSWERED, ListenArgs, Serving};
+pub use listen::{ListenArgs, Serving};
 pub use metadata::print_metadata;
 pub use process::{STACK_SIZE, exit_code, on_main_thread, run_listen};

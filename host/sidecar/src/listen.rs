@@ -11,7 +11,7 @@
 //! the log, exit 0. The stream ending while requests are unanswered (azd's
 //! command was cancelled, azd was killed, or a request could not be answered)
 //! is never a clean end: the running ones are stopped, a warning names each and
-//! how long it had run, and the exit code is [`EXIT_UNANSWERED`]. azd refusing
+//! how long it had run, and the exit code is [`Exit::Unanswered`](azd_wasm_host_core::Exit::Unanswered) (3). azd refusing
 //! the stream, ending it because it could not take a message, or a gRPC frame
 //! that cannot be read at all (over 16 MiB, or not decompressing), is an error
 //! (exit 1). Writes nothing to stdout: azd's terminal is the user's.
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use azd_wasm_host_core::{ErrorCode, Provider, ProviderError, ProviderFactory};
+use azd_wasm_host_core::{ErrorCode, Exit, Provider, ProviderError, ProviderFactory};
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_provisioning::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
 use azd_wasm_host_runtime::{self as runtime, BackgroundCompile, Intercept, RuntimeOptions};
@@ -58,9 +58,6 @@ pub enum Serving {
     /// The shipped sidecar: only the code `package` precompiled beside it runs.
     Sidecar,
 }
-
-/// The exit code of `listen` when the stream ended with requests of azd's unanswered.
-pub const EXIT_UNANSWERED: u8 = 3;
 
 /// How long `listen` waits, once azd is gone, for a compile still under way.
 const COMPILE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
@@ -125,7 +122,7 @@ fn exit_of(end: StreamEnd) -> anyhow::Result<ExitCode> {
                 unanswered.len(),
                 list.join(", ")
             );
-            Ok(ExitCode::from(EXIT_UNANSWERED))
+            Ok(Exit::Unanswered.into())
         }
         end @ (StreamEnd::ClosedByAzd | StreamEnd::Shutdown) => {
             tracing::debug!(?end, "stream ended; exiting");

@@ -106,9 +106,9 @@ fn main() -> ExitCode {
         ),
         Err(e) => {
             let _ = e.print();
-            // EX_USAGE for bad arguments, as the development CLI.
+            // Bad arguments, as the development CLI says them.
             if e.use_stderr() {
-                ExitCode::from(64)
+                ExitCode::from(azd_wasm_host_core::Exit::Usage)
             } else {
                 ExitCode::SUCCESS
             }

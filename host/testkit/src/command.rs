@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use azd_wasm_host_core::Exit;
 
 use crate::exec::Case;
 use crate::spec::{Invalid, Spec};
@@ -43,16 +44,13 @@ pub struct TestArgs {
     pub update: bool,
 }
 
-/// The exit code of an invalid test file (or none found): nothing ran.
-const INVALID: u8 = 64;
-
 /// Runs `test`; the exit code says how it ended.
 pub async fn test(args: TestArgs, debug: bool) -> ExitCode {
     let cases = match find_cases(&args) {
         Ok(cases) => cases,
         Err(e) => {
             eprintln!("azd-wasm-host test: {e:#}");
-            return ExitCode::from(INVALID);
+            return Exit::Usage.into();
         }
     };
     let started = std::time::Instant::now();
@@ -64,9 +62,9 @@ pub async fn test(args: TestArgs, debug: bool) -> ExitCode {
         && let Err(e) = summary.write_junit(path)
     {
         eprintln!("azd-wasm-host test: cannot write {}: {e:#}", path.display());
-        return ExitCode::from(1);
+        return Exit::Failed.into();
     }
-    ExitCode::from(u8::from(!summary.all_passed()))
+    Exit::holds(summary.all_passed()).into()
 }
 
 /// Reads every test file the arguments name; the first invalid one ends it.

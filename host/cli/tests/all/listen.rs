@@ -270,7 +270,7 @@ async fn azd_dropping_the_connection_mid_operation_names_what_it_cut_short() {
     assert!(call.await.unwrap().is_err());
     assert_eq!(
         status.code(),
-        Some(i32::from(azd_wasm_host_sidecar::EXIT_UNANSWERED)),
+        Some(i32::from(azd_wasm_host_core::Exit::Unanswered.code())),
         "a request was left unanswered: {status}"
     );
     let log = std::fs::read_to_string(dir.path().join("host.log")).unwrap();
@@ -295,7 +295,7 @@ async fn the_stream_closed_mid_operation_interrupts_the_guest() {
     eprintln!("stream closed → listen exited in {took:?}");
     assert_eq!(
         status.code(),
-        Some(i32::from(azd_wasm_host_sidecar::EXIT_UNANSWERED)),
+        Some(i32::from(azd_wasm_host_core::Exit::Unanswered.code())),
         "{status}"
     );
     assert!(took < Duration::from_secs(1), "took {took:?}");
