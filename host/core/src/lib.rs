@@ -45,6 +45,7 @@ pub mod json;
 mod provider;
 pub mod secrets;
 mod services;
+pub mod settings;
 pub mod steering;
 pub mod text;
 

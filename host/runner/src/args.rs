@@ -60,7 +60,7 @@ pub struct RunArgs {
 
 /// The environment variable of `--azd-contract`: `test`'s steps (each a `run`) and
 /// golden replays take it from the environment too.
-pub(crate) const CONTRACT_VAR: &str = "AZD_WASM_HOST_AZD_CONTRACT";
+pub(crate) const CONTRACT_VAR: &str = azd_wasm_host_core::settings::AZD_CONTRACT;
 
 /// The contract mode `AZD_WASM_HOST_AZD_CONTRACT` asks for (`both` when it is unset); an
 /// error naming the value when it is not one (`run` refuses it as its command line does).

@@ -269,7 +269,7 @@ async fn start_extension(
     let answered = args.answer().is_some() || ask::on_terminal(session.console);
     super::extension::start_listen(sim, &extension, |cmd| {
         if let Some(n) = &args.provider_name {
-            cmd.env("AZD_WASM_HOST_PROVIDER_NAME", n);
+            cmd.env(azd_wasm_host_core::settings::PROVIDER_NAME, n);
         }
         if answered {
             cmd.env_remove("AZD_NO_PROMPT");

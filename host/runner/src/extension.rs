@@ -14,13 +14,13 @@ use super::session::EnvOverlay;
 /// its emulator, e.g. `qemu-aarch64 -L /usr/aarch64-linux-gnu
 /// target/aarch64-unknown-linux-gnu/release/azd-wasm-host`, where that build
 /// cannot start itself.
-pub const EXTENSION_COMMAND_VAR: &str = "AZD_WASM_HOST_EXTENSION_COMMAND";
+pub const EXTENSION_COMMAND_VAR: &str = azd_wasm_host_core::settings::EXTENSION_COMMAND;
 
 /// The project's path as `run` sends it in Initialize, where the extension
 /// [`EXTENSION_COMMAND_VAR`] starts sees the project under another name: a
 /// Windows build under Wine, for which `/tmp/p` is `Z:\tmp\p` (azd on
 /// Windows sends a drive path, and a path without one is refused).
-pub const EXTENSION_PROJECT_PATH_VAR: &str = "AZD_WASM_HOST_EXTENSION_PROJECT_PATH";
+pub const EXTENSION_PROJECT_PATH_VAR: &str = azd_wasm_host_core::settings::EXTENSION_PROJECT_PATH;
 
 /// An extension to start under a simulated azd.
 #[derive(Debug, Clone, Copy)]
@@ -79,7 +79,7 @@ pub async fn start_listen(
     let azd = sim.env();
     let azd: Vec<&str> = azd.iter().map(|(name, _)| name.as_str()).collect();
     extension.env.apply_except(&mut cmd, &azd);
-    cmd.env("AZD_WASM_HOST_MANIFEST", extension.manifest)
+    cmd.env(azd_wasm_host_core::settings::MANIFEST, extension.manifest)
         .env("AZD_CWD", extension.project)
         .current_dir(extension.project);
     match extension.environment {

@@ -21,19 +21,9 @@ use std::path::PathBuf;
 
 use azd_wasm_host_runtime::{CacheKey, CompileCache};
 
-/// Names the compile cache directory.
-pub const CACHE_DIR: &str = "AZD_WASM_HOST_CACHE_DIR";
-/// Names the azd executable access tokens come from.
-pub const AZD: &str = "AZD_WASM_HOST_AZD";
-/// Names the development CLI a packaged sidecar hands a recording to.
-pub const DEV_CLI: &str = "AZD_WASM_HOST_DEV_CLI";
-/// The folder of the installed extension whose packaged sidecar handed its
-/// session to the development CLI: its provider is checked as installed.
-pub const INSTALLED_DIR: &str = "AZD_WASM_HOST_INSTALLED_DIR";
-/// Names the traffic plan `azd-wasm-host test` gives a step.
-pub const TRAFFIC: &str = "AZD_WASM_HOST_TRAFFIC";
-/// Strings a recorded conversation may keep though they look like credentials.
-pub const RECORD_SAFE: &str = "AZD_WASM_HOST_RECORD_SAFE";
+pub use azd_wasm_host_core::settings::{
+    AZD, CACHE_DIR, DEV_CLI, INSTALLED_DIR, RECORD_SAFE, TRAFFIC,
+};
 /// The azd environment name azd passes an extension.
 pub const AZD_ENVIRONMENT: &str = "AZD_ENVIRONMENT";
 

@@ -336,7 +336,7 @@ fn grouped_note(names: &[&str], why: &str, role: Role) -> Option<String> {
 /// which can only add a ceiling: dropping it would loosen one).
 fn is_tool_setting(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    (upper.starts_with("AZD_WASM_HOST_") && upper != POLICY_ENV)
+    (upper.starts_with(azd_wasm_host_core::settings::PREFIX) && upper != POLICY_ENV)
         || upper == AZD_CONFIG_DIR
         || TOOL_PROGRAMS.contains(&upper.as_str())
 }

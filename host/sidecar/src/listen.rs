@@ -38,13 +38,13 @@ pub struct ListenArgs {
     #[arg(long, env = crate::locate::ENV_MANIFEST)]
     pub manifest: Option<PathBuf>,
     /// The provider name, when `--manifest` is a bare component.
-    #[arg(long, env = "AZD_WASM_HOST_PROVIDER_NAME")]
+    #[arg(long, env = azd_wasm_host_core::settings::PROVIDER_NAME)]
     pub provider_name: Option<String>,
     /// Record the conversation with azd into FILE (a golden conversation that
     /// `azd-wasm-host test` replays): azd's requests, the answers, the calls to
     /// azd's services and the provider's HTTP traffic. Under azd, set
     /// `AZD_WASM_HOST_RECORD=FILE` before the azd command.
-    #[arg(long, env = "AZD_WASM_HOST_RECORD", value_name = "FILE")]
+    #[arg(long, env = azd_wasm_host_core::settings::RECORD, value_name = "FILE")]
     pub record: Option<PathBuf>,
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 
 /// Names the manifest (as `--manifest` does).
-pub(crate) const ENV_MANIFEST: &str = "AZD_WASM_HOST_MANIFEST";
+pub(crate) const ENV_MANIFEST: &str = azd_wasm_host_core::settings::MANIFEST;
 /// File name looked for beside the executable.
 const DEFAULT_MANIFEST_NAME: &str = "provider.toml";
 

@@ -30,7 +30,7 @@ use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// Environment variable naming the log file.
-pub const ENV_LOG_FILE: &str = "AZD_WASM_HOST_LOG_FILE";
+pub const ENV_LOG_FILE: &str = azd_wasm_host_core::settings::LOG_FILE;
 /// A write that would take the log file past this moves it aside first.
 const ROTATE_BYTES: u64 = 8 << 20;
 

@@ -297,7 +297,7 @@ impl Project {
 }
 
 /// `AZD_WASM_HOST_TEST_KEEP=1` keeps every test's project folder, for a look afterwards.
-pub(super) const KEEP_VAR: &str = "AZD_WASM_HOST_TEST_KEEP";
+pub(super) const KEEP_VAR: &str = azd_wasm_host_core::settings::TEST_KEEP;
 
 /// The environment a step's run sees (and its extension inherits): this
 /// process's, without `AZURE_ENV_NAME` (the step names its environment) or a
@@ -308,7 +308,7 @@ pub(super) const KEEP_VAR: &str = "AZD_WASM_HOST_TEST_KEEP";
 fn step_environment(case: &Case, traffic: Option<&Path>) -> EnvOverlay {
     let mut vars = EnvOverlay::default();
     vars.remove("AZURE_ENV_NAME")
-        .remove("AZD_WASM_HOST_RECORD")
+        .remove(azd_wasm_host_core::settings::RECORD)
         .set_all(&case.spec.project.process_env);
     if let Some(plan) = traffic {
         vars.set(azd_wasm_host_sidecar::env::TRAFFIC, plan);

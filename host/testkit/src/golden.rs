@@ -167,7 +167,7 @@ async fn start(
     };
     let (process, handle) = azd_wasm_host_runner::start_listen(&sim, &extension, |cmd| {
         cmd.env(azd_wasm_host_sidecar::env::TRAFFIC, plan)
-            .env_remove("AZD_WASM_HOST_RECORD");
+            .env_remove(azd_wasm_host_core::settings::RECORD);
     })
     .await?;
     Ok((sim, process, handle))

@@ -26,7 +26,7 @@ use crate::keys::{KeyPair, PublicKey};
 pub const CONFIG_DIR_ENV: &str = "AZD_CONFIG_DIR";
 /// `true`: run providers that are unsigned or signed by a key not trusted
 /// (the setting `allow_unsigned` in `config.toml`, for one command).
-pub const ALLOW_UNSIGNED_ENV: &str = "AZD_WASM_HOST_ALLOW_UNSIGNED";
+pub const ALLOW_UNSIGNED_ENV: &str = azd_wasm_host_core::settings::ALLOW_UNSIGNED;
 
 /// The trust folder.
 #[derive(Debug, Clone)]

@@ -164,7 +164,9 @@ fn c_files(dir: &Path) -> anyhow::Result<Vec<OsString>> {
 /// (`zig`, or `python-zig`, which PyPI's `ziglang` puts on PATH), else clang
 /// with a wasi-libc sysroot (`WASI_SYSROOT`, else Debian's `/usr`).
 fn compiler(vars: &Vars) -> anyhow::Result<Program> {
-    if let Some((program, mut pre)) = crate::tools::named_by(vars, "AZD_WASM_HOST_CC")? {
+    if let Some((program, mut pre)) =
+        crate::tools::named_by(vars, azd_wasm_host_core::settings::CC)?
+    {
         pre.extend(["-target", "wasm32-wasi"].map(OsString::from));
         return Ok((program, pre));
     }

@@ -47,7 +47,7 @@ const GO: crate::tools::Need = crate::tools::Need {
     tool: "go",
     version: Some("Go 1.25 or newer"),
     get: "install it from https://go.dev/dl",
-    var: "AZD_WASM_HOST_GO",
+    var: azd_wasm_host_core::settings::GO,
 };
 
 /// The WASI packages [`WORLD_WIT`] imports from: `wasi:http` 0.2.12 (the

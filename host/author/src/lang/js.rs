@@ -220,7 +220,7 @@ const NODE: Need = Need {
     tool: "node",
     version: Some("Node.js 20 or newer"),
     get: "install it from https://nodejs.org",
-    var: "AZD_WASM_HOST_NODE",
+    var: azd_wasm_host_core::settings::NODE,
 };
 
 /// The Node.js the JavaScript recipes run: `AZD_WASM_HOST_NODE` (a `node`,

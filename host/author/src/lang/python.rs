@@ -45,7 +45,7 @@ fn componentize_py(vars: &Vars) -> anyhow::Result<Program> {
         tool: "componentize-py",
         version: Some("0.25.1"),
         get: "pip install componentize-py==0.25.1",
-        var: "AZD_WASM_HOST_COMPONENTIZE_PY",
+        var: azd_wasm_host_core::settings::COMPONENTIZE_PY,
     };
     NEED.find(vars, &["componentize-py"])
 }

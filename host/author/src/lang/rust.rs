@@ -129,7 +129,7 @@ fn build_std_flags(libc_dir: &Path) -> OsString {
 
 /// Every cargo to consider, with its route.
 fn candidates(vars: &Vars, krate: &Path) -> Vec<Toolchain> {
-    let cargos = match vars.get("AZD_WASM_HOST_CARGO") {
+    let cargos = match vars.get(azd_wasm_host_core::settings::CARGO) {
         Some(cargo) => vec![PathBuf::from(cargo)],
         None => {
             let mut seen = Vec::new();

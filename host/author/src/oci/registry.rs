@@ -23,7 +23,7 @@ pub(super) const SIGNATURE: &str = "application/vnd.dev.sigstore.bundle.v0.3+jso
 /// The annotation naming a layer's file.
 pub(super) const TITLE: &str = "org.opencontainers.image.title";
 /// The password of `--user`.
-const PASSWORD_ENV: &str = "AZD_WASM_HOST_REGISTRY_PASSWORD";
+const PASSWORD_ENV: &str = azd_wasm_host_core::settings::REGISTRY_PASSWORD;
 
 /// `oci://REGISTRY/NAME:TAG` (or `@sha256:…`; the scheme is optional) as a reference.
 pub(super) fn reference(text: &str) -> anyhow::Result<Reference> {

@@ -23,6 +23,7 @@ mod record_secrets;
 mod release_tools;
 mod run_cli;
 mod run_fidelity;
+mod settings;
 mod sidecar;
 mod test_cli;
 mod trust;

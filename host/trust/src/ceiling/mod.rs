@@ -39,7 +39,7 @@ use crate::TrustDir;
 
 /// Names one more ceiling file, read as a source beside the others (it can
 /// only tighten).
-pub const POLICY_ENV: &str = "AZD_WASM_HOST_POLICY";
+pub const POLICY_ENV: &str = azd_wasm_host_core::settings::POLICY;
 
 /// The file's name, machine-wide and in the trust folder.
 pub const POLICY_FILE: &str = "policy.toml";
