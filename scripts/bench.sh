@@ -77,7 +77,7 @@ platform_sizes() {
   mkdir -p "$work/hosts/linux-amd64"
   cp "$SIDECAR" "$work/hosts/linux-amd64/azd-wasm-host"
   strip "$work/hosts/linux-amd64/azd-wasm-host"
-  for p in linux-arm64 windows-amd64 darwin-amd64 darwin-arm64; do
+  for p in linux-arm64 windows-amd64 windows-arm64 darwin-amd64 darwin-arm64; do
     exe=""
     [[ $p == windows-* ]] && exe=.exe
     [[ -f "$dist/$p/azd-wasm-host$exe" ]] || continue

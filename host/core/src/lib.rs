@@ -33,6 +33,7 @@
 #![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
 pub mod authority;
+pub mod azd;
 mod call;
 pub mod clock;
 mod code;

@@ -363,12 +363,12 @@ pub fn precompile_into(
     let binding = Binding {
         target: target.triple.to_owned(),
         code_sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&code)),
-        ..Binding::for_this_host(&file.sha, target.platform)
+        ..Binding::for_this_host(&file.sha, &target.key())
     };
     let binding_path = dir.join(BINDING_FILE);
     std::fs::write(&binding_path, toml::to_string(&binding)?)
         .with_context(|| format!("cannot write {}", binding_path.display()))?;
-    if target.platform == here {
+    if target.key() == here {
         let engine = engine::shared_engine()?;
         let component = cache::deserialize_file(&engine, &code_path, &binding.code_sha256)
             .map_err(|e| anyhow::anyhow!("the code just compiled does not load: {e:#}"))?;

@@ -9,19 +9,10 @@ use azd_wasm_host_manifest::Manifest;
 use crate::names::check_extension_id;
 use serde::Deserialize;
 
-/// The capabilities azd 1.31 knows (`ValidCapabilities`, pkg/extensions).
-const AZD_CAPABILITIES: &[&str] = &[
-    "custom-commands",
-    "lifecycle-events",
-    "mcp-server",
-    "service-target-provider",
-    "framework-service-provider",
-    "metadata",
-    "provisioning-provider",
-    "validation-provider",
-];
-/// The capability and provider type of a provisioning provider.
-const PROVISIONING: &str = "provisioning-provider";
+use azd_wasm_host_core::azd::{
+    CAPABILITIES as AZD_CAPABILITIES, PROVISIONING_PROVIDER as PROVISIONING,
+};
+
 /// The extension manifest, as far as `package` reads it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

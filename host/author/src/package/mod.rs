@@ -32,6 +32,7 @@ use anyhow::{Context as _, bail};
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_manifest::package::{AZD_METADATA_FILE, PRECOMPILED_DIR};
 use azd_wasm_host_runtime::{self as runtime};
+use platforms::Shipped as _;
 
 use checks::ExtensionYaml;
 use platforms::HostBinary;

@@ -12,74 +12,40 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 
 /// A platform as azd names it: `<GOOS>/<GOARCH>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Platform {
-    pub(super) os: &'static str,
-    pub(super) arch: &'static str,
+pub(super) use azd_wasm_host_core::azd::{PLATFORMS as AZD_PLATFORMS, Platform};
+
+/// What `package` needs of a platform beyond azd's table: the host binary's name there, this
+/// machine's platform, and a platform named on the command line.
+pub(super) trait Shipped: Sized {
+    /// The host binary's file name: `azd-wasm-host`, `azd-wasm-host.exe` on Windows.
+    fn exe_name(self) -> &'static str;
+    /// This machine's platform, when azd installs extensions on it.
+    fn this_machine() -> anyhow::Result<Self>;
+    /// The platform `text` names (`linux/amd64` or `linux-amd64`), or an error listing them.
+    fn parse(text: &str) -> anyhow::Result<Self>;
 }
 
-/// The platforms azd has artifacts for (`ValidPlatforms`, pkg/extensions).
-pub(super) const AZD_PLATFORMS: [Platform; 6] = [
-    Platform::new("windows", "amd64"),
-    Platform::new("windows", "arm64"),
-    Platform::new("darwin", "amd64"),
-    Platform::new("darwin", "arm64"),
-    Platform::new("linux", "amd64"),
-    Platform::new("linux", "arm64"),
-];
-
-impl Platform {
-    const fn new(os: &'static str, arch: &'static str) -> Self {
-        Self { os, arch }
-    }
-
-    /// The key of the registry's `artifacts` map: `linux/amd64`.
-    pub(super) fn key(self) -> String {
-        format!("{}/{}", self.os, self.arch)
-    }
-
-    /// The form used in file and folder names: `linux-amd64`.
-    pub(super) fn slug(self) -> String {
-        format!("{}-{}", self.os, self.arch)
-    }
-
-    /// The host's file name on this platform (the artifact's entry point).
-    pub(super) fn exe_name(self) -> &'static str {
-        if self.os == "windows" {
+impl Shipped for Platform {
+    fn exe_name(self) -> &'static str {
+        if self.exe_suffix() == ".exe" {
             "azd-wasm-host.exe"
         } else {
             "azd-wasm-host"
         }
     }
 
-    /// This machine's platform.
-    pub(super) fn this_machine() -> anyhow::Result<Self> {
-        // The runtime names this machine the way precompiled code is bound to it.
-        let here = azd_wasm_host_runtime::this_platform();
-        AZD_PLATFORMS
-            .into_iter()
-            .find(|p| p.key() == here)
-            .with_context(|| format!("azd has no extension artifacts for {here}"))
+    fn this_machine() -> anyhow::Result<Self> {
+        let here = azd_wasm_host_core::azd::this_platform();
+        Platform::named(&here).with_context(|| format!("azd has no extension artifacts for {here}"))
     }
 
-    /// `linux/amd64` or `linux-amd64`.
-    pub(super) fn parse(text: &str) -> anyhow::Result<Self> {
-        AZD_PLATFORMS
-            .into_iter()
-            .find(|p| text == p.key() || text == p.slug())
-            .with_context(|| {
-                let known: Vec<String> = AZD_PLATFORMS.iter().map(|p| p.key()).collect();
-                format!(
-                    "`{text}` is not a platform azd installs extensions on ({})",
-                    known.join(", ")
-                )
-            })
-    }
-}
-
-impl std::fmt::Display for Platform {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.os, self.arch)
+    fn parse(text: &str) -> anyhow::Result<Self> {
+        Platform::named(text).with_context(|| {
+            format!(
+                "`{text}` is not a platform azd installs extensions on ({})",
+                Platform::known()
+            )
+        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! The extension source's `registry.json`, in azd's registry format.
 
 use super::checks::ExtensionYaml;
-use super::platforms::Platform;
+use super::platforms::{Platform, Shipped as _};
 
 /// One platform's archive, as the registry lists it.
 #[derive(Debug, Clone)]

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 
-use super::platforms::{AZD_PLATFORMS, Platform};
+use super::platforms::{AZD_PLATFORMS, Platform, Shipped as _};
 
 /// The sidecar's binary name, as cargo builds it.
 const SIDECAR_BIN: &str = "azd-wasm-host-sidecar";
@@ -296,7 +296,7 @@ mod tests {
         BUILD_NOTE, INSTALLED_SIDECARS, describe, installed_sidecars, newest, release_keys_from,
         verify_installed,
     };
-    use crate::package::platforms::{AZD_PLATFORMS, Platform};
+    use crate::package::platforms::{AZD_PLATFORMS, Platform, Shipped as _};
     use azd_wasm_host_trust::{KeyPair, SIDECARS_BUNDLE_FILE, TrustDir, sign_sidecars};
 
     /// An installed tool's folder (private to the user, as azd makes it) carrying the sidecars

@@ -19,6 +19,7 @@ mod golden;
 mod http;
 mod js_io;
 mod listen;
+mod platforms;
 mod record_secrets;
 mod release_tools;
 mod run_cli;

@@ -16,6 +16,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+use azd_wasm_host_core::azd::PLATFORMS;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -459,10 +460,7 @@ fn all_releases_the_six_platforms_as_azd_names_and_packs_them() {
             "azd-wasm-host"
         }
     };
-    let platforms: Vec<String> = azd_registry::PLATFORMS
-        .iter()
-        .map(|p| p.replace('/', "-"))
-        .collect();
+    let platforms: Vec<String> = PLATFORMS.iter().map(|p| p.slug()).collect();
     for p in &platforms {
         std::fs::create_dir_all(sidecars.join(p)).unwrap();
         std::fs::copy("/usr/bin/true", sidecars.join(p).join(exe(p))).unwrap();
@@ -492,7 +490,7 @@ fn all_releases_the_six_platforms_as_azd_names_and_packs_them() {
         .unwrap();
     let mut keys: Vec<&str> = artifacts.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    let mut want: Vec<&str> = azd_registry::PLATFORMS.to_vec();
+    let mut want: Vec<String> = azd_registry::platforms();
     want.sort_unstable();
     assert_eq!(keys, want, "one artifact per platform azd installs on");
 
@@ -640,10 +638,7 @@ fn the_release_workflow_is_the_recipe_for_this_extension() {
         .map(|m| m["platform"].as_str().unwrap().to_owned())
         .collect();
     built.sort();
-    let mut want: Vec<String> = azd_registry::PLATFORMS
-        .iter()
-        .map(|p| p.replace('/', "-"))
-        .collect();
+    let mut want: Vec<String> = PLATFORMS.iter().map(|p| p.slug()).collect();
     want.sort();
     assert_eq!(built, want, "one build per platform azd installs on");
     for m in matrix {
