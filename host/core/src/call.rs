@@ -5,6 +5,9 @@
 //! reporter. Only deploy, preview and destroy get a reporter that reaches azd
 //! ([`RequestKind::sends_progress`]); for every other call the reporter writes
 //! to the debug log, because azd would take a progress message for the answer.
+//! That is decided once, where a reporter is made for a request
+//! ([`Progress::for_request`], the only way to give one a sink): whoever serves
+//! the call (the runtime, a native provider) never decides it again.
 //!
 //! Where a reporter's messages go is a [`ProgressSink`]: azd's side implements
 //! it over its stream (ordered, never after the answer); a test can implement
@@ -26,23 +29,6 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// Where progress goes.
     pub progress: Progress,
-}
-
-impl CallContext {
-    /// This context as a request of `kind` may use it: progress reaches azd
-    /// only when [`RequestKind::sends_progress`] says so, whatever reporter the
-    /// caller passed; otherwise it goes to the debug log.
-    #[must_use]
-    pub fn for_kind(self, kind: RequestKind) -> Self {
-        if kind.sends_progress() {
-            self
-        } else {
-            Self {
-                progress: Progress::log_only(self.request_id.clone()),
-                ..self
-            }
-        }
-    }
 }
 
 /// Where the progress of one request goes (azd's stream, in `listen`).
@@ -83,11 +69,17 @@ impl Progress {
         }
     }
 
-    /// A reporter that sends to `sink`.
-    pub fn to_sink(request_id: impl Into<String>, sink: Arc<dyn ProgressSink>) -> Self {
+    /// The reporter of request `request_id` of `kind`: it sends to the sink `open` makes when
+    /// the kind sends progress ([`RequestKind::sends_progress`]; `open` is called then only),
+    /// and only logs otherwise.
+    pub fn for_request(
+        kind: RequestKind,
+        request_id: impl Into<String>,
+        open: impl FnOnce() -> Arc<dyn ProgressSink>,
+    ) -> Self {
         Self {
             request_id: Arc::from(request_id.into()),
-            sink: Some(sink),
+            sink: kind.sends_progress().then(open),
         }
     }
 
@@ -131,7 +123,7 @@ mod tests {
             request_id: "r2".into(),
             sequence: 0,
             cancel: CancellationToken::new(),
-            progress: Progress::to_sink("r2", sink),
+            progress: Progress::for_request(RequestKind::Deploy, "r2", || sink),
         }
     }
 
@@ -139,8 +131,8 @@ mod tests {
     fn only_kinds_that_send_progress_reach_the_sink() {
         for kind in RequestKind::ALL {
             let sink = Arc::new(Kept::default());
-            let ctx = ctx(sink.clone()).for_kind(kind);
-            ctx.progress.report("hello");
+            let progress = Progress::for_request(kind, "r2", || sink.clone());
+            progress.report("hello");
             let sent = !sink.0.lock().expect("not poisoned").is_empty();
             assert_eq!(sent, kind.sends_progress(), "{kind}");
         }

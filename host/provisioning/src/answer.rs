@@ -331,7 +331,9 @@ mod tests {
             dep.outputs.insert(name.into(), out("string", value));
         }
         let shown = std::sync::Arc::new(Shown::default());
-        let progress = Progress::to_sink("r", shown.clone());
+        let progress = Progress::for_request(azd_wasm_host_proto::RequestKind::Deploy, "r", || {
+            shown.clone()
+        });
         let r = pb::ProvisioningDeployResult {
             deployment: Some(dep),
             skipped_reason: 0,
@@ -399,7 +401,9 @@ mod tests {
                 .insert(format!("BIG_{i:02}"), out("string", &"y".repeat(30_000)));
         }
         let shown = std::sync::Arc::new(Shown::default());
-        let progress = Progress::to_sink("r", shown.clone());
+        let progress = Progress::for_request(azd_wasm_host_proto::RequestKind::Deploy, "r", || {
+            shown.clone()
+        });
         let kept = deploy_result(
             pb::ProvisioningDeployResult {
                 deployment: Some(dep),

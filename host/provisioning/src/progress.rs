@@ -198,6 +198,7 @@ impl Lanes {
 #[cfg(test)]
 mod tests {
     use azd_wasm_host_core::Progress;
+    use azd_wasm_host_proto::RequestKind;
 
     use super::*;
 
@@ -209,7 +210,7 @@ mod tests {
     fn nothing_is_queued_after_close() {
         let lanes = Lanes::default();
         let lane = lanes.open("r1");
-        let p = Progress::to_sink("r1", lane.clone());
+        let p = Progress::for_request(RequestKind::Deploy, "r1", || lane.clone());
         p.report("one");
         lane.close();
         p.report("two");
@@ -220,7 +221,7 @@ mod tests {
     #[test]
     fn a_short_burst_waits_whole_and_in_order() {
         let lane = Lanes::default().open("r1");
-        let p = Progress::to_sink("r1", lane.clone());
+        let p = Progress::for_request(RequestKind::Deploy, "r1", || lane.clone());
         for i in 0..QUEUED {
             p.report(i.to_string());
         }
@@ -231,7 +232,7 @@ mod tests {
     #[test]
     fn a_flood_keeps_only_the_latest_from_the_first_overflow_on() {
         let lane = Lanes::default().open("r1");
-        let p = Progress::to_sink("r1", lane.clone());
+        let p = Progress::for_request(RequestKind::Deploy, "r1", || lane.clone());
         for i in 0..1000 {
             p.report(i.to_string());
         }

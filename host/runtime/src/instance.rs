@@ -120,7 +120,6 @@ impl WasmProvider {
         convert: impl FnOnce(T, &PathMap) -> R,
     ) -> Result<R, ProviderError> {
         let what = kind.name();
-        let ctx = ctx.for_kind(kind);
         let mut guard = self.lock(&ctx).await?;
         let mut instance = match std::mem::replace(&mut *guard, InstanceState::Empty) {
             InstanceState::Running(instance) => instance,
@@ -177,7 +176,6 @@ impl WasmProvider {
         options: Result<wit::ProvisioningOptions, ProviderError>,
         ctx: CallContext,
     ) -> Result<(), ProviderError> {
-        let ctx = ctx.for_kind(RequestKind::Initialize);
         let mut guard = self.lock(&ctx).await?;
         // Whatever was there is replaced: a new layer gets a new instance.
         *guard = InstanceState::Empty;

@@ -108,9 +108,10 @@ impl AzdRequest {
         tracing::debug!(request_id = %clip(&request_id, QUOTE_MAX), %kind, "request");
         let started = std::time::Instant::now();
         // Present while the request may send progress; closed before the answer.
-        let progress = kind.sends_progress().then(|| {
+        let mut progress = None;
+        ctx.progress = Progress::for_request(kind, request_id.clone(), || {
             let lane = lanes.open(&request_id);
-            ctx.progress = Progress::to_sink(request_id.clone(), lane.clone());
+            progress = Some(lane.clone());
             lane
         });
         let cancel = ctx.cancel.clone();

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use azd_wasm_host_core::Provider;
 use azd_wasm_host_core::{ErrorDetail, ErrorOrigin, ProviderError};
+use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_runtime::{CacheOutcome, LoadedProvider, RuntimeOptions, check, load_provider};
 use tokio_util::sync::CancellationToken;
@@ -41,8 +42,8 @@ async fn progress_reaches_the_channel_in_order_with_the_request_id() {
     let p = loaded.factory.create().await.unwrap();
 
     // initialize and state report progress too; it must not reach azd even
-    // when the caller hands them a reporter wired to the stream.
-    let (ctx, mut rx) = ctx_with_channel("req-init");
+    // when the caller wires their reporter to the stream.
+    let (ctx, mut rx) = ctx_with_channel(RequestKind::Initialize, "req-init");
     p.initialize(setup.project().to_str().unwrap(), options(), ctx)
         .await
         .unwrap();
@@ -50,12 +51,12 @@ async fn progress_reaches_the_channel_in_order_with_the_request_id() {
         rx.try_recv().is_err(),
         "progress during initialize reached azd"
     );
-    let (ctx, mut rx) = ctx_with_channel("req-state");
+    let (ctx, mut rx) = ctx_with_channel(RequestKind::State, "req-state");
     let state = p.state(Default::default(), ctx).await.unwrap();
     assert!(state.state.is_some(), "state answer must carry a state");
     assert!(rx.try_recv().is_err(), "progress during state reached azd");
 
-    let (ctx, mut rx) = ctx_with_channel("req-deploy");
+    let (ctx, mut rx) = ctx_with_channel(RequestKind::Deploy, "req-deploy");
     let result = p.deploy(ctx).await.unwrap();
     assert!(result.deployment.is_some());
     let mut got = Vec::new();
@@ -186,7 +187,7 @@ async fn a_runaway_guest_stops_on_cancel() {
     let mut latencies = Vec::new();
     for round in 0..5 {
         let p = setup.instance(&loaded).await;
-        let (ctx, mut rx) = ctx_with_channel(&format!("r{round}"));
+        let (ctx, mut rx) = ctx_with_channel(RequestKind::Destroy, &format!("r{round}"));
         let cancel = ctx.cancel.clone();
         let call = tokio::spawn(async move { p.destroy(Default::default(), ctx).await });
         // The guest reports "looping" right before it loops forever.
@@ -226,7 +227,7 @@ async fn sleeping_guest(
     Arc<dyn Provider>,
 ) {
     let p = setup.instance(loaded).await;
-    let (ctx, mut rx) = ctx_with_channel("r");
+    let (ctx, mut rx) = ctx_with_channel(RequestKind::Destroy, "r");
     let cancel = ctx.cancel.clone();
     let call = tokio::spawn({
         let p = p.clone();

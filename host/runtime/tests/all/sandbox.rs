@@ -17,6 +17,7 @@ use azd_wasm_host_fixtures as fixtures;
 
 use std::sync::{Arc, Mutex};
 
+use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_runtime::{CacheOutcome, RuntimeOptions, check};
 
@@ -378,7 +379,7 @@ async fn terminal_control_sequences_are_stripped_from_guest_text() {
     let setup = Setup::new(&hostile_text_component(), "");
     let loaded = setup.load();
     let p = setup.instance(&loaded).await;
-    let (ctx, mut rx) = ctx_with_channel("r");
+    let (ctx, mut rx) = ctx_with_channel(RequestKind::Deploy, "r");
     p.deploy(ctx).await.unwrap();
     let (_, _, text) = progress_text(&rx.recv().await.unwrap());
     assert!(text.contains("visible"), "{text:?}");
