@@ -25,17 +25,81 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
+/// Why a file or folder is not one only its owner may change (or read): each says the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum Unsafe {
+    /// Its metadata could not be read.
+    #[error("cannot inspect it: {0}")]
+    Unreadable(std::io::Error),
+    /// A folder above it could not be read.
+    #[error("cannot inspect {}: {error}", folder.display())]
+    FolderUnreadable {
+        /// The folder.
+        folder: PathBuf,
+        /// What the system said (in the message, so not a `source`).
+        error: std::io::Error,
+    },
+    /// Another user owns it.
+    #[error("it belongs to user {owner}, not to user {me}")]
+    Owner {
+        /// Its owner's user id.
+        owner: u32,
+        /// This process's effective user id.
+        me: u32,
+    },
+    /// Group or others may write to it.
+    #[error("others may write to it (mode {mode:o}); `chmod go-w` it")]
+    WritableByOthers {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// Group or others may read or write a file that must be private (a key).
+    #[error(
+        "others may read or write it (mode {mode:o}); a private key must be 0600: `chmod 600` it"
+    )]
+    ReadableByOthers {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A folder above it belongs to a third user, who could replace it.
+    #[error(
+        "the folder {} belongs to user {owner}, neither root nor the file's owner ({file_owner}), \
+         who could replace it",
+        folder.display()
+    )]
+    FolderOwner {
+        /// The folder.
+        folder: PathBuf,
+        /// The folder's owner.
+        owner: u32,
+        /// The file's owner.
+        file_owner: u32,
+    },
+    /// Others may write to a folder above it (without the sticky bit), and could replace it.
+    #[error(
+        "others may write to the folder {} (mode {mode:o}), and could replace it; `chmod go-w` that \
+         folder",
+        folder.display()
+    )]
+    FolderWritableByOthers {
+        /// The folder.
+        folder: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+}
+
 /// Whether a file or directory belongs to the current user and nobody else
 /// may write to it.
 #[cfg(unix)]
-pub fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
+pub fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), Unsafe> {
     use std::os::unix::fs::MetadataExt as _;
     let me = rustix::process::geteuid().as_raw();
     if meta.uid() != me {
-        return Err(format!(
-            "it belongs to user {}, not to user {me}",
-            meta.uid()
-        ));
+        return Err(Unsafe::Owner {
+            owner: meta.uid(),
+            me,
+        });
     }
     if meta.is_dir() {
         return writable_by_owner_alone(meta);
@@ -45,25 +109,24 @@ pub fn owned_by_user_alone(meta: &std::fs::Metadata) -> Result<(), String> {
 
 /// On Windows the place is checked instead (the compile cache keeps only beneath the user's profile).
 #[cfg(not(unix))]
-pub fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
+pub fn owned_by_user_alone(_meta: &std::fs::Metadata) -> Result<(), Unsafe> {
     Ok(())
 }
 
 /// Whether neither group nor others may write to it (on Windows: nothing is checked here).
 #[cfg(unix)]
-fn writable_by_owner_alone(meta: &std::fs::Metadata) -> Result<(), String> {
+fn writable_by_owner_alone(meta: &std::fs::Metadata) -> Result<(), Unsafe> {
     use std::os::unix::fs::MetadataExt as _;
     if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "others may write to it (mode {:o}); `chmod go-w` it",
-            meta.mode() & 0o777
-        ));
+        return Err(Unsafe::WritableByOthers {
+            mode: meta.mode() & 0o777,
+        });
     }
     Ok(())
 }
 
 #[cfg(not(unix))]
-fn writable_by_owner_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
+fn writable_by_owner_alone(_meta: &std::fs::Metadata) -> Result<(), Unsafe> {
     Ok(())
 }
 
@@ -72,8 +135,8 @@ fn writable_by_owner_alone(_meta: &std::fs::Metadata) -> Result<(), String> {
 /// `Err` says why not, with the fix. What the trust folder is held to. On
 /// Windows, where owners and ACLs are read only through the Win32 security
 /// API (which this crate does not call), nothing is checked.
-pub fn only_user_may_write(path: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+pub fn only_user_may_write(path: &Path) -> Result<(), Unsafe> {
+    let meta = std::fs::metadata(path).map_err(Unsafe::Unreadable)?;
     owned_by_user_alone(&meta)?;
     writable_by_owner_alone(&meta)
 }
@@ -146,22 +209,21 @@ pub fn exe_dir() -> Option<std::path::PathBuf> {
 /// (0600 or stricter): what a private key is held to, as ssh holds its keys.
 /// On Windows nothing is checked (see [`only_user_may_write`]).
 #[cfg(unix)]
-pub fn private_to_user(path: &Path) -> Result<(), String> {
+pub fn private_to_user(path: &Path) -> Result<(), Unsafe> {
     use std::os::unix::fs::MetadataExt as _;
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+    let meta = std::fs::metadata(path).map_err(Unsafe::Unreadable)?;
     owned_by_user_alone(&meta)?;
     if meta.mode() & 0o077 != 0 {
-        return Err(format!(
-            "others may read or write it (mode {:o}); a private key must be 0600: `chmod 600` it",
-            meta.mode() & 0o777
-        ));
+        return Err(Unsafe::ReadableByOthers {
+            mode: meta.mode() & 0o777,
+        });
     }
     Ok(())
 }
 
 /// On Windows nothing is checked (see [`only_user_may_write`]).
 #[cfg(not(unix))]
-pub fn private_to_user(_path: &Path) -> Result<(), String> {
+pub fn private_to_user(_path: &Path) -> Result<(), Unsafe> {
     Ok(())
 }
 
@@ -191,9 +253,9 @@ pub fn sha256_read(reader: impl std::io::Read) -> std::io::Result<[u8; 32]> {
 /// names the place and the fix. On Windows nothing is checked (see
 /// [`only_user_may_write`]).
 #[cfg(unix)]
-pub fn only_owner_may_change(path: &Path) -> Result<(), String> {
+pub fn only_owner_may_change(path: &Path) -> Result<(), Unsafe> {
     use std::os::unix::fs::MetadataExt as _;
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot inspect it: {e}"))?;
+    let meta = std::fs::metadata(path).map_err(Unsafe::Unreadable)?;
     let owner = meta.uid();
     writable_by_owner_alone(&meta)?;
     let mut chains = vec![path.to_path_buf()];
@@ -203,23 +265,22 @@ pub fn only_owner_may_change(path: &Path) -> Result<(), String> {
             if dir.as_os_str().is_empty() {
                 continue;
             }
-            let d = std::fs::metadata(dir)
-                .map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+            let d = std::fs::metadata(dir).map_err(|error| Unsafe::FolderUnreadable {
+                folder: dir.to_path_buf(),
+                error,
+            })?;
             if d.uid() != 0 && d.uid() != owner {
-                return Err(format!(
-                    "the folder {} belongs to user {}, neither root nor the file's owner ({owner}), \
-                     who could replace it",
-                    dir.display(),
-                    d.uid()
-                ));
+                return Err(Unsafe::FolderOwner {
+                    folder: dir.to_path_buf(),
+                    owner: d.uid(),
+                    file_owner: owner,
+                });
             }
             if d.mode() & 0o022 != 0 && d.mode() & 0o1000 == 0 {
-                return Err(format!(
-                    "others may write to the folder {} (mode {:o}), and could replace it; \
-                     `chmod go-w` that folder",
-                    dir.display(),
-                    d.mode() & 0o777
-                ));
+                return Err(Unsafe::FolderWritableByOthers {
+                    folder: dir.to_path_buf(),
+                    mode: d.mode() & 0o777,
+                });
             }
         }
     }
@@ -228,6 +289,6 @@ pub fn only_owner_may_change(path: &Path) -> Result<(), String> {
 
 /// On Windows nothing is checked (see [`only_user_may_write`]).
 #[cfg(not(unix))]
-pub fn only_owner_may_change(_path: &Path) -> Result<(), String> {
+pub fn only_owner_may_change(_path: &Path) -> Result<(), Unsafe> {
     Ok(())
 }

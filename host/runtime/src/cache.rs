@@ -155,7 +155,7 @@ pub(crate) fn trusted_dir(dir: &Path) -> Result<(), String> {
     if !meta.is_dir() {
         return Err("it is not a directory".to_owned());
     }
-    files::owned_by_user_alone(&meta)?;
+    files::owned_by_user_alone(&meta).map_err(|why| why.to_string())?;
     trusted_place(dir)
 }
 
@@ -345,7 +345,7 @@ fn load_entry(
     opened
         .metadata()
         .map_err(|e| e.to_string())
-        .and_then(|meta| files::owned_by_user_alone(&meta))
+        .and_then(|meta| files::owned_by_user_alone(&meta).map_err(|why| why.to_string()))
         .map_err(|why| format!("it cannot be trusted: {why}"))?;
     if !cache.key.verify(name, opened.sha256(), &tag) {
         return Err(

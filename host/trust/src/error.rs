@@ -50,7 +50,11 @@ pub enum TrustError {
          what runs, so only you may be able to change them: `chmod go-w {path}` (and `chown` it \
          to yourself if it is not yours), then run the command again"
     )]
-    UnsafeFolder { path: String, why: String },
+    UnsafeFolder {
+        path: String,
+        /// Why (in the message, so not a `source`: a chain would say it twice).
+        why: azd_wasm_host_core::files::Unsafe,
+    },
     /// The trust folder is inside a git work tree or an azd project, which a
     /// clone could carry.
     #[error(

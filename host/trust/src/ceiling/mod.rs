@@ -85,7 +85,11 @@ pub enum CeilingError {
          every provider here may do, so only its owner (and root) may be able to change it; \
          until that is fixed no provider runs"
     )]
-    Unsafe { path: PathBuf, why: String },
+    Unsafe {
+        path: PathBuf,
+        /// Why (in the message, so not a `source`: a chain would say it twice).
+        why: azd_wasm_host_core::files::Unsafe,
+    },
     /// It cannot be read, or says something this host does not know.
     #[error(
         "this machine's provider policy {path} cannot be read: {why}; until it is fixed no \
