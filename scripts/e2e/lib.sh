@@ -36,6 +36,8 @@ release_work() {
   [[ -n "$azurite_pid" ]] && kill "$azurite_pid" 2>/dev/null
   for pid in "${served_pids[@]}"; do kill "$pid" 2>/dev/null; done
   credential_pid="" azurite_pid="" served_pids=()
+  # Out of the folder first: the last scenario may have left this shell inside it.
+  cd "$repo_root" || cd /
   find "$work" -mindepth 1 -maxdepth 1 ! -name transcript.log -exec rm -rf {} + || true
 }
 
