@@ -11,33 +11,9 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .find(|dir| dir.join("Cargo.toml").is_file() && dir.join("wit").is_dir())
-        .expect("the repository root above host/cli")
-        .to_path_buf()
-}
-
-/// Every file under `dir` whose name ends with `suffix`, build output and tools aside.
-fn files(dir: &Path, suffix: &str, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if !matches!(name.as_str(), "target" | "node_modules" | ".tools" | ".git") {
-                files(&path, suffix, into);
-            }
-        } else if name.ends_with(suffix) {
-            into.push(path);
-        }
-    }
-}
+use crate::tree::{files, named, repo_root};
 
 /// The names the sources define after one of `keywords` (`struct Name`, `message Name`).
 fn defined(sources: &[PathBuf], keywords: &[&str]) -> BTreeSet<String> {
@@ -97,10 +73,10 @@ fn every_type_the_architecture_names_is_defined() {
     let root = repo_root();
     let mut rust = Vec::new();
     for dir in ["host", "proto", "guest-sdk"] {
-        files(&root.join(dir), ".rs", &mut rust);
+        files(&root.join(dir), &|p| named(p, ".rs"), &mut rust);
     }
     let mut protos = Vec::new();
-    files(&root.join("proto"), ".proto", &mut protos);
+    files(&root.join("proto"), &|p| named(p, ".proto"), &mut protos);
     assert!(
         rust.len() > 100 && !protos.is_empty(),
         "the sources were not found"
@@ -157,7 +133,7 @@ fn a_code_span_names_a_type_only_in_camel_case() {
 fn no_page_keeps_a_history_note() {
     let root = repo_root();
     let mut pages = vec![root.join("README.md")];
-    files(&root.join("docs"), ".md", &mut pages);
+    files(&root.join("docs"), &|p| named(p, ".md"), &mut pages);
     let notes = [
         "(was ",
         "used to be",

@@ -27,6 +27,7 @@ mod run_fidelity;
 mod settings;
 mod sidecar;
 mod test_cli;
+mod tree;
 mod trust;
 mod trust_attacks;
 mod trust_case;

@@ -6,17 +6,10 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use azd_wasm_host_core::azd::{PLATFORMS, Platform};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .find(|dir| dir.join("Cargo.toml").is_file() && dir.join("wit").is_dir())
-        .expect("the repository root above host/cli")
-        .to_path_buf()
-}
+use crate::tree::repo_root;
 
 fn read(relative: &str) -> String {
     fs::read_to_string(repo_root().join(relative)).unwrap()

@@ -7,34 +7,11 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use azd_wasm_host_core::settings::{CATALOGUE, INTERNAL, PREFIX, RELEASE_KEY};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .find(|dir| dir.join("Cargo.toml").is_file() && dir.join("wit").is_dir())
-        .expect("the repository root above host/cli")
-        .to_path_buf()
-}
-
-fn walk(dir: &Path, keep: &dyn Fn(&Path) -> bool, into: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            let name = entry.file_name();
-            if !matches!(name.to_str(), Some("target" | "node_modules" | ".tools")) {
-                walk(&path, keep, into);
-            }
-        } else if keep(&path) {
-            into.push(path);
-        }
-    }
-}
+use crate::tree::{files, named, repo_root};
 
 /// The part of a source file before its test module.
 fn production_part(text: &str) -> &str {
@@ -96,12 +73,12 @@ fn no_production_file_but_the_catalogue_spells_a_setting() {
     let root = repo_root();
     let mut sources = Vec::new();
     let rust = |p: &Path| {
-        p.extension().is_some_and(|e| e == "rs")
+        named(p, ".rs")
             && !p.to_string_lossy().ends_with("_tests.rs")
             && p.components().any(|c| c.as_os_str() == "src")
     };
     for dir in ["host", "proto/src", "guest-sdk/src"] {
-        walk(&root.join(dir), &rust, &mut sources);
+        files(&root.join(dir), &rust, &mut sources);
     }
     let catalogue = root.join("host/core/src/settings.rs");
     assert!(sources.contains(&catalogue) && sources.len() > 100);
@@ -136,20 +113,16 @@ fn every_setting_the_docs_and_scripts_name_is_catalogued() {
     for setting in CATALOGUE {
         known.extend(setting.names.iter().map(|n| n.to_string()));
     }
-    let mut files = vec![root.join("README.md")];
-    walk(
-        &root.join("docs"),
-        &|p| p.extension().is_some_and(|e| e == "md"),
-        &mut files,
-    );
-    walk(
+    let mut pages = vec![root.join("README.md")];
+    files(&root.join("docs"), &|p| named(p, ".md"), &mut pages);
+    files(
         &root.join("scripts"),
-        &|p| p.extension().is_some_and(|e| e == "sh" || e == "py"),
-        &mut files,
+        &|p| named(p, ".sh") || named(p, ".py"),
+        &mut pages,
     );
-    assert!(files.len() > 10, "{files:?}");
+    assert!(pages.len() > 10, "{pages:?}");
     let mut unknown = BTreeSet::new();
-    for file in &files {
+    for file in &pages {
         let text = fs::read_to_string(file).unwrap();
         for name in names_in(&text) {
             if !known.contains(&name) {
