@@ -15,8 +15,8 @@
 
 use azd_wasm_host_fixtures as fixtures;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use crate::log_sink::LogSink;
+
 use std::time::{Duration, Instant};
 
 use azd_wasm_host_runtime::{RuntimeOptions, prepare_provider};
@@ -24,19 +24,6 @@ use rusty_fork::rusty_fork_test;
 
 use fixtures::behaviour_component_with;
 use fixtures::harness::{Setup, code, options};
-
-#[derive(Clone, Default)]
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 rusty_fork_test! {
     #[test]
@@ -51,12 +38,7 @@ rusty_fork_test! {
 
 async fn big_component() {
     let sink = LogSink::default();
-    let writer = sink.clone();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .init();
+    sink.subscriber(tracing::Level::DEBUG).init();
     const FILLER: usize = 5 << 20;
     let wasm = behaviour_component_with(&format!("(data $filler \"{}\")", "a".repeat(FILLER)));
     assert!(wasm.len() > FILLER, "{} bytes", wasm.len());
@@ -82,7 +64,7 @@ async fn big_component() {
     };
 
     let p = fresh().await;
-    let log = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    let log = sink.text();
     if cfg!(target_arch = "x86_64") {
         assert!(
             log.contains("running the baseline compiler's code"),

@@ -18,7 +18,7 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
-use std::sync::{Arc, Mutex};
+use crate::log_sink::LogSink;
 
 use azd_wasm_host_fixtures::flood::{FLOOD_LINE_BYTES, log_flood_component};
 use azd_wasm_host_fixtures::harness::{Setup, code, ctx};
@@ -36,33 +36,15 @@ fn lines(bytes: usize) -> u32 {
 /// Everything logged on this thread while it is alive, as the log file
 /// would hold it.
 struct Captured {
-    sink: Arc<Mutex<Vec<u8>>>,
+    sink: LogSink,
     _guard: tracing::subscriber::DefaultGuard,
-}
-
-#[derive(Clone)]
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 impl Captured {
     /// Captures at `debug`, as `listen` writes guest lines into its file.
     fn start() -> Self {
-        let sink = Arc::new(Mutex::new(Vec::new()));
-        let writer = Sink(sink.clone());
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
+        let sink = LogSink::default();
+        let subscriber = sink.subscriber(tracing::Level::DEBUG).finish();
         Self {
             sink,
             _guard: tracing::subscriber::set_default(subscriber),
@@ -71,8 +53,7 @@ impl Captured {
 
     /// What was logged since the last take.
     fn take(&self) -> Logged {
-        let bytes = std::mem::take(&mut *self.sink.lock().unwrap());
-        Logged(String::from_utf8(bytes).unwrap())
+        Logged(self.sink.take())
     }
 }
 

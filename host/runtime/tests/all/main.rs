@@ -15,6 +15,7 @@ mod bound_memory;
 mod config_schema;
 mod fuzz;
 mod links;
+mod log_sink;
 mod runtime_wat;
 mod sandbox;
 mod services;

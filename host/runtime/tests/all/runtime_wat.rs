@@ -13,6 +13,8 @@
 
 use azd_wasm_host_fixtures as fixtures;
 
+use crate::log_sink::LogSink;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -667,39 +669,18 @@ fn a_large_component_loads_from_the_cache() {
     );
 }
 
-/// Collects everything logged through `tracing`, from every thread.
-#[derive(Clone, Default)]
-struct LogSink(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Guest stdout/stderr become log lines (its subscriber is this thread's, as
 /// the call runs here).
 #[tokio::test]
 async fn guest_output_goes_to_the_log() {
     let sink = LogSink::default();
-    let writer = sink.clone();
-    let _log = tracing::subscriber::set_default(
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish(),
-    );
+    let _log = tracing::subscriber::set_default(sink.subscriber(tracing::Level::TRACE).finish());
     let setup = Setup::new(&wasi_component(), "");
     let loaded = setup.load();
     let p = setup.instance(&loaded).await;
     p.deploy(fixtures::harness::ctx("r")).await.unwrap();
     drop(p); // flushes any partial line
-    let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    let text = sink.text();
     let line = |marker: &str| {
         text.lines()
             .find(|l| l.contains(marker))

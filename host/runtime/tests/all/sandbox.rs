@@ -15,7 +15,7 @@
 
 use azd_wasm_host_fixtures as fixtures;
 
-use std::sync::{Arc, Mutex};
+use crate::log_sink::LogSink;
 
 use azd_wasm_host_proto::RequestKind;
 use azd_wasm_host_proto::azdext as pb;
@@ -347,34 +347,13 @@ async fn a_name_grant_never_reaches_loopback_unless_the_address_is_granted_liter
 
 // 7. Terminal control sequences never reach a terminal -----------------------
 
-/// Collects everything logged through `tracing`, from every thread.
-#[derive(Clone, Default)]
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The guest reports and logs a text full of OSC/CSI sequences; what reaches
 /// azd (progress) and the log keeps the words and loses every control
 /// character. (Its subscriber is this thread's, as the call runs here.)
 #[tokio::test]
 async fn terminal_control_sequences_are_stripped_from_guest_text() {
     let sink = LogSink::default();
-    let writer = sink.clone();
-    let _log = tracing::subscriber::set_default(
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish(),
-    );
+    let _log = tracing::subscriber::set_default(sink.subscriber(tracing::Level::DEBUG).finish());
     assert!(HOSTILE_TEXT.chars().any(char::is_control));
     let setup = Setup::new(&hostile_text_component(), "");
     let loaded = setup.load();
@@ -384,7 +363,7 @@ async fn terminal_control_sequences_are_stripped_from_guest_text() {
     let (_, _, text) = progress_text(&rx.recv().await.unwrap());
     assert!(text.contains("visible"), "{text:?}");
     assert!(!text.chars().any(char::is_control), "{text:?}");
-    let log = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    let log = sink.text();
     let line = log
         .lines()
         .find(|l| l.contains("visible"))
