@@ -16,11 +16,17 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/azd-e2e.XXXXXX")"
 credential_pid=""
 azurite_pid=""
 served_pids=() # the folders served over loopback HTTP (serve_folder)
-cleanup() {
-  local rc=$? pid
+# Stops the servers this run started (each once).
+stop_servers() {
+  local pid
   [[ -n "$credential_pid" ]] && kill "$credential_pid" 2>/dev/null
   [[ -n "$azurite_pid" ]] && kill "$azurite_pid" 2>/dev/null
   for pid in "${served_pids[@]}"; do kill "$pid" 2>/dev/null; done
+  credential_pid="" azurite_pid="" served_pids=()
+}
+cleanup() {
+  local rc=$?
+  stop_servers
   if ((keep)) || ((rc != 0)); then
     echo "azd-e2e: kept $work (transcript: $work/transcript.log)" >&2
   else
@@ -31,11 +37,7 @@ trap cleanup EXIT
 # Stops what this run started and empties its folder but for the transcript, once every check
 # has passed and before more runs need the disk.
 release_work() {
-  local pid
-  [[ -n "$credential_pid" ]] && kill "$credential_pid" 2>/dev/null
-  [[ -n "$azurite_pid" ]] && kill "$azurite_pid" 2>/dev/null
-  for pid in "${served_pids[@]}"; do kill "$pid" 2>/dev/null; done
-  credential_pid="" azurite_pid="" served_pids=()
+  stop_servers
   # Out of the folder first: the last scenario may have left this shell inside it.
   cd "$repo_root" || cd /
   find "$work" -mindepth 1 -maxdepth 1 ! -name transcript.log -exec rm -rf {} + || true
