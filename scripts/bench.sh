@@ -3,14 +3,20 @@
 #
 #   1. host_bench: the manager with a native provider next to a raw tonic floor, progress
 #      throughput, and each example component (cold/warm start, Initialize, per call, RSS);
-#   2. vs_go: this host with a trivial C component side by side with the same trivial
-#      provider written on azd's own Go SDK (azd 1.31.2 pkg/azdext), both started and driven
-#      the way azd does, with a tonic floor and ratios; ours is the shipped sidecar (built by
-#      scripts/release.sh: alone, without compilers, profile-guided) from a package, installed
-#      as azd installs it. Then the 19 MB Python example's first start after install, and the
-#      size of the shipped binary and archive per platform beside the Go SDK extension's (every
-#      sidecar scripts/release.sh has built into target/release-dist, and this machine's). The
-#      docs/benchmarks.md's tables come from it.
+#   2. go: side by side with the same trivial provider written on azd's own Go SDK (azd 1.31.2
+#      pkg/azdext), as users get both:
+#      - the headline table: azd's side played by a grpc-go server built from azd 1.31.2's module
+#        (its services and the message broker azd's ProvisioningService runs,
+#        scripts/bench/azd-driver), driving in turns this machine's sidecar as each route that
+#        ships one builds it (the release workflow, `package` from a checkout, scripts/release.sh
+#        as a developer runs it; identical builds measured once), each packaged with the trivial
+#        C provider and installed as azd installs it, the floor (the thinnest extension on our
+#        stack, host/cli/examples/floor_extension.rs) and the Go SDK extension;
+#      - vs_go: the same driven by the simulated azd (tonic), the release workflow's sidecar, a
+#        bare tonic floor; then the 19 MB Python example's first start after install, and the
+#        size of the shipped binary and archive per platform beside the Go SDK extension's
+#        (every sidecar scripts/release.sh has built into target/release-dist, and this
+#        machine's). The docs/benchmarks.md's tables come from it.
 #
 #   3. test: `azd-wasm-host test` over every example's tests (the release CLI, warm compile
 #      cache), and one replayed test alone (the azure-storage lifecycle, from its cassette,
@@ -23,8 +29,9 @@
 #   scripts/bench.sh [host|go|test|languages]      (default: all four)
 #
 # Environment: BENCH_RUNS (processes per subject, default 20), BENCH_REQUESTS (default
-# 10000), BENCH_PROGRESS (default 100000). The Go extension is built with the Go toolchain
-# from the module proxy, as scripts/build-azd.sh builds azd (module cache reused).
+# 10000), BENCH_PROGRESS (default 100000), BENCH_SMAPS_DIR (keep each process's smaps when idle).
+# The Go programs are built with the Go toolchain from the module proxy, as
+# scripts/build-azd.sh builds azd (module cache reused).
 set -euo pipefail
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -38,33 +45,99 @@ case $which in
     ;;
 esac
 
-build_go_provider() {
+# go_build DIR OUT: the Go program in DIR built into OUT, with the Go toolchain here (installed
+# by scripts/build-azd.sh's recipe) and the module proxy; prints OUT.
+go_build() {
   if ! command -v go >/dev/null 2>&1; then
     [[ -x /usr/local/go/bin/go ]] || {
-      echo "bench: the Go toolchain is needed for the Go SDK column" >&2
+      echo "bench: the Go toolchain is needed for the Go SDK column and azd's side" >&2
       exit 1
     }
     export PATH="/usr/local/go/bin:$PATH"
   fi
-  local out="$ROOT/.tools/bench/azd-go-bench-provider" proxy
+  local dir=$1 out=$2 proxy
   mkdir -p "$(dirname "$out")"
   proxy="$(go env GOPROXY)"
   proxy="${proxy%%,direct}"
   # As in build-azd.sh: the module cache, read as a file:// proxy, answers what the mirror
   # refuses (version lists). -s -w: stripped, as a packaged Go extension is.
-  (cd scripts/bench/go-provider &&
+  (cd "$dir" &&
     GOTOOLCHAIN=local CGO_ENABLED=0 GOPROXY="$proxy|file://$(go env GOMODCACHE)/cache/download" \
       go build -trimpath -ldflags "-s -w" -o "$out" .) >&2
   echo "$out"
 }
 
+# The anchor: the same trivial provider as an extension on azd 1.31.2's Go SDK.
+build_go_provider() { go_build scripts/bench/go-provider "$ROOT/.tools/bench/azd-go-bench-provider"; }
+# azd's side: a grpc-go server on azd 1.31.2's module (its services, its message broker).
+build_azd_driver() { go_build scripts/bench/azd-driver "$ROOT/.tools/bench/azd-bench-driver"; }
+
 if [[ $which == all || $which == host ]]; then
   scripts/build-examples.sh
   cargo bench -p azd-wasm-host --bench host_bench
 fi
-# The sidecar as release.sh ships it: built alone (no compilers), with the sidecar profile and
-# the profile of the code it runs (scripts/pgo.sh), stripped.
-SIDECAR="$ROOT/target/release-dist/linux-amd64/azd-wasm-host"
+# The sidecar as the release workflow ships it (shipped_sidecars copies it here).
+SIDECAR=""
+
+# install_c_provider SIDECAR DIR: the bench's C provider packaged with SIDECAR by this checkout's
+# CLI (signed with a key of DIR/azd-config's trust folder, which its starts then trust) and
+# unpacked into DIR/azd-config/extensions/azd.wasm-host, as `azd extension install` lays it out.
+install_c_provider() {
+  local sidecar=$1 dir=$2 here installed
+  here="linux/$(uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')"
+  mkdir -p "$dir/home"
+  sed 's/^  - name: localfiles$/  - name: bench/' extension.yaml >"$dir/extension.yaml"
+  AZD_CONFIG_DIR="$dir/azd-config" target/release/azd-wasm-host package scripts/bench/c-provider/provider.toml \
+    --extension "$dir/extension.yaml" --out "$dir/dist" --host "$here=$sidecar" >/dev/null 2>&1 ||
+    { echo "bench: packaging the C provider with $sidecar failed" >&2; exit 1; }
+  installed="$dir/azd-config/extensions/azd.wasm-host"
+  mkdir -p "$installed"
+  tar xzf "$dir/dist/azd-wasm-host-${here/\//-}.tar.gz" -C "$installed"
+}
+
+# shipped_sidecars ROUTES: this machine's sidecar as each route that ships one builds it, with
+# the C provider installed beside it in ROUTES/<n>/; ROUTES/routes.txt lists them (label TAB
+# folder). Builds that come out byte for byte the same are measured once, under all their names.
+shipped_sidecars() {
+  local routes=$1 dist="$ROOT/target/release-dist/linux-amd64" labels=() bins=() i j n=0 label
+  mkdir -p "$routes/bin"
+  # 1. The release workflow (.github/workflows/release-tools.yml): on Linux, scripts/release.sh
+  #    without its profile-guided pass (elsewhere the same cargo command). What every author
+  #    who installs the author's tool ships.
+  RELEASE_PGO=0 scripts/release.sh linux-amd64 >&2
+  cp "$dist/azd-wasm-host" "$routes/bin/workflow"
+  labels+=("release workflow") bins+=("$routes/bin/workflow")
+  SIDECAR="$routes/bin/workflow"
+  # 2. `package` from a checkout with no sidecar built: the command it runs
+  #    (host/author/src/package/sidecars.rs, build_here), in its own target folder; stripped,
+  #    as `package` ships it.
+  cargo build --locked --quiet --profile sidecar -p azd-wasm-host-sidecar \
+    --target-dir "$ROOT/target/sidecar-auto" >&2
+  cp "$ROOT/target/sidecar-auto/sidecar/azd-wasm-host-sidecar" "$routes/bin/checkout"
+  strip "$routes/bin/checkout"
+  labels+=("package from a checkout") bins+=("$routes/bin/checkout")
+  # 3. scripts/release.sh as a developer runs it: profile-guided when llvm-profdata can be had
+  #    (scripts/pgo.sh), and then what `package` from that checkout ships (the newest build).
+  scripts/release.sh linux-amd64 >&2
+  cp "$dist/azd-wasm-host" "$routes/bin/release-sh"
+  labels+=("scripts/release.sh ($(grep -q '"profile_guided": true' "$dist/sidecar-build.json" && echo profile-guided || echo without a profile))")
+  bins+=("$routes/bin/release-sh")
+  : >"$routes/routes.txt"
+  for i in "${!bins[@]}"; do
+    [[ -n ${bins[i]} ]] || continue
+    label=${labels[i]}
+    for j in "${!bins[@]}"; do
+      if ((j > i)) && [[ -n ${bins[j]} ]] && cmp -s "${bins[i]}" "${bins[j]}"; then
+        label="$label = ${labels[j]}"
+        bins[j]=""
+      fi
+    done
+    n=$((n + 1))
+    install_c_provider "${bins[i]}" "$routes/$n"
+    printf '%s\t%s\n' "$label" "$routes/$n" >>"$routes/routes.txt"
+  done
+  echo "bench: routes measured: $(cut -f1 "$routes/routes.txt" | paste -sd ';')" >&2
+}
 
 # platform_sizes GO_SOURCE: per platform, the stripped sidecar and the C bench provider's archive
 # beside the Go SDK extension built for the same platform and its archive.
@@ -163,8 +236,40 @@ fi
 
 if [[ $which != host ]]; then
   scripts/build-examples.sh bench-c python-localfiles
-  scripts/release.sh linux-amd64
-  BENCH_SIDECAR="$SIDECAR" BENCH_GO_EXTENSION="$(build_go_provider)" \
+  cargo build --locked --release -p azd-wasm-host --bin azd-wasm-host
+  routes=$(mktemp -d)
+  trap 'rm -rf "$routes"' EXIT
+  shipped_sidecars "$routes"
+  go_extension=$(build_go_provider)
+  driver=$(build_azd_driver)
+  # The floor: the thinnest extension on our stack (tonic, answers made ahead, no provider).
+  cargo build --locked --release -p azd-wasm-host --example floor_extension --features bench-floor
+  # The headline table: azd's own server stack driving each route's sidecar (the C provider
+  # packaged with it and installed as azd installs it) and the Go SDK extension, in turns.
+  python3 - "$routes" "$go_extension" "$ROOT/target/release/examples/floor_extension" \
+    >"$routes/subjects.json" <<'PY'
+import json, os, sys
+routes, go, floor = sys.argv[1:]
+subjects = []
+for line in open(os.path.join(routes, "routes.txt")):
+    label, folder = line.rstrip("\n").split("\t")
+    subjects.append({
+        "label": label,
+        "program": os.path.join(folder, "azd-config/extensions/azd.wasm-host/azd-wasm-host"),
+        "env": {"HOME": os.path.join(folder, "home"),
+                "AZD_CONFIG_DIR": os.path.join(folder, "azd-config"),
+                "AZD_WASM_HOST_CACHE_DIR": os.path.join(folder, "cache")},
+    })
+subjects.append({"label": "floor (tonic, no provider)", "program": floor, "floor": True})
+subjects.append({"label": "Go SDK extension", "program": go, "anchor": True})
+print(json.dumps(subjects, indent=1))
+PY
+  echo
+  "$driver" -subjects "$routes/subjects.json" -runs "${BENCH_RUNS:-20}" \
+    -requests "${BENCH_REQUESTS:-10000}" -progress "${BENCH_PROGRESS:-100000}"
+  # The same, driven by the simulated azd (tonic): the workflow's sidecar, the Go SDK
+  # extension, a bare tonic floor; then the Python example's first start and the sizes.
+  BENCH_SIDECAR="$SIDECAR" BENCH_GO_EXTENSION="$go_extension" \
     cargo bench -p azd-wasm-host --bench vs_go
   platform_sizes
 fi

@@ -53,7 +53,7 @@ scripts/install-registry.sh >/dev/null
 step "Go: the SDK's and the Go example's own tests (gofmt, go vet for both targets, go test)"
 # The generated bindings (internal/wit/imports, internal/wit/exports/wit_exports) are the
 # generator's text, kept current by a cargo test; everything else is formatted by gofmt.
-unformatted=$(gofmt -l guest-sdk/go examples/go-devcerts examples/go-storage host/cli/tests/guests/http-probe-go host/author/templates/go host/core/tests/godotenv |
+unformatted=$(gofmt -l guest-sdk/go examples/go-devcerts examples/go-storage host/cli/tests/guests/http-probe-go host/author/templates/go host/core/tests/godotenv scripts/bench |
   grep -v -E '^guest-sdk/go/internal/wit/(imports/|exports/wit_exports/)' || true)
 [ -z "$unformatted" ] || { echo "gofmt would change: $unformatted" >&2; exit 1; }
 hand_written=(. ./azdhttp ./internal/wit/types ./internal/wit/runtime ./internal/wit/exports/export_azd_provisioning_0_1_0_provider)
@@ -73,7 +73,7 @@ python3 scripts/import-graph.py
 python3 scripts/function-lengths.py --min 61
 
 step "cargo clippy --all-targets -- -D warnings"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --features azd-wasm-host/bench-floor --quiet -- -D warnings
 # The sidecar alone: the runtime without its `compiler` feature, as the sidecar ships.
 cargo clippy -p azd-wasm-host-sidecar --all-targets --quiet -- -D warnings
 
