@@ -18,9 +18,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context as _, bail};
 use azd_wasm_host_core::{ErrorCode, ProviderError};
 use boon::{Compiler, Draft, SchemaIndex, Schemas, UrlLoader, ValidationError};
+
+use crate::ConfigSchemaError;
 
 /// The largest schema file read (it is also what azd's metadata carries).
 pub const MAX_SCHEMA_BYTES: u64 = 1 << 20;
@@ -73,7 +74,7 @@ impl UrlLoader for NoOtherDocuments {
 impl ConfigSchema {
     /// Reads and compiles the schema at `path` (`[config] schema` of the
     /// manifest `manifest`, which names it in errors).
-    pub fn load(path: &Path, manifest: &Path) -> anyhow::Result<Self> {
+    pub fn load(path: &Path, manifest: &Path) -> Result<Self, ConfigSchemaError> {
         let at = || {
             format!(
                 "provider manifest {}: `[config] schema` {}",
@@ -81,22 +82,25 @@ impl ConfigSchema {
                 path.display()
             )
         };
-        let size = std::fs::metadata(path)
-            .with_context(|| format!("{}: cannot read it", at()))?
-            .len();
+        let unreadable = |source| ConfigSchemaError::Read { at: at(), source };
+        let size = std::fs::metadata(path).map_err(unreadable)?.len();
         if size > MAX_SCHEMA_BYTES {
-            bail!(
-                "{}: {size} bytes, more than the {MAX_SCHEMA_BYTES} a config schema may have",
-                at()
-            );
+            return Err(ConfigSchemaError::TooLarge {
+                at: at(),
+                size,
+                limit: MAX_SCHEMA_BYTES,
+            });
         }
-        let text = std::fs::read(path).with_context(|| format!("{}: cannot read it", at()))?;
-        let document: serde_json::Value = serde_json::from_slice(&text)
-            .map_err(|e| anyhow::anyhow!("{}: not JSON ({e})", at()))?;
+        let text = std::fs::read(path).map_err(unreadable)?;
+        let document: serde_json::Value =
+            serde_json::from_slice(&text).map_err(|e| ConfigSchemaError::NotJson {
+                at: at(),
+                why: e.to_string(),
+            })?;
         // JSON is UTF-8: serde_json read it as such.
         let text = String::from_utf8_lossy(&text).into_owned();
         let compiled = compile(path, &document)
-            .map_err(|why| anyhow::anyhow!("{}: not a valid JSON Schema: {why}", at()))?;
+            .map_err(|why| ConfigSchemaError::NotSchema { at: at(), why })?;
         Ok(Self {
             path: path.to_path_buf(),
             text,
@@ -189,7 +193,10 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("config.schema.json");
         std::fs::write(&path, serde_json::to_vec(document)?)?;
-        ConfigSchema::load(&path, &dir.path().join("provider.toml"))
+        Ok(ConfigSchema::load(
+            &path,
+            &dir.path().join("provider.toml"),
+        )?)
     }
 
     fn greeting() -> ConfigSchema {

@@ -55,6 +55,7 @@
 
 mod config_schema;
 mod diff;
+mod error;
 mod fields;
 mod manifest;
 pub mod package;
@@ -64,6 +65,7 @@ mod strings;
 
 pub use config_schema::{ConfigSchema, MAX_SCHEMA_BYTES};
 pub use diff::PolicyDiff;
+pub use error::{ConfigSchemaError, ManifestError};
 pub use fields::{Field, FieldValue};
 pub use manifest::Manifest;
 pub use paths::has_drive_prefix;

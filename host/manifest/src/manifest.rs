@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use super::config_schema::ConfigSchema;
+use super::error::ManifestError;
 use super::paths::portable_path;
 use super::policy::Policy;
 use super::strings;
@@ -54,22 +54,33 @@ struct RawManifest {
 impl RawManifest {
     /// Parses manifest text and checks what it says by itself (nothing it
     /// names is looked at); `path` names the file in errors.
-    fn read(text: &str, path: &Path) -> anyhow::Result<Self> {
-        strings::check(text)
-            .map_err(|why| anyhow::anyhow!("provider manifest {}: {why}", path.display()))?;
-        let raw: Self = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("invalid provider manifest {}: {e}", path.display()))?;
-        let at = |field: &str| format!("provider manifest {}: `{field}`", path.display());
+    fn read(text: &str, path: &Path) -> Result<Self, ManifestError> {
+        strings::check(text).map_err(|why| ManifestError::Text {
+            path: path.to_path_buf(),
+            why,
+        })?;
+        let raw: Self = toml::from_str(text).map_err(|e| ManifestError::Shape {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        })?;
+        let field = field_error(path);
         if raw.name.trim().is_empty() {
-            bail!("{} must not be empty", at("name"));
+            return Err(field("name", "must not be empty".to_owned()));
         }
         if raw.component.as_os_str().is_empty() {
-            bail!("{} must not be empty", at("component"));
+            return Err(field("component", "must not be empty".to_owned()));
         }
-        raw.policy
-            .check()
-            .map_err(|msg| anyhow::anyhow!("{} {msg}", at("policy")))?;
+        raw.policy.check().map_err(|why| field("policy", why))?;
         Ok(raw)
+    }
+}
+
+/// The error of a refused field of the manifest at `path`.
+fn field_error(path: &Path) -> impl Fn(&'static str, String) -> ManifestError + '_ {
+    move |field, why| ManifestError::Field {
+        path: path.to_path_buf(),
+        field,
+        why,
     }
 }
 
@@ -77,34 +88,36 @@ impl Manifest {
     /// The policy of manifest text, checked, without reading the files it
     /// names (its component, its config schema): what a consent record kept
     /// is read so, whatever the provider's folder holds now.
-    pub fn policy_of(text: &str, path: &Path) -> anyhow::Result<Policy> {
+    pub fn policy_of(text: &str, path: &Path) -> Result<Policy, ManifestError> {
         Ok(RawManifest::read(text, path)?.policy)
     }
 
     /// Reads and checks a manifest file.
-    pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Self, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::parse(&text, path)
     }
 
     /// Parses manifest text; `path` names the file in errors and anchors the
     /// relative component path.
-    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Self> {
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ManifestError> {
         let raw = RawManifest::read(text, path)?;
-        let at = |field: &str| format!("provider manifest {}: `{field}`", path.display());
+        let field = field_error(path);
         let base = path.parent().unwrap_or(Path::new("."));
         let component = raw
             .component
             .to_str()
             .map_or(Ok(raw.component.clone()), portable_path)
-            .map_err(|why| anyhow::anyhow!("{} {why}", at("component")))?;
+            .map_err(|why| field("component", why))?;
         let config_schema = match raw.config.and_then(|c| c.schema) {
             Some(schema) => {
                 let rel = schema
                     .to_str()
                     .map_or(Ok(schema.clone()), portable_path)
-                    .map_err(|why| anyhow::anyhow!("{} {why}", at("[config] schema")))?;
+                    .map_err(|why| field("[config] schema", why))?;
                 let outside = rel.components().any(|c| {
                     !matches!(
                         c,
@@ -112,11 +125,13 @@ impl Manifest {
                     )
                 });
                 if outside || rel.as_os_str().is_empty() {
-                    bail!(
-                        "{} `{}` must name a file inside the provider's folder (it ships and is signed with the manifest)",
-                        at("[config] schema"),
-                        schema.display()
-                    );
+                    return Err(field(
+                        "[config] schema",
+                        format!(
+                            "`{}` must name a file inside the provider's folder (it ships and is signed with the manifest)",
+                            schema.display()
+                        ),
+                    ));
                 }
                 let rel: PathBuf = rel
                     .components()
@@ -139,7 +154,7 @@ impl Manifest {
     /// ([`Manifest::for_component`]), anything else a manifest file. `name`,
     /// when given and not blank, overrides the name either way. This is the one
     /// place a provider's name is decided (`listen`, `check` and `run` use it).
-    pub fn resolve(path: &Path, name: Option<&str>) -> anyhow::Result<Self> {
+    pub fn resolve(path: &Path, name: Option<&str>) -> Result<Self, ManifestError> {
         let is_wasm = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("wasm"));
@@ -148,8 +163,7 @@ impl Manifest {
         }
         let mut m = Self::load(path)?;
         if let Some(name) = name.filter(|n| !n.trim().is_empty()) {
-            strings::check_field("name", name)
-                .map_err(|why| anyhow::anyhow!("the provider name given: {why}"))?;
+            strings::check_field("name", name).map_err(|why| ManifestError::GivenName { why })?;
             name.clone_into(&mut m.name);
         }
         Ok(m)
@@ -157,7 +171,7 @@ impl Manifest {
 
     /// A manifest for a bare component: name from `name` or the file stem,
     /// deny-all policy with default limits.
-    pub fn for_component(component: &Path, name: Option<&str>) -> anyhow::Result<Self> {
+    pub fn for_component(component: &Path, name: Option<&str>) -> Result<Self, ManifestError> {
         let name = match name {
             Some(n) if !n.trim().is_empty() => n.to_owned(),
             _ => component
@@ -165,15 +179,13 @@ impl Manifest {
                 .and_then(|s| s.to_str())
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
-                .with_context(|| {
-                    format!(
-                        "cannot derive a provider name from {}: pass --provider-name",
-                        component.display()
-                    )
+                .ok_or_else(|| ManifestError::NoName {
+                    component: component.to_path_buf(),
                 })?,
         };
-        strings::check_field("name", &name).map_err(|why| {
-            anyhow::anyhow!("the provider name of {}: {why}", component.display())
+        strings::check_field("name", &name).map_err(|why| ManifestError::ComponentName {
+            component: component.to_path_buf(),
+            why,
         })?;
         Ok(Self {
             name,
@@ -191,7 +203,7 @@ mod tests {
     use crate::policy::{DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_MEMORY_MB, RESERVED_ENV};
     use crate::{FsAccess, FsGrant, GrantLocation};
 
-    fn parse(text: &str) -> anyhow::Result<Manifest> {
+    fn parse(text: &str) -> Result<Manifest, ManifestError> {
         Manifest::parse(text, Path::new("/p/provider.toml"))
     }
 

@@ -120,7 +120,8 @@ impl<'a> Judge<'a> {
                 }
                 Err(e) => Err(format!(
                     "the provider cannot be held to this machine's provider policy, so it does \
-                     not run: {e:#}"
+                     not run: {:#}",
+                    anyhow::Error::from(e)
                 )),
             }
         };

@@ -169,7 +169,11 @@ fn provider_name(file: &Path, provider: &Path) -> Result<String, Invalid> {
         .map(|m| m.name)
         .map_err(|e| Invalid {
             path: file.to_owned(),
-            message: format!("the provider {}: {e:#}", provider.display()),
+            message: format!(
+                "the provider {}: {:#}",
+                provider.display(),
+                anyhow::Error::from(e)
+            ),
         })
 }
 

@@ -82,8 +82,8 @@ fn verify_with(
     hashing: Hashing,
 ) -> Result<Verdict, TrustError> {
     trust.check_private()?;
-    let manifest =
-        Manifest::load(manifest_path).map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
+    let manifest = Manifest::load(manifest_path)
+        .map_err(|e| TrustError::Mismatch(format!("{:#}", anyhow::Error::from(e))))?;
     let dir = folder(manifest_path);
     let bundle_path = dir.join(BUNDLE_FILE);
     let text = match std::fs::read_to_string(&bundle_path) {
@@ -129,8 +129,8 @@ fn verify_with(
 /// each file hashes to what they say: what `package` checks of a folder
 /// before it ships it.
 pub fn check_signed_files(manifest_path: &Path) -> Result<(), TrustError> {
-    let manifest =
-        Manifest::load(manifest_path).map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
+    let manifest = Manifest::load(manifest_path)
+        .map_err(|e| TrustError::Mismatch(format!("{:#}", anyhow::Error::from(e))))?;
     let dir = folder(manifest_path);
     let bundle_path = dir.join(BUNDLE_FILE);
     let text = std::fs::read_to_string(&bundle_path)
