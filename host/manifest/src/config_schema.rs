@@ -21,7 +21,7 @@ use std::sync::Arc;
 use azd_wasm_host_core::{ErrorCode, ProviderError};
 use boon::{Compiler, Draft, SchemaIndex, Schemas, UrlLoader, ValidationError};
 
-use crate::ConfigSchemaError;
+use crate::error::ConfigSchemaError;
 
 /// The largest schema file read (it is also what azd's metadata carries).
 pub const MAX_SCHEMA_BYTES: u64 = 1 << 20;

@@ -86,7 +86,7 @@ pub enum ConfigSchemaError {
         at: String,
         /// Its size.
         size: u64,
-        /// [`crate::MAX_SCHEMA_BYTES`].
+        /// The most a config schema may have (`MAX_SCHEMA_BYTES`).
         limit: u64,
     },
     /// The file is not JSON.

@@ -5,10 +5,10 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
+use super::error::TrafficError;
 use super::exchange::Exchange;
 use super::fault::HttpFault;
 use super::matching::Miss;
@@ -119,25 +119,35 @@ impl std::fmt::Debug for Traffic {
 
 impl Traffic {
     /// Reads the plan at `path` and opens its log for appending.
-    pub fn open(path: &Path) -> anyhow::Result<Arc<Self>> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading the traffic plan {}", path.display()))?;
-        let plan: TrafficPlan = serde_json::from_str(&text)
-            .with_context(|| format!("reading the traffic plan {}", path.display()))?;
+    pub fn open(path: &Path) -> Result<Arc<Self>, TrafficError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TrafficError::ReadPlan {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let plan: TrafficPlan =
+            serde_json::from_str(&text).map_err(|source| TrafficError::PlanShape {
+                path: path.to_path_buf(),
+                source,
+            })?;
         Self::new(plan)
     }
 
     /// The control of `plan`.
-    pub fn new(plan: TrafficPlan) -> anyhow::Result<Arc<Self>> {
+    pub fn new(plan: TrafficPlan) -> Result<Arc<Self>, TrafficError> {
         for f in &plan.faults {
-            f.check()
-                .map_err(|e| anyhow::anyhow!("fault {}: {e}", f.origin))?;
+            f.check().map_err(|why| TrafficError::Fault {
+                origin: f.origin.clone(),
+                why,
+            })?;
         }
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&plan.log)
-            .with_context(|| format!("opening the traffic log {}", plan.log.display()))?;
+            .map_err(|source| TrafficError::OpenLog {
+                path: plan.log.clone(),
+                source,
+            })?;
         Ok(Arc::new(Self {
             used: Mutex::new(vec![false; plan.exchanges.len()]),
             plan,
@@ -172,18 +182,26 @@ impl Traffic {
 
 /// Reads a log written by [`Traffic`]: its events, in order. A line that is
 /// not an event is an error naming its number.
-pub fn read_log(path: &Path) -> anyhow::Result<Vec<LogEvent>> {
+pub fn read_log(path: &Path) -> Result<Vec<LogEvent>, TrafficError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        Err(source) => {
+            return Err(TrafficError::ReadLog {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(n, l)| {
-            serde_json::from_str(l)
-                .with_context(|| format!("{} line {}: not a traffic event", path.display(), n + 1))
+            serde_json::from_str(l).map_err(|source| TrafficError::LogLine {
+                path: path.to_path_buf(),
+                line: n + 1,
+                source,
+            })
         })
         .collect()
 }

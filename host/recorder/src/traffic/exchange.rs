@@ -6,6 +6,8 @@ use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use super::error::TrafficError;
+
 /// A request the guest sent, as recorded (secrets redacted).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedRequest {
@@ -74,13 +76,13 @@ impl RecordedBody {
     }
 
     /// The bytes; base64 that does not decode is an error naming it.
-    pub fn bytes(&self) -> Result<Bytes, String> {
+    pub fn bytes(&self) -> Result<Bytes, TrafficError> {
         match (&self.body, &self.body_base64) {
             (Some(text), _) => Ok(Bytes::from(text.clone())),
             (None, Some(b64)) => STANDARD
                 .decode(b64)
                 .map(Bytes::from)
-                .map_err(|e| format!("body_base64 is not base64: {e}")),
+                .map_err(|why| TrafficError::NotBase64 { why }),
             (None, None) => Ok(Bytes::new()),
         }
     }
@@ -160,7 +162,7 @@ mod tests {
             body: None,
             body_base64: Some("!!".into()),
         };
-        assert!(bad.bytes().unwrap_err().contains("not base64"));
+        assert!(bad.bytes().unwrap_err().to_string().contains("not base64"));
     }
 
     #[test]

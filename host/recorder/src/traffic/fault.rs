@@ -10,6 +10,8 @@ use azd_wasm_host_core::authority::HttpOrigin;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use super::error::FaultError;
+
 /// One fault, as a test file writes it (`[[step.fault.http]]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,28 +50,31 @@ pub(crate) enum Effect {
 
 impl HttpFault {
     /// Whether the fault is well formed; the message says what is wrong.
-    pub fn check(&self) -> Result<(), String> {
-        HttpOrigin::parse(&self.origin).map_err(|e| format!("origin {:?}: {e}", self.origin))?;
+    pub fn check(&self) -> Result<(), FaultError> {
+        HttpOrigin::parse(&self.origin).map_err(|e| FaultError::Origin {
+            origin: self.origin.clone(),
+            why: e.to_string(),
+        })?;
         let ways = usize::from(self.status.is_some())
             + usize::from(self.timeout)
             + usize::from(self.reset);
         if ways != 1 {
-            return Err("give exactly one of status = N, timeout = true, reset = true".into());
+            return Err(FaultError::Effects);
         }
         if let Some(status) = self.status
             && http::StatusCode::from_u16(status).is_err()
         {
-            return Err(format!("status {status} is not an HTTP status (100-999)"));
+            return Err(FaultError::Status(status));
         }
         if self.status.is_none() && (self.body.is_some() || !self.headers.is_empty()) {
-            return Err("headers and body go with status".into());
+            return Err(FaultError::StrayAnswer);
         }
         for name in self.headers.keys() {
             http::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("{name:?} is not a header name"))?;
+                .map_err(|_| FaultError::HeaderName(name.clone()))?;
         }
         if let Some(m) = &self.method {
-            http::Method::from_bytes(m.as_bytes()).map_err(|_| format!("{m:?} is not a method"))?;
+            http::Method::from_bytes(m.as_bytes()).map_err(|_| FaultError::Method(m.clone()))?;
         }
         Ok(())
     }
@@ -184,7 +189,7 @@ mod tests {
 
     #[test]
     fn malformed_faults_are_refused_with_why() {
-        let bad = |t: &str| fault(t).check().unwrap_err();
+        let bad = |t: &str| fault(t).check().unwrap_err().to_string();
         assert!(bad("origin = \"h\"\nstatus = 403").contains("origin"));
         assert!(bad("origin = \"http://127.0.0.1:1\"").contains("exactly one"));
         assert!(
@@ -202,6 +207,15 @@ mod tests {
         );
         assert!(
             toml::from_str::<HttpFault>("origin = \"http://127.0.0.1:1\"\nstatuss = 4").is_err()
+        );
+        // Each refusal is its own case, for callers that tell them apart.
+        assert_eq!(
+            fault("origin = \"http://127.0.0.1:1\"\nstatus = 42").check(),
+            Err(super::FaultError::Status(42))
+        );
+        assert_eq!(
+            fault("origin = \"http://127.0.0.1:1\"\nstatus = 500\nmethod = \"a b\"").check(),
+            Err(super::FaultError::Method("a b".into()))
         );
     }
 }

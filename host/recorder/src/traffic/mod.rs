@@ -30,6 +30,7 @@
 pub(crate) mod bodies_tests;
 mod coding;
 mod control;
+mod error;
 mod exchange;
 mod fault;
 #[cfg(test)]
@@ -61,6 +62,7 @@ mod xml_grammar;
 mod xml_text;
 
 pub use control::{LogEvent, Traffic, TrafficMode, TrafficPlan, read_log};
+pub use error::{FaultError, TrafficError};
 pub use exchange::{Exchange, RecordedBody, RecordedRequest, RecordedResponse};
 pub use fault::HttpFault;
 pub use matching::Miss;

@@ -86,7 +86,7 @@ fn forms(secret: &str) -> Vec<String> {
 fn seen(bytes: &[u8], events: &[LogEvent]) -> Result<String, String> {
     let mut seen = String::from_utf8_lossy(bytes).into_owned();
     if let [LogEvent::Recorded { exchange }] = events {
-        let body = exchange.response.body.bytes().map_err(|e| e.clone())?;
+        let body = exchange.response.body.bytes().map_err(|e| e.to_string())?;
         let stored = String::from_utf8_lossy(&readable(&body)).into_owned();
         seen.push('\n');
         seen.push_str(&stored);

@@ -241,7 +241,7 @@ fn done() -> Io {
 fn answer(recorded: &RecordedResponse) -> Result<http::Response<WasiBody>, Error> {
     let bad =
         |what: String| Error::InternalError(Some(format!("replay: the cassette's answer {what}")));
-    let body = recorded.body.bytes().map_err(bad)?;
+    let body = recorded.body.bytes().map_err(|e| bad(e.to_string()))?;
     let mut response = http::Response::builder().status(recorded.status);
     for (name, value) in &recorded.headers {
         response = response.header(name, value);
