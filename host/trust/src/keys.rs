@@ -5,7 +5,6 @@
 
 use std::fmt;
 
-use anyhow::{Context as _, bail};
 use ring::rand::SystemRandom;
 use ring::signature::{
     ECDSA_P256_SHA256_ASN1, ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair, KeyPair as _,
@@ -22,6 +21,41 @@ const P256_SPKI_PREFIX: [u8; 26] = [
 ];
 /// An uncompressed P-256 point: 0x04, x, y.
 const POINT_LEN: usize = 65;
+
+/// Why a key cannot be made, read or used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// The system's random generator failed (making a key, or a signature).
+    #[error("the system's random generator failed")]
+    Random,
+    /// The text is not PEM.
+    #[error("not a PEM file")]
+    NotPem(#[source] pem::PemError),
+    /// A cosign key protected by a password, which this host does not read.
+    #[error(
+        "this is a password-protected cosign key; sign with cosign's key exported as PKCS#8 \
+         (`openssl`), or make a key with `azd-wasm-host keygen`"
+    )]
+    Encrypted,
+    /// A PEM block of another kind than the one asked for.
+    #[error("a `{found}` PEM block, not a {wanted}")]
+    WrongBlock {
+        /// The block's tag.
+        found: String,
+        /// What was asked for, as the message names it.
+        wanted: &'static str,
+    },
+    /// A `PRIVATE KEY` block that is not an ECDSA P-256 key.
+    #[error("not an ECDSA P-256 signing key ({0})")]
+    NotSigningKey(String),
+    /// A `PUBLIC KEY` block that is not an uncompressed ECDSA P-256 key.
+    #[error("not an uncompressed ECDSA P-256 public key")]
+    NotPublicKey,
+    /// ring refused to sign.
+    #[error("signing failed")]
+    Signing,
+}
 
 /// A signing key.
 pub struct KeyPair {
@@ -40,33 +74,35 @@ impl fmt::Debug for KeyPair {
 
 impl KeyPair {
     /// A new random key.
-    pub fn generate() -> anyhow::Result<Self> {
+    pub fn generate() -> Result<Self, KeyError> {
         let rng = SystemRandom::new();
         let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng)
-            .map_err(|_| anyhow::anyhow!("the system's random generator failed"))?;
+            .map_err(|_| KeyError::Random)?;
         Self::from_pkcs8(doc.as_ref().to_vec())
     }
 
     /// A key from its PEM (`-----BEGIN PRIVATE KEY-----`, PKCS#8, P-256).
-    pub fn from_pem(text: &str) -> anyhow::Result<Self> {
-        let block = pem::parse(text).context("not a PEM file")?;
+    pub fn from_pem(text: &str) -> Result<Self, KeyError> {
+        let block = pem::parse(text).map_err(KeyError::NotPem)?;
         match block.tag() {
             "PRIVATE KEY" => Self::from_pkcs8(block.contents().to_vec()),
-            "ENCRYPTED SIGSTORE PRIVATE KEY" | "ENCRYPTED COSIGN PRIVATE KEY" => bail!(
-                "this is a password-protected cosign key; sign with cosign's key exported as PKCS#8 \
-                 (`openssl`), or make a key with `azd-wasm-host keygen`"
-            ),
-            other => bail!("a `{other}` PEM block, not a PKCS#8 `PRIVATE KEY`"),
+            "ENCRYPTED SIGSTORE PRIVATE KEY" | "ENCRYPTED COSIGN PRIVATE KEY" => {
+                Err(KeyError::Encrypted)
+            }
+            other => Err(KeyError::WrongBlock {
+                found: other.to_owned(),
+                wanted: "PKCS#8 `PRIVATE KEY`",
+            }),
         }
     }
 
-    fn from_pkcs8(pkcs8: Vec<u8>) -> anyhow::Result<Self> {
+    fn from_pkcs8(pkcs8: Vec<u8>) -> Result<Self, KeyError> {
         let pair = EcdsaKeyPair::from_pkcs8(
             &ECDSA_P256_SHA256_ASN1_SIGNING,
             &pkcs8,
             &SystemRandom::new(),
         )
-        .map_err(|e| anyhow::anyhow!("not an ECDSA P-256 signing key ({e})"))?;
+        .map_err(|e| KeyError::NotSigningKey(e.to_string()))?;
         Ok(Self { pkcs8, pair })
     }
 
@@ -83,11 +119,11 @@ impl KeyPair {
     }
 
     /// An ASN.1 DER ECDSA signature over SHA-256 of `message`.
-    pub fn sign(&self, message: &[u8]) -> anyhow::Result<Vec<u8>> {
+    pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>, KeyError> {
         let sig = self
             .pair
             .sign(&SystemRandom::new(), message)
-            .map_err(|_| anyhow::anyhow!("signing failed"))?;
+            .map_err(|_| KeyError::Signing)?;
         Ok(sig.as_ref().to_vec())
     }
 }
@@ -106,19 +142,22 @@ impl fmt::Debug for PublicKey {
 
 impl PublicKey {
     /// A key from its PEM (`-----BEGIN PUBLIC KEY-----`, a P-256 key).
-    pub fn from_pem(text: &str) -> anyhow::Result<Self> {
-        let block = pem::parse(text).context("not a PEM file")?;
+    pub fn from_pem(text: &str) -> Result<Self, KeyError> {
+        let block = pem::parse(text).map_err(KeyError::NotPem)?;
         if block.tag() != "PUBLIC KEY" {
-            bail!("a `{}` PEM block, not a `PUBLIC KEY`", block.tag());
+            return Err(KeyError::WrongBlock {
+                found: block.tag().to_owned(),
+                wanted: "`PUBLIC KEY`",
+            });
         }
         Self::from_spki(block.contents())
     }
 
-    fn from_spki(der: &[u8]) -> anyhow::Result<Self> {
+    fn from_spki(der: &[u8]) -> Result<Self, KeyError> {
         let point = der
             .strip_prefix(P256_SPKI_PREFIX.as_slice())
             .filter(|p| p.len() == POINT_LEN && p[0] == 0x04)
-            .context("not an uncompressed ECDSA P-256 public key")?;
+            .ok_or(KeyError::NotPublicKey)?;
         let mut key = Self {
             point: [0; POINT_LEN],
         };
@@ -185,10 +224,25 @@ mod tests {
         let cosign = pem::encode(&pem::Pem::new("ENCRYPTED SIGSTORE PRIVATE KEY", vec![1, 2]));
         let e = KeyPair::from_pem(&cosign).unwrap_err();
         assert!(e.to_string().contains("password-protected"), "{e}");
-        assert!(PublicKey::from_pem("garbage").is_err());
+        assert!(matches!(
+            KeyPair::from_pem(&cosign),
+            Err(KeyError::Encrypted)
+        ));
+        // Not PEM at all: the PEM reader's words are kept as the cause.
+        let e = PublicKey::from_pem("garbage").unwrap_err();
+        assert!(matches!(e, KeyError::NotPem(_)), "{e:?}");
+        assert!(std::error::Error::source(&e).is_some());
         // An RSA-sized SubjectPublicKeyInfo is not a P-256 key.
         let rsa = pem::encode(&pem::Pem::new("PUBLIC KEY", vec![0x30; 294]));
-        assert!(PublicKey::from_pem(&rsa).is_err());
+        assert!(matches!(
+            PublicKey::from_pem(&rsa),
+            Err(KeyError::NotPublicKey)
+        ));
+        let junk = pem::encode(&pem::Pem::new("PRIVATE KEY", vec![0x30; 40]));
+        assert!(matches!(
+            KeyPair::from_pem(&junk),
+            Err(KeyError::NotSigningKey(_))
+        ));
     }
 
     #[test]

@@ -242,7 +242,7 @@ fn keys_in(dir: &Path) -> Vec<(PathBuf, PublicKey)> {
         .filter_map(|file| {
             let read = std::fs::read_to_string(&file)
                 .map_err(anyhow::Error::from)
-                .and_then(|t| PublicKey::from_pem(&t));
+                .and_then(|t| PublicKey::from_pem(&t).map_err(anyhow::Error::from));
             match read {
                 Ok(key) => Some((file, key)),
                 Err(e) => {
