@@ -21,7 +21,7 @@ use std::sync::Arc;
 use azd_wasm_host_core::{ErrorCode, ProviderError};
 use boon::{Compiler, Draft, SchemaIndex, Schemas, UrlLoader, ValidationError};
 
-use crate::error::ConfigSchemaError;
+use crate::error::{ConfigSchemaError, SchemaAt};
 
 /// The largest schema file read (it is also what azd's metadata carries).
 pub const MAX_SCHEMA_BYTES: u64 = 1 << 20;
@@ -75,12 +75,9 @@ impl ConfigSchema {
     /// Reads and compiles the schema at `path` (`[config] schema` of the
     /// manifest `manifest`, which names it in errors).
     pub fn load(path: &Path, manifest: &Path) -> Result<Self, ConfigSchemaError> {
-        let at = || {
-            format!(
-                "provider manifest {}: `[config] schema` {}",
-                manifest.display(),
-                path.display()
-            )
+        let at = || SchemaAt {
+            manifest: manifest.to_path_buf(),
+            schema: path.to_path_buf(),
         };
         let unreadable = |source| ConfigSchemaError::Read { at: at(), source };
         let size = std::fs::metadata(path).map_err(unreadable)?.len();

@@ -74,16 +74,16 @@ pub enum ConfigSchemaError {
     /// The file could not be read.
     #[error("{at}: cannot read it")]
     Read {
-        /// The manifest and the schema, as messages name them.
-        at: String,
+        /// The manifest and the schema it names.
+        at: SchemaAt,
         /// What reading it answered.
         source: std::io::Error,
     },
     /// The file is larger than a config schema may be.
     #[error("{at}: {size} bytes, more than the {limit} a config schema may have")]
     TooLarge {
-        /// The manifest and the schema, as messages name them.
-        at: String,
+        /// The manifest and the schema it names.
+        at: SchemaAt,
         /// Its size.
         size: u64,
         /// The most a config schema may have (`MAX_SCHEMA_BYTES`).
@@ -92,17 +92,37 @@ pub enum ConfigSchemaError {
     /// The file is not JSON.
     #[error("{at}: not JSON ({why})")]
     NotJson {
-        /// The manifest and the schema, as messages name them.
-        at: String,
+        /// The manifest and the schema it names.
+        at: SchemaAt,
         /// The JSON reader's words.
         why: String,
     },
     /// The document is not a JSON Schema this host can use.
     #[error("{at}: not a valid JSON Schema: {why}")]
     NotSchema {
-        /// The manifest and the schema, as messages name them.
-        at: String,
+        /// The manifest and the schema it names.
+        at: SchemaAt,
         /// The validator's words.
         why: String,
     },
+}
+
+/// A config schema, and the manifest that names it: what every [`ConfigSchemaError`] is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaAt {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The schema file (`[config] schema`), resolved against the manifest's folder.
+    pub schema: PathBuf,
+}
+
+impl std::fmt::Display for SchemaAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "provider manifest {}: `[config] schema` {}",
+            self.manifest.display(),
+            self.schema.display()
+        )
+    }
 }

@@ -65,7 +65,7 @@ mod strings;
 
 pub use config_schema::{ConfigSchema, MAX_SCHEMA_BYTES};
 pub use diff::PolicyDiff;
-pub use error::{ConfigSchemaError, ManifestError};
+pub use error::{ConfigSchemaError, ManifestError, SchemaAt};
 pub use fields::{Field, FieldValue};
 pub use manifest::Manifest;
 pub use paths::has_drive_prefix;
