@@ -83,8 +83,8 @@ SIDECAR=""
 # CLI (signed with a key of DIR/azd-config's trust folder, which its starts then trust) and
 # unpacked into DIR/azd-config/extensions/azd.wasm-host, as `azd extension install` lays it out.
 install_c_provider() {
-  local sidecar=$1 dir=$2 here installed
-  here="linux/$(uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')"
+  # linux/amd64: the platform this benchmark builds its sidecars for (scripts/release.sh linux-amd64).
+  local sidecar=$1 dir=$2 here=linux/amd64 installed
   mkdir -p "$dir/home"
   sed 's/^  - name: localfiles$/  - name: bench/' extension.yaml >"$dir/extension.yaml"
   AZD_CONFIG_DIR="$dir/azd-config" target/release/azd-wasm-host package scripts/bench/c-provider/provider.toml \

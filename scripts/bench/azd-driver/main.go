@@ -539,11 +539,9 @@ func (ss *session) deploy(s settings) error {
 	time.Sleep(200 * time.Millisecond)
 	l.progressRate = float64(s.progress) / took.Seconds()
 	l.shown = len(shown)
-	l.inOrder = sort.IntsAreSorted(shown)
+	l.inOrder = true // each shown after the one reported before it
 	for i := 1; i < len(shown); i++ {
-		if shown[i] == shown[i-1] {
-			l.inOrder = false
-		}
+		l.inOrder = l.inOrder && shown[i] > shown[i-1]
 	}
 	l.lastShown = len(shown) > 0 && shown[len(shown)-1] == s.progress-1
 	l.late = ss.srv.late.Load()
