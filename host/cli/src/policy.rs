@@ -143,7 +143,7 @@ pub(crate) fn judge(ceiling: &Ceiling, manifest: &Path) -> anyhow::Result<(Strin
 /// The whole id of the trusted key that verifies the provider's signature,
 /// and of the one that signed its precompiled code apart, if one did.
 fn verified_keys(manifest: &Path) -> Result<(String, Option<String>), String> {
-    let trust = TrustDir::from_env().map_err(|e| format!("{e:#}"))?;
+    let trust = TrustDir::from_env().map_err(|e| azd_wasm_host_core::report::chain(&e))?;
     let why = match azd_wasm_host_trust::verify(manifest, &trust) {
         Ok(Verdict::Verified(v)) => return Ok((v.key_id, v.code_key_id)),
         Ok(Verdict::Allowed(why)) | Err(why) => why,

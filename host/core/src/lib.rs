@@ -44,6 +44,7 @@ mod exit;
 pub mod files;
 pub mod json;
 mod provider;
+pub mod report;
 pub mod secrets;
 mod services;
 pub mod settings;

@@ -374,7 +374,10 @@ impl ConsentGate {
             Ok(true) => p.approve().map_err(|e| {
                 ProviderError::host(
                     ErrorCode::ConsentRequired,
-                    format!("cannot record your consent: {e:#}"),
+                    format!(
+                        "cannot record your consent: {}",
+                        azd_wasm_host_core::report::chain(&e)
+                    ),
                 )
             }),
             Ok(false) => Err(refused(

@@ -120,8 +120,8 @@ impl<'a> Judge<'a> {
                 }
                 Err(e) => Err(format!(
                     "the provider cannot be held to this machine's provider policy, so it does \
-                     not run: {:#}",
-                    anyhow::Error::from(e)
+                     not run: {}",
+                    azd_wasm_host_core::report::chain(&e)
                 )),
             }
         };

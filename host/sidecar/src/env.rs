@@ -36,7 +36,7 @@ pub fn compile_cache() -> Option<CompileCache> {
     match secret {
         Ok(secret) => Some(CompileCache::new(dir, CacheKey::new(&secret))),
         Err(e) => {
-            tracing::debug!(error = %format!("{e:#}"), "no secret to authenticate the compile cache with; compiling without it");
+            tracing::debug!(error = %azd_wasm_host_core::report::chain(&e), "no secret to authenticate the compile cache with; compiling without it");
             None
         }
     }

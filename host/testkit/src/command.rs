@@ -170,9 +170,9 @@ fn provider_name(file: &Path, provider: &Path) -> Result<String, Invalid> {
         .map_err(|e| Invalid {
             path: file.to_owned(),
             message: format!(
-                "the provider {}: {:#}",
+                "the provider {}: {}",
                 provider.display(),
-                anyhow::Error::from(e)
+                azd_wasm_host_core::report::chain(&e)
             ),
         })
 }

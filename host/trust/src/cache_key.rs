@@ -12,8 +12,7 @@
 use std::io::Read as _;
 use std::path::Path;
 
-use anyhow::Context as _;
-
+use crate::error::StoreError;
 use crate::store::{TrustDir, write_private_new};
 
 /// The secret's file, in the trust folder's `keys/`.
@@ -25,7 +24,7 @@ impl TrustDir {
     /// The compile cache's secret: read from `keys/cache.key`, or made there
     /// on first use. Fails when the trust folder cannot be trusted, or when
     /// the file is not private to the user or not a secret of ours.
-    pub fn cache_secret(&self) -> anyhow::Result<[u8; SECRET_LEN]> {
+    pub fn cache_secret(&self) -> Result<[u8; SECRET_LEN], StoreError> {
         self.check_private()?;
         let path = self.root().join("keys").join(CACHE_KEY_FILE);
         if !path.exists() {
@@ -36,30 +35,36 @@ impl TrustDir {
 }
 
 /// Writes a new secret at `path`, never over one another process made first.
-fn make(path: &Path) -> anyhow::Result<()> {
+fn make(path: &Path) -> Result<(), StoreError> {
     let mut secret = [0u8; SECRET_LEN];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut secret)
-        .map_err(|_| anyhow::anyhow!("no random bytes for the compile cache's secret"))?;
+        .map_err(|_| StoreError::NoRandom)?;
     match write_private_new(path, &secret) {
         Ok(()) => Ok(()),
         // Another process made it first: theirs is the one.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
+        Err(source) => Err(StoreError::Write {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
-fn read(path: &Path) -> anyhow::Result<[u8; SECRET_LEN]> {
-    azd_wasm_host_core::files::private_to_user(path)
-        .map_err(|why| anyhow::anyhow!("{} cannot be trusted: {why}", path.display()))?;
+fn read(path: &Path) -> Result<[u8; SECRET_LEN], StoreError> {
+    azd_wasm_host_core::files::private_to_user(path).map_err(|why| StoreError::SecretRefused {
+        path: path.to_path_buf(),
+        why,
+    })?;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(SECRET_LEN as u64 + 1).read_to_end(&mut bytes))
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    bytes.try_into().map_err(|_| {
-        anyhow::anyhow!(
-            "{} is not a compile cache secret ({SECRET_LEN} bytes); remove it to make a new one",
-            path.display()
-        )
+        .map_err(|source| StoreError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    bytes.try_into().map_err(|_| StoreError::NotASecret {
+        path: path.to_path_buf(),
+        len: SECRET_LEN,
     })
 }
 

@@ -24,12 +24,12 @@
 //! without the manifest's checks too).
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use azd_wasm_host_core::text::shown;
 use azd_wasm_host_manifest::{Manifest, Policy, PolicyDiff};
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
+use crate::error::{ConsentError, StoreError};
 use crate::store::TrustDir;
 
 /// Who a provider is, for consent: all three must match a record.
@@ -92,24 +92,30 @@ pub fn check(
     manifest_path: &Path,
     identity: &Identity,
     version: Option<&str>,
-) -> anyhow::Result<Consent> {
-    trust.check_private()?;
-    let text = std::fs::read_to_string(manifest_path)
-        .with_context(|| format!("cannot read {}", manifest_path.display()))?;
+) -> Result<Consent, ConsentError> {
+    trust.check_private().map_err(StoreError::from)?;
+    let text = std::fs::read_to_string(manifest_path).map_err(|source| StoreError::Read {
+        path: manifest_path.to_path_buf(),
+        source,
+    })?;
     let manifest = Manifest::parse(&text, manifest_path)?;
-    anyhow::ensure!(
-        manifest.name == identity.provider,
-        "{} is provider `{}`, not `{}`",
-        manifest_path.display(),
-        manifest.name,
-        identity.provider
-    );
+    if manifest.name != identity.provider {
+        return Err(ConsentError::OtherProvider {
+            path: manifest_path.to_path_buf(),
+            is: manifest.name,
+            expected: identity.provider.clone(),
+        });
+    }
     let record = record_path(trust, identity);
     let previous = recorded(&record, identity)?;
     let (allowed, allowed_version) = match &previous {
         Some(p) => (
-            Manifest::policy_of(&p.manifest, manifest_path)
-                .with_context(|| format!("the manifest recorded in {}", record.display()))?,
+            Manifest::policy_of(&p.manifest, manifest_path).map_err(|source| {
+                ConsentError::Recorded {
+                    path: record.clone(),
+                    source,
+                }
+            })?,
             p.version.clone(),
         ),
         None => (Policy::default(), None),
@@ -141,17 +147,21 @@ pub fn check(
 }
 
 /// What `record` says the user last allowed `identity`, if it is a record of that provider.
-fn recorded(record: &Path, identity: &Identity) -> anyhow::Result<Option<Record>> {
+fn recorded(record: &Path, identity: &Identity) -> Result<Option<Record>, ConsentError> {
     let text = match std::fs::read_to_string(record) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", record.display())),
+        Err(source) => {
+            return Err(StoreError::Read {
+                path: record.to_path_buf(),
+                source,
+            }
+            .into());
+        }
     };
-    let parsed: Record = toml::from_str(&text).with_context(|| {
-        format!(
-            "{} is not a consent record (delete it to be asked afresh)",
-            record.display()
-        )
+    let parsed: Record = toml::from_str(&text).map_err(|source| ConsentError::NotARecord {
+        path: record.to_path_buf(),
+        source,
     })?;
     // Another provider's record under this one's name is no record of it.
     let same = parsed.key == identity.key
@@ -162,7 +172,7 @@ fn recorded(record: &Path, identity: &Identity) -> anyhow::Result<Option<Record>
 
 impl Pending {
     /// Records what the provider asks for as allowed.
-    pub fn approve(&self) -> anyhow::Result<()> {
+    pub fn approve(&self) -> Result<(), StoreError> {
         let record = Record {
             key: self.identity.key.clone(),
             extension: self.identity.extension.clone(),
@@ -171,20 +181,28 @@ impl Pending {
             manifest: self.text.clone(),
         };
         let dir = self.record.parent().unwrap_or(Path::new("."));
-        azd_wasm_host_core::files::create_private_dir(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        azd_wasm_host_core::files::create_private_dir(dir).map_err(|source| {
+            StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            }
+        })?;
         let body = format!(
             "# The grants of provider {} the user allowed (azd-wasm-host); delete to be asked afresh.\n{}",
             shown(&self.identity.provider),
-            toml::to_string(&record)?
+            toml::to_string(&record).map_err(|e| StoreError::Write {
+                path: self.record.clone(),
+                source: std::io::Error::other(e),
+            })?
         );
         // Written aside and renamed: a reader (another azd command) sees the old record or the new.
-        let mut aside = tempfile::NamedTempFile::new_in(dir)?;
-        std::io::Write::write_all(&mut aside, body.as_bytes())?;
-        aside
-            .persist(&self.record)
-            .map_err(|e| e.error)
-            .with_context(|| format!("cannot write {}", self.record.display()))?;
+        let write = |source| StoreError::Write {
+            path: self.record.clone(),
+            source,
+        };
+        let mut aside = tempfile::NamedTempFile::new_in(dir).map_err(write)?;
+        std::io::Write::write_all(&mut aside, body.as_bytes()).map_err(write)?;
+        aside.persist(&self.record).map_err(|e| write(e.error))?;
         Ok(())
     }
 

@@ -52,7 +52,7 @@ mod store;
 mod verify;
 
 pub use envelope::{BUNDLE_FILE, Statement, Subject};
-pub use error::TrustError;
+pub use error::{ConsentError, SignError, StoreError, TrustError};
 pub use keys::{KeyError, KeyPair, PublicKey};
 pub use sidecars::{
     SIDECARS_BUNDLE_FILE, TOOL_SIDECARS, sign_sidecars, verify_sidecars, verify_tool_sidecars,

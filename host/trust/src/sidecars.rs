@@ -22,11 +22,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
-
 use crate::bundle::{Among, open_among};
 use crate::envelope::{SIDECARS_PREDICATE_TYPE, Statement, Subject};
-use crate::error::TrustError;
+use crate::error::{SignError, TrustError};
 use crate::keys::{KeyPair, PublicKey};
 use crate::signing::{bundle_of, sha256_file, unchanged};
 
@@ -39,29 +37,28 @@ pub const TOOL_SIDECARS: &str = "azd-wasm-host.tools/sidecars";
 /// name with `/`, sorted; anything else (a link, a nested folder, a file
 /// at the top other than the signature) is an error: the signed list names
 /// exactly what is there.
-fn files_of(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
+fn files_of(dir: &Path) -> Result<Vec<(String, PathBuf)>, SignError> {
+    let read = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SignError::Read { path, source }
+    };
     let mut files = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    for entry in entries {
-        let entry = entry?;
+    for entry in std::fs::read_dir(dir).map_err(read(dir))? {
+        let entry = entry.map_err(read(dir))?;
+        let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        let kind = entry.file_type()?;
+        let kind = entry.file_type().map_err(read(&path))?;
         if kind.is_file() && name == SIDECARS_BUNDLE_FILE {
             continue;
         }
-        anyhow::ensure!(
-            kind.is_dir(),
-            "{} is not a platform's folder (the sidecars' folder holds <os>-<arch>/ folders only)",
-            entry.path().display()
-        );
-        for inner in std::fs::read_dir(entry.path())? {
-            let inner = inner?;
-            anyhow::ensure!(
-                inner.file_type()?.is_file(),
-                "{} is not a plain file",
-                inner.path().display()
-            );
+        if !kind.is_dir() {
+            return Err(SignError::NotAPlatform { path });
+        }
+        for inner in std::fs::read_dir(&path).map_err(read(&path))? {
+            let inner = inner.map_err(read(&path))?;
+            if !inner.file_type().map_err(read(&inner.path()))?.is_file() {
+                return Err(SignError::NotAFile { path: inner.path() });
+            }
             let file = inner.file_name().to_string_lossy().into_owned();
             files.push((format!("{name}/{file}"), inner.path()));
         }
@@ -72,16 +69,16 @@ fn files_of(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
 
 /// Signs the sidecars' folder `dir` of the tool at `version` with `key`;
 /// returns the bundle's JSON, to be written as [`SIDECARS_BUNDLE_FILE`] in it.
-pub fn sign_sidecars(dir: &Path, version: &str, key: &KeyPair) -> anyhow::Result<String> {
+pub fn sign_sidecars(dir: &Path, version: &str, key: &KeyPair) -> Result<String, SignError> {
     let subjects = files_of(dir)?
         .into_iter()
         .map(|(name, path)| Ok(Subject::sha256(name, sha256_file(&path)?)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    anyhow::ensure!(
-        !subjects.is_empty(),
-        "{} holds no sidecar to sign",
-        dir.display()
-    );
+        .collect::<Result<Vec<_>, SignError>>()?;
+    if subjects.is_empty() {
+        return Err(SignError::Empty {
+            path: dir.to_path_buf(),
+        });
+    }
     let statement = Statement {
         predicate_type: SIDECARS_PREDICATE_TYPE.to_owned(),
         ..Statement::new(subjects, TOOL_SIDECARS, version, None)

@@ -15,12 +15,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_manifest::package::{PRECOMPILED_BINDING, PRECOMPILED_CODE};
 
 use crate::envelope::{BUNDLE_FILE, Bundle, PAYLOAD_TYPE, Statement, Subject, pae};
-use crate::error::TrustError;
+use crate::error::{SignError, TrustError};
 use crate::keys::KeyPair;
 
 /// The name `provider.toml` has among a statement's subjects.
@@ -51,12 +50,12 @@ pub struct SignInputs<'a> {
 
 /// Signs the folder of `inputs.manifest` with `key`; returns the bundle's
 /// JSON, to be written as [`BUNDLE_FILE`] beside the manifest.
-pub fn sign(inputs: &SignInputs<'_>, key: &KeyPair) -> anyhow::Result<String> {
+pub fn sign(inputs: &SignInputs<'_>, key: &KeyPair) -> Result<String, SignError> {
     let manifest = Manifest::load(inputs.manifest)?;
     let subjects = signed_files(&manifest, inputs.manifest)?
         .into_iter()
         .map(|(name, path)| Ok(Subject::sha256(name, sha256_file(&path)?)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, SignError>>()?;
     let statement = Statement::new(subjects, &manifest.name, inputs.version, inputs.extension);
     bundle_of(&statement, key)
 }
@@ -64,7 +63,7 @@ pub fn sign(inputs: &SignInputs<'_>, key: &KeyPair) -> anyhow::Result<String> {
 /// Signs the precompiled code beside `manifest` for the provider signed by
 /// the [`BUNDLE_FILE`] beside it (kept as its publisher made it); returns the
 /// code statement's bundle, to be written as [`CODE_BUNDLE_FILE`].
-pub fn sign_code(manifest: &Path, version: &str, key: &KeyPair) -> anyhow::Result<String> {
+pub fn sign_code(manifest: &Path, version: &str, key: &KeyPair) -> Result<String, SignError> {
     let parsed = Manifest::load(manifest)?;
     let dir = folder(manifest);
     let mut subjects = vec![Subject::sha256(
@@ -77,12 +76,12 @@ pub fn sign_code(manifest: &Path, version: &str, key: &KeyPair) -> anyhow::Resul
     bundle_of(&Statement::code(subjects, &parsed.name, version), key)
 }
 
-pub(crate) fn bundle_of(statement: &Statement, key: &KeyPair) -> anyhow::Result<String> {
-    let payload = serde_json::to_vec(statement)?;
+pub(crate) fn bundle_of(statement: &Statement, key: &KeyPair) -> Result<String, SignError> {
+    let payload = serde_json::to_vec(statement).map_err(SignError::Encode)?;
     let public = key.public();
     let sig = key.sign(&pae(PAYLOAD_TYPE, &payload))?;
     let bundle = Bundle::new(&payload, &public.id(), &sig);
-    Ok(serde_json::to_string_pretty(&bundle)? + "\n")
+    Ok(serde_json::to_string_pretty(&bundle).map_err(SignError::Encode)? + "\n")
 }
 
 /// The files of the provider at `manifest_path` that its signature names,
@@ -91,28 +90,22 @@ pub(crate) fn bundle_of(statement: &Statement, key: &KeyPair) -> anyhow::Result<
 pub(crate) fn signed_files(
     manifest: &Manifest,
     manifest_path: &Path,
-) -> anyhow::Result<Vec<(String, PathBuf)>> {
+) -> Result<Vec<(String, PathBuf)>, SignError> {
     let dir = folder(manifest_path);
-    let component = relative_name(&manifest.component, dir).with_context(|| {
-        format!(
-            "the component {} must be inside the provider's folder {} to be signed",
-            manifest.component.display(),
-            dir.display()
-        )
-    })?;
+    let inside = |what, path: &Path| {
+        relative_name(path, dir).ok_or_else(|| SignError::Outside {
+            what,
+            path: path.to_path_buf(),
+            folder: dir.to_path_buf(),
+        })
+    };
+    let component = inside("component", &manifest.component)?;
     let mut files = vec![
         (component, manifest.component.clone()),
         (MANIFEST_SUBJECT.to_owned(), manifest_path.to_path_buf()),
     ];
     if let Some(schema) = &manifest.config_schema {
-        let name = relative_name(&schema.path, dir).with_context(|| {
-            format!(
-                "the config schema {} must be inside the provider's folder {} to be signed",
-                schema.path.display(),
-                dir.display()
-            )
-        })?;
-        files.push((name, schema.path.clone()));
+        files.push((inside("config schema", &schema.path)?, schema.path.clone()));
     }
     for name in RUN_FILES {
         let path = dir.join(name);
@@ -144,16 +137,20 @@ pub(crate) fn relative_name(path: &Path, dir: &Path) -> Option<String> {
 }
 
 /// The sha256 of a file, in hex (the runtime's, which the compile cache keys by).
-pub(crate) fn sha256_file(path: &Path) -> anyhow::Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String, SignError> {
     azd_wasm_host_core::files::sha256_file(path)
         .map(hex::encode)
-        .with_context(|| format!("cannot read {}", path.display()))
+        .map_err(|source| SignError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// The file at `path` hashes to `signed` (hex, either case), or
 /// [`TrustError::Changed`] says what it hashes to now.
 pub(crate) fn unchanged(path: &Path, signed: &str) -> Result<(), TrustError> {
-    let actual = sha256_file(path).map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
+    let actual = sha256_file(path)
+        .map_err(|e| TrustError::Mismatch(azd_wasm_host_core::report::chain(&e)))?;
     if actual.eq_ignore_ascii_case(signed) {
         return Ok(());
     }

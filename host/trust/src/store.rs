@@ -16,10 +16,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use serde::Deserialize;
 
-use crate::error::TrustError;
+use crate::error::{StoreError, TrustError};
 use crate::keys::{KeyPair, PublicKey};
 
 /// azd's config folder, when not `~/.azd` (azd reads it too).
@@ -45,12 +44,10 @@ struct Config {
 impl TrustDir {
     /// The user's: `$AZD_CONFIG_DIR/wasm-host`, else `~/.azd/wasm-host`,
     /// with [`ALLOW_UNSIGNED_ENV`] read.
-    pub fn from_env() -> anyhow::Result<Self> {
+    pub fn from_env() -> Result<Self, StoreError> {
         let config = match std::env::var_os(CONFIG_DIR_ENV).filter(|v| !v.is_empty()) {
             Some(dir) => PathBuf::from(dir),
-            None => dirs::home_dir()
-                .context("no home folder to keep trusted keys in (set AZD_CONFIG_DIR)")?
-                .join(".azd"),
+            None => dirs::home_dir().ok_or(StoreError::NoHome)?.join(".azd"),
         };
         let allow = std::env::var(ALLOW_UNSIGNED_ENV).ok().and_then(|v| {
             match v.trim().to_ascii_lowercase().as_str() {
@@ -194,18 +191,22 @@ impl TrustDir {
     /// Trusts `key`: writes it as `trusted-keys/<name>.pub` (`name` by
     /// default its short id); returns the file. Trusting a key twice keeps
     /// the first file.
-    pub fn trust(&self, key: &PublicKey, name: Option<&str>) -> anyhow::Result<PathBuf> {
+    pub fn trust(&self, key: &PublicKey, name: Option<&str>) -> Result<PathBuf, StoreError> {
         trust_in(&self.keys_dir(), key, name)
     }
 
     /// Trusts `key` for the tool: as [`TrustDir::trust`], in `tool-keys/`.
-    pub fn trust_for_tool(&self, key: &PublicKey, name: Option<&str>) -> anyhow::Result<PathBuf> {
+    pub fn trust_for_tool(
+        &self,
+        key: &PublicKey,
+        name: Option<&str>,
+    ) -> Result<PathBuf, StoreError> {
         trust_in(&self.tool_keys_dir(), key, name)
     }
 
     /// The default signing key, made (and its public half trusted on this
     /// machine) when there is none yet; returns the key and whether it was made.
-    pub fn default_signing_key(&self) -> anyhow::Result<(KeyPair, bool)> {
+    pub fn default_signing_key(&self) -> Result<(KeyPair, bool), StoreError> {
         // Nothing is read from a folder someone else could have written.
         self.check_private()?;
         let path = self.default_key();
@@ -241,14 +242,18 @@ fn keys_in(dir: &Path) -> Vec<(PathBuf, PublicKey)> {
         .into_iter()
         .filter_map(|file| {
             let read = std::fs::read_to_string(&file)
-                .map_err(anyhow::Error::from)
-                .and_then(|t| PublicKey::from_pem(&t).map_err(anyhow::Error::from));
+                .map_err(|source| StoreError::Read {
+                    path: file.clone(),
+                    source,
+                })
+                .and_then(|t| PublicKey::from_pem(&t).map_err(StoreError::from));
             match read {
                 Ok(key) => Some((file, key)),
                 Err(e) => {
                     eprintln!(
-                        "azd-wasm-host: warning: {} is not a trusted key: {e:#}",
-                        file.display()
+                        "azd-wasm-host: warning: {} is not a trusted key: {}",
+                        file.display(),
+                        azd_wasm_host_core::report::chain(&e)
                     );
                     None
                 }
@@ -259,12 +264,14 @@ fn keys_in(dir: &Path) -> Vec<(PathBuf, PublicKey)> {
 
 /// Writes `key` as `<dir>/<name>.pub` (`name` by default its short id);
 /// returns the file. A key already in `dir` keeps its first file.
-fn trust_in(dir: &Path, key: &PublicKey, name: Option<&str>) -> anyhow::Result<PathBuf> {
+fn trust_in(dir: &Path, key: &PublicKey, name: Option<&str>) -> Result<PathBuf, StoreError> {
     if let Some((file, _)) = keys_in(dir).into_iter().find(|(_, k)| k == key) {
         return Ok(file);
     }
-    azd_wasm_host_core::files::create_private_dir(dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
+    azd_wasm_host_core::files::create_private_dir(dir).map_err(|source| StoreError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let stem = name.map_or_else(|| key.short_id(), sanitize);
     let file = dir.join(format!("{stem}.pub"));
     if file.exists() {
@@ -272,11 +279,9 @@ fn trust_in(dir: &Path, key: &PublicKey, name: Option<&str>) -> anyhow::Result<P
         let same = std::fs::read_to_string(&file)
             .ok()
             .and_then(|t| PublicKey::from_pem(&t).ok());
-        anyhow::ensure!(
-            same.as_ref() == Some(key),
-            "{} exists and holds another key",
-            file.display()
-        );
+        if same.as_ref() != Some(key) {
+            return Err(StoreError::OtherKey { path: file });
+        }
         return Ok(file);
     }
     write_readable(&file, &key.to_pem())?;
@@ -285,30 +290,37 @@ fn trust_in(dir: &Path, key: &PublicKey, name: Option<&str>) -> anyhow::Result<P
 
 /// Reads a signing key file: one that nobody but its owner may read or
 /// write (0600), as ssh holds its keys; any other is refused unread.
-pub fn read_key(path: &Path) -> anyhow::Result<KeyPair> {
+pub fn read_key(path: &Path) -> Result<KeyPair, StoreError> {
+    let path_buf = || path.to_path_buf();
     if let Err(why) = azd_wasm_host_core::files::private_to_user(path) {
-        anyhow::bail!("the signing key {} is refused: {why}", path.display());
+        return Err(StoreError::KeyRefused {
+            path: path_buf(),
+            why,
+        });
     }
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the signing key {}", path.display()))?;
-    KeyPair::from_pem(&text).with_context(|| format!("{} is not a signing key", path.display()))
+    let text = std::fs::read_to_string(path).map_err(|source| StoreError::ReadKey {
+        path: path_buf(),
+        source,
+    })?;
+    KeyPair::from_pem(&text).map_err(|source| StoreError::NotAKey {
+        path: path_buf(),
+        source,
+    })
 }
 
 /// Writes a signing key readable by its owner only, and its public half
 /// beside it (`.pub`); refuses to overwrite a key. The key appears whole or
 /// not at all (written aside, then linked into place), so two commands
 /// making the default key at once cannot leave half of one.
-pub fn write_key(path: &Path, key: &KeyPair) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !path.exists(),
-        "{} exists: a key is never overwritten",
-        path.display()
-    );
-    write_private_new(path, key.to_pem().as_bytes()).with_context(|| {
-        format!(
-            "{} exists, or cannot be written: a key is never overwritten",
-            path.display()
-        )
+pub fn write_key(path: &Path, key: &KeyPair) -> Result<(), StoreError> {
+    if path.exists() {
+        return Err(StoreError::KeyExists {
+            path: path.to_path_buf(),
+        });
+    }
+    write_private_new(path, key.to_pem().as_bytes()).map_err(|source| StoreError::WriteKey {
+        path: path.to_path_buf(),
+        source,
     })?;
     write_readable(&path.with_extension("pub"), &key.public().to_pem())?;
     Ok(())
@@ -341,7 +353,7 @@ pub(crate) fn write_private_new(path: &Path, bytes: &[u8]) -> std::io::Result<()
 
 /// Writes `text` to `path`, readable by all and writable by its owner only
 /// whatever the umask (the trust folder refuses files others may write).
-fn write_readable(path: &Path, text: &str) -> anyhow::Result<()> {
+fn write_readable(path: &Path, text: &str) -> Result<(), StoreError> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -353,7 +365,10 @@ fn write_readable(path: &Path, text: &str) -> anyhow::Result<()> {
     options
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .with_context(|| format!("cannot write {}", path.display()))
+        .map_err(|source| StoreError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 fn sanitize(name: &str) -> String {

@@ -83,7 +83,7 @@ fn verify_with(
 ) -> Result<Verdict, TrustError> {
     trust.check_private()?;
     let manifest = Manifest::load(manifest_path)
-        .map_err(|e| TrustError::Mismatch(format!("{:#}", anyhow::Error::from(e))))?;
+        .map_err(|e| TrustError::Mismatch(azd_wasm_host_core::report::chain(&e)))?;
     let dir = folder(manifest_path);
     let bundle_path = dir.join(BUNDLE_FILE);
     let text = match std::fs::read_to_string(&bundle_path) {
@@ -130,7 +130,7 @@ fn verify_with(
 /// before it ships it.
 pub fn check_signed_files(manifest_path: &Path) -> Result<(), TrustError> {
     let manifest = Manifest::load(manifest_path)
-        .map_err(|e| TrustError::Mismatch(format!("{:#}", anyhow::Error::from(e))))?;
+        .map_err(|e| TrustError::Mismatch(azd_wasm_host_core::report::chain(&e)))?;
     let dir = folder(manifest_path);
     let bundle_path = dir.join(BUNDLE_FILE);
     let text = std::fs::read_to_string(&bundle_path)
@@ -181,7 +181,7 @@ fn check_files(
         )));
     }
     let files = signed_files(manifest, manifest_path)
-        .map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
+        .map_err(|e| TrustError::Mismatch(azd_wasm_host_core::report::chain(&e)))?;
     let has_code = files.iter().any(|(name, _)| name == PRECOMPILED_CODE);
     let coverage = match (has_code, statement.sha256_of(PRECOMPILED_CODE).is_some()) {
         (false, _) => Coverage::NoCode,
@@ -240,7 +240,8 @@ fn code_statement(
             statement.predicate.provider
         )));
     }
-    let signature = sha256_file(bundle_path).map_err(|e| TrustError::Mismatch(format!("{e:#}")))?;
+    let signature = sha256_file(bundle_path)
+        .map_err(|e| TrustError::Mismatch(azd_wasm_host_core::report::chain(&e)))?;
     let tied = statement
         .sha256_of(BUNDLE_FILE)
         .is_some_and(|s| s.eq_ignore_ascii_case(&signature));

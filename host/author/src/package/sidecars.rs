@@ -160,7 +160,7 @@ fn release_keys() -> anyhow::Result<Signers> {
 
 fn release_keys_from(
     built_with: Option<&str>,
-    trust: impl FnOnce() -> anyhow::Result<azd_wasm_host_trust::TrustDir>,
+    trust: impl FnOnce() -> Result<azd_wasm_host_trust::TrustDir, azd_wasm_host_trust::StoreError>,
 ) -> anyhow::Result<Signers> {
     if let Some(pem) = built_with.filter(|p| !p.trim().is_empty()) {
         let key = azd_wasm_host_trust::PublicKey::from_pem(pem)
@@ -314,8 +314,8 @@ mod tests {
     }
 
     /// A build with a release key reads no trust folder.
-    fn no_trust_dir() -> anyhow::Result<TrustDir> {
-        anyhow::bail!("a build with a release key read the trust folder")
+    fn no_trust_dir() -> Result<TrustDir, azd_wasm_host_trust::StoreError> {
+        panic!("a build with a release key read the trust folder")
     }
 
     /// A trust folder of its own (outside any git work tree), private as the user's is.

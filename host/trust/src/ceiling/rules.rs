@@ -430,8 +430,11 @@ fn key_of(text: &str) -> Result<(String, Option<PathBuf>), String> {
     let pem = std::fs::read_to_string(path)
         .map_err(|e| format!("signers.keys: cannot read {}: {e}", path.display()))?;
     let key = PublicKey::from_pem(&pem).map_err(|e| {
-        let e = anyhow::Error::from(e);
-        format!("signers.keys: {}: {e:#}", path.display())
+        format!(
+            "signers.keys: {}: {}",
+            path.display(),
+            azd_wasm_host_core::report::chain(&e)
+        )
     })?;
     Ok((key.id(), Some(path.to_path_buf())))
 }
