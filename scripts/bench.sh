@@ -8,8 +8,9 @@
 #      - the headline table: azd's side played by a grpc-go server built from azd 1.31.2's module
 #        (its services and the message broker azd's ProvisioningService runs,
 #        scripts/bench/azd-driver), driving in turns this machine's sidecar as each route that
-#        ships one builds it (the release workflow, `package` from a checkout, scripts/release.sh
-#        as a developer runs it; identical builds measured once), each packaged with the trivial
+#        ships one builds it (the release workflow, `package` from a checkout, both
+#        profile-guided, and the build without a profile that `package` falls back to where
+#        llvm-profdata is missing; identical builds measured once), each packaged with the trivial
 #        C provider and installed as azd installs it, the floor (the thinnest extension on our
 #        stack, host/cli/examples/floor_extension.rs) and the Go SDK extension;
 #      - vs_go: the same driven by the simulated azd (tonic), the release workflow's sidecar, a
@@ -101,27 +102,28 @@ install_c_provider() {
 shipped_sidecars() {
   local routes=$1 dist="$ROOT/target/release-dist/linux-amd64" labels=() bins=() i j n=0 label
   mkdir -p "$routes/bin"
-  # 1. The release workflow (.github/workflows/release-tools.yml): on Linux, scripts/release.sh
-  #    without its profile-guided pass (elsewhere the same cargo command). What every author
-  #    who installs the author's tool ships.
-  RELEASE_PGO=0 scripts/release.sh linux-amd64 >&2
+  # 1. The release workflow (.github/workflows/release-tools.yml): on Linux, scripts/release.sh,
+  #    profile-guided (scripts/pgo.sh). What every author who installs the author's tool ships.
+  scripts/release.sh linux-amd64 >&2
+  grep -q '"profile_guided": true' "$dist/sidecar-build.json" ||
+    { echo "bench: scripts/release.sh built no profile-guided sidecar (no llvm-profdata?)" >&2; exit 1; }
   cp "$dist/azd-wasm-host" "$routes/bin/workflow"
   labels+=("release workflow") bins+=("$routes/bin/workflow")
   SIDECAR="$routes/bin/workflow"
   # 2. `package` from a checkout with no sidecar built: the command it runs
-  #    (host/author/src/package/sidecars.rs, build_here), in its own target folder; stripped,
-  #    as `package` ships it.
-  cargo build --locked --quiet --profile sidecar -p azd-wasm-host-sidecar \
-    --target-dir "$ROOT/target/sidecar-auto" >&2
-  cp "$ROOT/target/sidecar-auto/sidecar/azd-wasm-host-sidecar" "$routes/bin/checkout"
+  #    (host/author/src/package/sidecars.rs, build_guided), driving this checkout's CLI and
+  #    installing nothing; stripped, as `package` ships it.
+  cp "$(AZD_WASM_HOST_BIN="$ROOT/target/release/azd-wasm-host" AZD_WASM_HOST_NO_APT=1 scripts/pgo.sh linux-amd64)" \
+    "$routes/bin/checkout"
   strip "$routes/bin/checkout"
   labels+=("package from a checkout") bins+=("$routes/bin/checkout")
-  # 3. scripts/release.sh as a developer runs it: profile-guided when llvm-profdata can be had
-  #    (scripts/pgo.sh), and then what `package` from that checkout ships (the newest build).
-  scripts/release.sh linux-amd64 >&2
-  cp "$dist/azd-wasm-host" "$routes/bin/release-sh"
-  labels+=("scripts/release.sh ($(grep -q '"profile_guided": true' "$dist/sidecar-build.json" && echo profile-guided || echo without a profile))")
-  bins+=("$routes/bin/release-sh")
+  # 3. `package` from a checkout where that cannot run (no llvm-profdata for rustc's LLVM, or
+  #    Windows): the size-optimised build without a profile (build_here), in its own folder.
+  cargo build --locked --quiet --profile sidecar -p azd-wasm-host-sidecar \
+    --target-dir "$ROOT/target/sidecar-auto" >&2
+  cp "$ROOT/target/sidecar-auto/sidecar/azd-wasm-host-sidecar" "$routes/bin/unguided"
+  strip "$routes/bin/unguided"
+  labels+=("without a profile (no llvm-profdata)") bins+=("$routes/bin/unguided")
   : >"$routes/routes.txt"
   for i in "${!bins[@]}"; do
     [[ -n ${bins[i]} ]] || continue

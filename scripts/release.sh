@@ -21,9 +21,10 @@
 # (AZD_WASM_HOST_CROSS=1 scripts/test.sh, which then runs scripts/cross-test.sh on what this builds).
 #
 # This machine's sidecar is built with a profile of the code it runs (scripts/pgo.sh trains an
-# instrumented build on the examples' lifecycles): about 1.2 MiB less resident and 0.8 MB smaller.
-# That takes two builds and a minute of training; RELEASE_PGO=0 builds it once, without. The
-# cross builds have no profile (another rustc, whose LLVM would not read it).
+# instrumented build on a provider built from WAT, so no language toolchain is needed): less
+# resident after Ready and smaller (docs/benchmarks.md). The release workflow builds it so on
+# Linux. That takes two builds and a minute of training; RELEASE_PGO=0 builds it once, without.
+# The cross builds have no profile (another rustc, whose LLVM would not read it).
 #
 # Prints one line per build: its binary, size, build time, and whether profile-guided.
 set -euo pipefail

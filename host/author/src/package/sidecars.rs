@@ -14,9 +14,12 @@
 //!    development build of this CLI only (the tests'), the debug build beside
 //!    it, so that an older build left behind is not the one shipped; with
 //!    none, a size-optimised one is built now, from the checkout this binary
-//!    was built from, into `target/sidecar-auto/` (a folder of its own, so
-//!    that a build under way in `target/` never waits for it); every other
-//!    platform's in `target/release-dist/<os>-<arch>/`.
+//!    was built from: with a profile of the code it runs, as the release
+//!    workflow builds it (`scripts/pgo.sh`, into `target/pgo/`), or, where
+//!    that cannot run (no `llvm-profdata`, Windows), without one, into
+//!    `target/sidecar-auto/`; each a folder of its own, so that a build under
+//!    way in `target/` never waits for it; every other platform's in
+//!    `target/release-dist/<os>-<arch>/`.
 //!
 //! [`describe`] says which build a binary is, from the note
 //! `scripts/release.sh` writes beside it ([`BUILD_NOTE`]) or the profile
@@ -25,6 +28,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
+use azd_wasm_host_core::settings;
 
 use super::platforms::{AZD_PLATFORMS, Platform, Shipped as _};
 
@@ -243,6 +247,9 @@ fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
              or pass --host {here}=BINARY"
         );
     }
+    if let Some(guided) = build_guided(&checkout, here) {
+        return Ok(guided);
+    }
     let target_dir = checkout.join("target").join("sidecar-auto");
     eprintln!(
         "==> build the size-optimised sidecar for {here}, once (several minutes): \
@@ -281,6 +288,48 @@ fn build_here(here: Platform) -> anyhow::Result<PathBuf> {
         );
     }
     Ok(built)
+}
+
+/// This machine's sidecar built as the release workflow builds it, with a
+/// profile of the code it runs (`scripts/pgo.sh` of `checkout`, driving this
+/// binary; it installs nothing): its path, or `None`, having said why, when
+/// it cannot be built so here (no bash, no `llvm-profdata` for rustc's LLVM,
+/// or the script failed), and the build without a profile is to be made.
+fn build_guided(checkout: &Path, here: Platform) -> Option<PathBuf> {
+    let script = checkout.join("scripts").join("pgo.sh");
+    if cfg!(windows) || !script.is_file() {
+        return None;
+    }
+    eprintln!(
+        "==> build the size-optimised sidecar for {here} with a profile of the code it runs, \
+         once (several minutes): scripts/pgo.sh {}",
+        here.slug()
+    );
+    let run = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(here.slug())
+        .env(settings::NO_APT, "1")
+        .env("CARGO_TERM_QUIET", "true")
+        .envs(std::env::current_exe().ok().map(|exe| (settings::BIN, exe)))
+        .current_dir(checkout)
+        .stderr(std::process::Stdio::inherit())
+        .output();
+    let why = match run {
+        Ok(out) if out.status.success() => {
+            let built = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            if built.is_file() {
+                return Some(built);
+            }
+            format!("it named no built sidecar ({})", built.display())
+        }
+        Ok(out) if out.status.code() == Some(3) => {
+            "no llvm-profdata for rustc's LLVM (`rustup component add llvm-tools` gives one)".into()
+        }
+        Ok(out) => format!("it failed ({}); its output is above", out.status),
+        Err(e) => format!("cannot run bash: {e}"),
+    };
+    eprintln!("==> scripts/pgo.sh: {why}: the sidecar is built without a profile");
+    None
 }
 
 #[cfg(test)]

@@ -234,3 +234,93 @@ async fn a_component_built_for_world_0_1_0_still_runs() {
         azd_wasm_host_runtime::check(&setup.manifest(), &RuntimeOptions::default()).unwrap();
     assert_eq!(report.world, "azd:provisioning/provisioning-provider@0.1.0");
 }
+
+/// The provider profile-guided sidecars are trained with (`scripts/pgo.sh`)
+/// serves a whole lifecycle with values, under its own manifest: a training
+/// on errors would lay out the wrong code.
+#[tokio::test]
+async fn the_training_provider_answers_a_whole_lifecycle_with_values() {
+    use azd_wasm_host_proto::RequestKind;
+    use fixtures::harness::{ctx_with_channel, progress_text};
+    use fixtures::{TRAINING_POLICY, training_component};
+
+    let azd = fake();
+    let setup = Setup::with_manifest(
+        &training_component(),
+        "build/training.wasm",
+        TRAINING_POLICY,
+    );
+    std::fs::create_dir_all(setup.project().join("infra")).unwrap();
+    let services: Arc<dyn AzdServices> = azd.clone();
+    let loaded = setup
+        .try_load(RuntimeOptions {
+            services: Some(services),
+            environment: Some("dev".into()),
+            ..RuntimeOptions::default()
+        })
+        .unwrap();
+    let p = setup.instance(&loaded).await;
+    assert_eq!(
+        azd.reads.lock().unwrap().clone(),
+        [("dev".to_owned(), "AZURE_ENV_NAME".to_owned())]
+    );
+    let state = |p: Arc<dyn azd_wasm_host_core::Provider>| async move {
+        let got = p
+            .state(read(""), fixtures::harness::ctx("s"))
+            .await
+            .unwrap();
+        let state = got.state.unwrap();
+        assert_eq!(state.resources.len(), 2, "{state:?}");
+        state.outputs["STATE"].value.clone()
+    };
+    assert_eq!(state(p.clone()).await, "", "no file yet");
+
+    let (c, mut rx) = ctx_with_channel(RequestKind::Deploy, "d");
+    let deployed = p.deploy(c).await.unwrap();
+    let deployment = deployed.deployment.unwrap();
+    assert_eq!(deployment.outputs["COUNT"].value, "3");
+    assert_eq!(deployment.parameters["location"].value, "westus3");
+    let mut steps = Vec::new();
+    while let Ok(m) = rx.try_recv() {
+        steps.push(progress_text(&m).2);
+    }
+    assert_eq!(steps.len(), 10, "{steps:?}");
+    assert_eq!(steps[9], "step 10 of 10");
+    let file = setup.project().join("infra/state.txt");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "deployed\n");
+    let made = setup.project().join("infra/resources");
+    assert!(made.is_dir(), "deploy makes its folder");
+    assert!(
+        !setup.project().join("infra/state.tmp").exists(),
+        "renamed into place"
+    );
+    assert_eq!(state(p.clone()).await, "deployed\n");
+
+    let preview = p
+        .preview(fixtures::harness::ctx("v"))
+        .await
+        .unwrap()
+        .preview
+        .unwrap();
+    assert_eq!(preview.changes.len(), 1);
+    let parameters = p.parameters(fixtures::harness::ctx("p")).await.unwrap();
+    assert_eq!(parameters.len(), 2);
+    assert!(
+        parameters
+            .iter()
+            .any(|x| x.secret && x.using_env_var_mapping)
+    );
+    let planned = p
+        .planned_outputs(fixtures::harness::ctx("o"))
+        .await
+        .unwrap();
+    assert_eq!(planned.len(), 2);
+    p.ensure_env(fixtures::harness::ctx("e")).await.unwrap();
+    let destroyed = p
+        .destroy(Default::default(), fixtures::harness::ctx("x"))
+        .await
+        .unwrap();
+    assert_eq!(destroyed.invalidated_env_keys, ["STATE"]);
+    assert!(!file.exists(), "destroy removes the state file");
+    assert!(!made.exists(), "and its folder");
+}
