@@ -91,8 +91,14 @@ instrumented=$(sidecar "$PGO/generate" "-Cprofile-generate=$PGO/raw")
 # again, and the new name rebuilds.
 PROFILE="$PGO/sidecar-$(cat "$instrumented" "${BASH_SOURCE[0]}" "$PROVIDER/provider.toml" \
   "$PROVIDER/build/training.wasm" | sha256 | cut -c1-16).profdata"
-# lld keeps the code that never ran (.text.unlikely.*) apart only when asked.
-USE_FLAGS="-Cprofile-use=$PROFILE -Clink-arg=-Wl,-z,keep-text-section-prefix"
+# lld keeps the code that never ran (.text.unlikely.*) apart only when asked. The training is a
+# few short sessions, so the code every start runs once is a larger share of its counts than of a
+# sidecar serving azd: at LLVM's default (the blocks making up 99% of the counts are hot, here
+# any block run 5 times) nearly all of it would count as hot, compiled for speed and inlined into
+# (2026-12-07: 12.0 MB stripped, idle RSS 10.0 MiB); the blocks making up 95% (run 35 times or
+# more) are nearer what a long session finds hot (a profile of the benchmark's own session: 68):
+# 10.8 MB, idle RSS 9.3 MiB (docs/benchmarks.md).
+USE_FLAGS="-Cprofile-use=$PROFILE -Clink-arg=-Wl,-z,keep-text-section-prefix -Cllvm-args=-profile-summary-cutoff-hot=950000"
 if [[ -f $PROFILE ]]; then
   echo "pgo: reusing $PROFILE (the instrumented build is unchanged)" >&2
   guided

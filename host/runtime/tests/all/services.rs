@@ -242,7 +242,7 @@ async fn a_component_built_for_world_0_1_0_still_runs() {
 async fn the_training_provider_answers_a_whole_lifecycle_with_values() {
     use azd_wasm_host_proto::RequestKind;
     use fixtures::harness::{ctx_with_channel, progress_text};
-    use fixtures::{TRAINING_POLICY, training_component};
+    use fixtures::{TRAINING_POLICY, TRAINING_PROGRESS, training_component};
 
     let azd = fake();
     let setup = Setup::with_manifest(
@@ -284,8 +284,13 @@ async fn the_training_provider_answers_a_whole_lifecycle_with_values() {
     while let Ok(m) = rx.try_recv() {
         steps.push(progress_text(&m).2);
     }
-    assert_eq!(steps.len(), 10, "{steps:?}");
+    assert_eq!(steps.len(), 10 + TRAINING_PROGRESS as usize);
     assert_eq!(steps[9], "step 10 of 10");
+    assert!(
+        steps[10..].iter().all(|s| s == "working"),
+        "{:?}",
+        &steps[10..]
+    );
     let file = setup.project().join("infra/state.txt");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "deployed\n");
     let made = setup.project().join("infra/resources");
