@@ -76,6 +76,8 @@ step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --features azd-wasm-host/bench-floor --quiet -- -D warnings
 # The sidecar alone: the runtime without its `compiler` feature, as the sidecar ships.
 cargo clippy -p azd-wasm-host-sidecar --all-targets --quiet -- -D warnings
+# The training provider's writer as scripts/pgo.sh builds it: the fixtures without their runtime harness.
+cargo clippy -p azd-wasm-host-fixtures --no-default-features --examples --quiet -- -D warnings
 
 step "the sidecar alone (without wasmtime's compilers, as it ships), beside the CLI the tests run"
 cargo build -p azd-wasm-host-sidecar --bin azd-wasm-host-sidecar

@@ -342,8 +342,8 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::{
-        BUILD_NOTE, INSTALLED_SIDECARS, describe, installed_sidecars, newest, release_keys_from,
-        verify_installed,
+        BUILD_NOTE, INSTALLED_SIDECARS, build_guided, describe, installed_sidecars, newest,
+        release_keys_from, verify_installed,
     };
     use crate::package::platforms::{AZD_PLATFORMS, Platform, Shipped as _};
     use azd_wasm_host_trust::{KeyPair, SIDECARS_BUNDLE_FILE, TrustDir, sign_sidecars};
@@ -360,6 +360,36 @@ mod tests {
         let bundle = sign_sidecars(&sidecars, "0.1.0", key).unwrap();
         std::fs::write(sidecars.join(SIDECARS_BUNDLE_FILE), bundle).unwrap();
         dir
+    }
+
+    /// `package` from a checkout ships the build the checkout's `scripts/pgo.sh` gives, run
+    /// for this platform, installing nothing and driving this binary; whenever the script
+    /// cannot give one, the build without a profile is made instead.
+    #[cfg(unix)]
+    #[test]
+    fn a_checkout_ships_the_profile_guided_build_its_script_gives() {
+        let here = Platform::this_machine().unwrap();
+        let checkout = tempfile::tempdir().unwrap();
+        let scripts = checkout.path().join("scripts");
+        std::fs::create_dir_all(&scripts).unwrap();
+        let built = checkout.path().join("built-sidecar");
+        std::fs::write(&built, "sidecar").unwrap();
+        let script = |body: &str| std::fs::write(scripts.join("pgo.sh"), body).unwrap();
+        assert_eq!(build_guided(checkout.path(), here), None, "no script");
+        script(&format!(
+            "[ \"$1\" = {} ] && [ \"$AZD_WASM_HOST_NO_APT\" = 1 ] && [ -x \"$AZD_WASM_HOST_BIN\" ] || exit 1\necho {}\n",
+            here.slug(),
+            built.display()
+        ));
+        assert_eq!(build_guided(checkout.path(), here), Some(built));
+        for (body, why) in [
+            ("exit 3", "no llvm-profdata"),
+            ("exit 1", "the script failed"),
+            ("echo /nowhere", "it named no build"),
+        ] {
+            script(body);
+            assert_eq!(build_guided(checkout.path(), here), None, "{why}");
+        }
     }
 
     /// A build with a release key reads no trust folder.
