@@ -20,8 +20,7 @@ use azd_wasm_host_core::{
 };
 use azd_wasm_host_fixtures as fixtures;
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_runtime::RuntimeOptions;
-use fixtures::harness::{Setup, code, ctx, options, status};
+use fixtures::harness::{Setup, code, ctx, options, status, with_azd};
 
 /// How long the tests let the runtime make the instance ahead (it takes
 /// milliseconds; the Initialize waits for it if it is still under way).
@@ -162,13 +161,7 @@ async fn start_code_that_waits_for_azd_while_sealed_runs_again_at_initialize() {
         &fixtures::endless_start_component(true),
         "call_timeout_secs = 0.5\n[policy.azd]\nenvironment = \"read\"",
     );
-    let services: Arc<dyn AzdServices> = Arc::new(AnyValue);
-    let loaded = setup
-        .try_load(RuntimeOptions {
-            services: Some(services),
-            ..RuntimeOptions::default()
-        })
-        .unwrap();
+    let loaded = setup.try_load(with_azd(Arc::new(AnyValue), None)).unwrap();
     loaded.factory.prepare();
     // Long enough for the sealed start code to be stopped at its deadline.
     tokio::time::sleep(Duration::from_millis(800)).await;

@@ -21,10 +21,10 @@ use azd_wasm_host_core::{
     AzdServices, ConfirmQuestion, Provider, ProviderError, SelectQuestion, ServiceError,
     TextQuestion,
 };
-use azd_wasm_host_fixtures::harness::{Setup, code, ctx, options, status};
+use azd_wasm_host_fixtures::harness::{Setup, code, ctx, options, status, with_azd};
 use azd_wasm_host_fixtures::{EPERM, links_component};
 use azd_wasm_host_proto::azdext as pb;
-use azd_wasm_host_runtime::{LoadedProvider, RuntimeOptions};
+use azd_wasm_host_runtime::LoadedProvider;
 
 /// What the user's home holds before the provider runs.
 const BASHRC: &str = "export PATH=$HOME/bin:$PATH\n";
@@ -94,14 +94,7 @@ impl World {
             dotenv: setup.project().join(".azure/dev/.env"),
             writes: Mutex::new(Vec::new()),
         });
-        let services: Arc<dyn AzdServices> = azd.clone();
-        let loaded = setup
-            .try_load(RuntimeOptions {
-                services: Some(services),
-                environment: Some("dev".into()),
-                ..RuntimeOptions::default()
-            })
-            .unwrap();
+        let loaded = setup.try_load(with_azd(azd.clone(), Some("dev"))).unwrap();
         Self { setup, loaded, azd }
     }
 

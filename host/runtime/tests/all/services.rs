@@ -22,7 +22,7 @@ use azd_wasm_host_core::{
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_runtime::RuntimeOptions;
 
-use fixtures::harness::{Setup, code, options};
+use fixtures::harness::{Setup, code, options, with_azd};
 use fixtures::{services_component, world_0_1_0_component};
 
 /// azd's services, faked: one environment and a scripted answer to confirm.
@@ -104,13 +104,10 @@ fn load(
     environment: Option<&str>,
 ) -> (Setup, azd_wasm_host_runtime::LoadedProvider) {
     let setup = Setup::new(&services_component(), policy);
-    let services: Arc<dyn AzdServices> = azd.clone();
     let loaded = setup
         .try_load(RuntimeOptions {
-            services: Some(services),
-            environment: environment.map(str::to_owned),
             interactive: true,
-            ..RuntimeOptions::default()
+            ..with_azd(azd.clone(), environment)
         })
         .unwrap();
     (setup, loaded)
@@ -251,14 +248,7 @@ async fn the_training_provider_answers_a_whole_lifecycle_with_values() {
         TRAINING_POLICY,
     );
     std::fs::create_dir_all(setup.project().join("infra")).unwrap();
-    let services: Arc<dyn AzdServices> = azd.clone();
-    let loaded = setup
-        .try_load(RuntimeOptions {
-            services: Some(services),
-            environment: Some("dev".into()),
-            ..RuntimeOptions::default()
-        })
-        .unwrap();
+    let loaded = setup.try_load(with_azd(azd.clone(), Some("dev"))).unwrap();
     let p = setup.instance(&loaded).await;
     assert_eq!(
         azd.reads.lock().unwrap().clone(),
