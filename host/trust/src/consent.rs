@@ -190,9 +190,9 @@ impl Pending {
         let body = format!(
             "# The grants of provider {} the user allowed (azd-wasm-host); delete to be asked afresh.\n{}",
             shown(&self.identity.provider),
-            toml::to_string(&record).map_err(|e| StoreError::Write {
+            toml::to_string(&record).map_err(|source| StoreError::Encode {
                 path: self.record.clone(),
-                source: std::io::Error::other(e),
+                source,
             })?
         );
         // Written aside and renamed: a reader (another azd command) sees the old record or the new.

@@ -151,6 +151,12 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A record that cannot be written as TOML.
+    #[error("cannot write {}", .path.display())]
+    Encode {
+        path: PathBuf,
+        source: toml::ser::Error,
+    },
     /// The system gave no random bytes for a new secret.
     #[error("no random bytes for the compile cache's secret")]
     NoRandom,
