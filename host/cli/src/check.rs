@@ -136,7 +136,7 @@ fn path_shown(path: &Path) -> String {
 /// The runtime's findings, once the manifest's `[build]` section (which only
 /// the author's toolchain reads) is found valid too.
 fn inspect(path: &std::path::Path, opts: &RuntimeOptions) -> anyhow::Result<CheckReport> {
-    let report = azd_wasm_host_runtime::check(path, opts)?;
+    let report = azd_wasm_host_runtime::check(path, opts).context("check failed")?;
     if let Some(manifest) = &report.manifest.source {
         azd_wasm_host_author::check_build_section(manifest).context("check failed")?;
     }

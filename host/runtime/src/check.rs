@@ -4,9 +4,8 @@
 
 use std::path::Path;
 
-use anyhow::Context as _;
-
 use crate::engine::{self, ComponentFile, WORLD};
+use crate::error::LoadError;
 use crate::options::RuntimeOptions;
 use azd_wasm_host_manifest::{Manifest, Policy};
 
@@ -36,13 +35,15 @@ pub struct Import {
 
 /// Validates a component (or the component of a manifest), compiling it (or
 /// loading it from `opts.cache`), and says what it asks for.
-pub fn check(component_or_manifest: &Path, opts: &RuntimeOptions) -> anyhow::Result<CheckReport> {
+pub fn check(
+    component_or_manifest: &Path,
+    opts: &RuntimeOptions,
+) -> Result<CheckReport, LoadError> {
     let manifest = Manifest::resolve(component_or_manifest, None)?;
     let engine = engine::shared_engine()?;
     let linker = engine::linker(&engine)?;
-    let file = ComponentFile::open(&manifest.component).context("check failed")?;
-    let loaded = engine::load_component(&engine, &linker, &file, opts.cache.as_ref())
-        .context("check failed")?;
+    let file = ComponentFile::open(&manifest.component)?;
+    let loaded = engine::load_component(&engine, &linker, &file, opts.cache.as_ref())?;
     let ty = loaded.component.component_type();
     let mut names: Vec<&str> = ty.imports(&engine).map(|(name, _)| name).collect();
     names.sort_unstable();

@@ -20,13 +20,13 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, bail};
 use azd_wasm_host_proto::RequestKind;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
 use crate::bindings::ProvisioningProviderPre;
 use crate::cache::{self, CacheOutcome, CompileCache};
+use crate::error::LoadError;
 use crate::sandbox::{FilteredLookup, PreopensFromGrants};
 use crate::store::HostState;
 
@@ -49,7 +49,7 @@ pub(crate) fn config() -> Config {
 
 /// The process-wide engine, with Cranelift, the optimising compiler (made on
 /// first use, with the epoch ticker).
-pub(crate) fn shared_engine() -> anyhow::Result<Engine> {
+pub(crate) fn shared_engine() -> Result<Engine, LoadError> {
     static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
@@ -58,7 +58,7 @@ pub(crate) fn shared_engine() -> anyhow::Result<Engine> {
             Ok(engine)
         })
         .clone()
-        .map_err(|e| anyhow!("cannot set up the WebAssembly engine: {e}"))
+        .map_err(LoadError::Engine)
 }
 
 /// An engine with Winch, wasmtime's baseline compiler: it compiles several
@@ -92,7 +92,12 @@ pub(crate) fn quick_engine() -> Option<Engine> {
 }
 
 /// A linker with everything a provider may import.
-pub(crate) fn linker(engine: &Engine) -> anyhow::Result<Linker<HostState>> {
+pub(crate) fn linker(engine: &Engine) -> Result<Linker<HostState>, LoadError> {
+    link(engine).map_err(|e| LoadError::Engine(format!("cannot link the host's imports: {e:#}")))
+}
+
+/// [`linker`], in wasmtime's errors.
+fn link(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
     use wasmtime_wasi::p2::bindings::{filesystem, sockets};
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
@@ -146,27 +151,21 @@ pub(crate) struct Loaded {
 }
 
 /// Opens the component at `path` and refuses what is clearly not a component.
-fn open_component(path: &Path) -> anyhow::Result<(std::fs::File, u64)> {
-    let read_error = |e: std::io::Error| {
-        anyhow!(e).context(format!("cannot read provider component {}", path.display()))
-    };
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    let len = file.metadata().map_err(read_error)?.len();
+fn open_component(path: &Path) -> Result<(std::fs::File, u64), LoadError> {
+    let file = std::fs::File::open(path).map_err(LoadError::read(path))?;
+    let len = file.metadata().map_err(LoadError::read(path))?.len();
     let mut head = Vec::with_capacity(8);
-    (&file).take(8).read_to_end(&mut head).map_err(read_error)?;
+    (&file)
+        .take(8)
+        .read_to_end(&mut head)
+        .map_err(LoadError::read(path))?;
     let head = head.as_slice();
+    let path = path.to_owned();
     if wasmparser::Parser::is_core_wasm(head) {
-        bail!(
-            "{} is a core WebAssembly module, not a component: build the provider for world \
-             {WORLD} (e.g. `wasm-tools component new` with the WASI preview1 adapter)",
-            path.display()
-        );
+        return Err(LoadError::CoreModule { path });
     }
     if !wasmparser::Parser::is_component(head) {
-        bail!(
-            "{} is not a WebAssembly component (expected a binary `.wasm` component for world {WORLD})",
-            path.display()
-        );
+        return Err(LoadError::NotAComponent { path });
     }
     Ok((file, len))
 }
@@ -174,29 +173,28 @@ fn open_component(path: &Path) -> anyhow::Result<(std::fs::File, u64)> {
 /// Looks the component at `path` over without compiling it (milliseconds,
 /// whatever its size): a component, exporting [`PROVIDER_EXPORT`], importing
 /// only interfaces this host links. Compiling later type-checks every detail.
-pub(crate) fn inspect_component(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn inspect_component(path: &Path) -> Result<(), LoadError> {
     open_component(path)?;
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("cannot read provider component {}", path.display()))?;
-    let (imports, exports) = top_level_names(&bytes)
-        .map_err(|e| anyhow!("{} is not a valid component: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(LoadError::read(path))?;
+    let (imports, exports) = top_level_names(&bytes).map_err(|e| LoadError::invalid(path, e))?;
     if !exports.iter().any(|e| e == PROVIDER_EXPORT) {
         let found = if exports.is_empty() {
             "nothing".to_owned()
         } else {
             exports.join(", ")
         };
-        bail!(
-            "{} is not a provider component: it does not export `{PROVIDER_EXPORT}` (it exports \
-             {found}); build it for {WORLD}",
-            path.display()
-        );
+        return Err(LoadError::NotAProvider {
+            path: path.to_owned(),
+            why: format!(
+                "it does not export `{PROVIDER_EXPORT}` (it exports {found}); build it for {WORLD}"
+            ),
+        });
     }
-    if let Some(unknown) = imports.iter().find(|i| !links(i)) {
-        bail!(
-            "{} imports `{unknown}`, which this host cannot provide (it provides WASI 0.2, {WORLD} and azd:credentials/credentials@0.1.0)",
-            path.display()
-        );
+    if let Some(unknown) = imports.into_iter().find(|i| !links(i)) {
+        return Err(LoadError::UnknownImport {
+            path: path.to_owned(),
+            import: unknown,
+        });
     }
     Ok(())
 }
@@ -265,10 +263,9 @@ pub(crate) struct ComponentFile<'a> {
 }
 
 impl<'a> ComponentFile<'a> {
-    pub(crate) fn open(path: &'a Path) -> anyhow::Result<Self> {
+    pub(crate) fn open(path: &'a Path) -> Result<Self, LoadError> {
         let (_, len) = open_component(path)?;
-        let sha = azd_wasm_host_core::files::sha256_file(path)
-            .with_context(|| format!("cannot read provider component {}", path.display()))?;
+        let sha = azd_wasm_host_core::files::sha256_file(path).map_err(LoadError::read(path))?;
         Ok(Self { path, len, sha })
     }
 }
@@ -280,10 +277,10 @@ pub(crate) fn load_component(
     linker: &Linker<HostState>,
     file: &ComponentFile<'_>,
     cache: Option<&CompileCache>,
-) -> anyhow::Result<Loaded> {
+) -> Result<Loaded, LoadError> {
     let start = Instant::now();
     let (component, outcome) = cache::load_or_compile(engine, file.path, &file.sha, cache)
-        .map_err(|e| anyhow!("{} is not a valid component: {e:#}", file.path.display()))?;
+        .map_err(|e| LoadError::invalid(file.path, format!("{e:#}")))?;
     ready(engine, linker, file, component, outcome, start)
 }
 
@@ -294,7 +291,7 @@ pub(crate) fn load_cached_component(
     linker: &Linker<HostState>,
     file: &ComponentFile<'_>,
     cache: &CompileCache,
-) -> anyhow::Result<Option<Loaded>> {
+) -> Result<Option<Loaded>, LoadError> {
     let start = Instant::now();
     let Some(component) = cache::load_cached(engine, &file.sha, cache) else {
         return Ok(None);
@@ -310,9 +307,11 @@ pub(crate) fn ready(
     component: Component,
     outcome: CacheOutcome,
     start: Instant,
-) -> anyhow::Result<Loaded> {
-    let pre = validate(engine, linker, &component)
-        .with_context(|| format!("{} is not a provider component", file.path.display()))?;
+) -> Result<Loaded, LoadError> {
+    let pre = validate(engine, linker, &component).map_err(|why| LoadError::NotAProvider {
+        path: file.path.to_owned(),
+        why,
+    })?;
     prepare_memory_images(&component);
     Ok(Loaded {
         component,
@@ -333,12 +332,13 @@ fn prepare_memory_images(component: &Component) {
 }
 
 /// Type-checks `component` against our world: the export must exist with the
-/// right functions, and every import must be one the host links.
+/// right functions, and every import must be one the host links; otherwise
+/// what does not fit, and the fix.
 fn validate(
     engine: &Engine,
     linker: &Linker<HostState>,
     component: &Component,
-) -> anyhow::Result<ProvisioningProviderPre<HostState>> {
+) -> Result<ProvisioningProviderPre<HostState>, String> {
     let ty = component.component_type();
     let exports: Vec<&str> = ty.exports(engine).map(|(name, _)| name).collect();
     if !exports.contains(&PROVIDER_EXPORT) {
@@ -347,10 +347,10 @@ fn validate(
         } else {
             exports.join(", ")
         };
-        bail!(
+        return Err(format!(
             "it does not export `{PROVIDER_EXPORT}` (it exports {found}): it was built for another \
              world; build it for {WORLD}"
-        );
+        ));
     }
     let provider = ty
         .exports(engine)
@@ -365,19 +365,19 @@ fn validate(
             .filter(|f| !present.contains(f))
             .collect();
         if !missing.is_empty() {
-            bail!(
+            return Err(format!(
                 "its `{PROVIDER_EXPORT}` lacks the function{} `{}` (rebuild it against this \
                  host's WIT, {WORLD})",
                 if missing.len() == 1 { "" } else { "s" },
                 missing.join("`, `")
-            );
+            ));
         }
     }
     let instance_pre = linker.instantiate_pre(component).map_err(|e| {
-        anyhow!("it imports something this host cannot provide: {e:#} (the host provides WASI 0.2 and {WORLD})")
+        format!("it imports something this host cannot provide: {e:#} (the host provides WASI 0.2 and {WORLD})")
     })?;
     ProvisioningProviderPre::new(instance_pre).map_err(|e| {
-        anyhow!("its `{PROVIDER_EXPORT}` does not match {WORLD}: {e:#} (rebuild it against this host's WIT)")
+        format!("its `{PROVIDER_EXPORT}` does not match {WORLD}: {e:#} (rebuild it against this host's WIT)")
     })
 }
 

@@ -37,7 +37,8 @@
 //!   output lives alone in `bindings`.
 //!
 //! The public face: [`load_provider`] and [`prepare_provider`] (a provider
-//! ready to register), [`check`] (a [`CheckReport`] the CLI renders),
+//! ready to register), [`check`] (a [`CheckReport`] the CLI renders), each
+//! failing with a [`LoadError`] that names the file and what is wrong,
 //! [`RuntimeOptions`], and what `package`
 //! needs to ship precompiled code for every platform (`precompile_into`, with the `compiler`
 //! feature; `azd_wasm_host_manifest::package`), and [`this_platform`].
@@ -55,6 +56,7 @@ mod cache;
 mod check;
 mod convert;
 mod engine;
+mod error;
 mod factory;
 mod failure;
 mod guest_log;
@@ -76,6 +78,7 @@ mod ticker;
 pub use cache::{CacheKey, CacheOutcome, CompileCache, user_cache_dir};
 pub use check::{CheckReport, Import, check};
 pub use engine::WORLD;
+pub use error::LoadError;
 pub use intercept::{Intercept, Io, Live, Sending, Sent};
 pub use load::{
     BackgroundCompile, LoadedProvider, PreparedProvider, inspect_component, load_provider,

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cache::{self, CacheOutcome};
 use crate::engine::{self, ComponentFile};
+use crate::error::LoadError;
 use crate::factory::WasmProviderFactory;
 use crate::options::RuntimeOptions;
 use crate::shipped::{self, Shipped};
@@ -55,7 +56,7 @@ pub fn load_provider(
     manifest_or_component: &Path,
     provider_name: Option<&str>,
     opts: &RuntimeOptions,
-) -> anyhow::Result<LoadedProvider> {
+) -> Result<LoadedProvider, LoadError> {
     let manifest = Manifest::resolve(manifest_or_component, provider_name)?;
     let loaded = compile(&manifest, opts)?;
     let compiled = Compiling::done(template::Compiled {
@@ -72,7 +73,7 @@ pub fn load_provider(
 }
 
 /// Compiles (or loads from the cache) and validates the component of `manifest`.
-fn compile(manifest: &Manifest, opts: &RuntimeOptions) -> anyhow::Result<engine::Loaded> {
+fn compile(manifest: &Manifest, opts: &RuntimeOptions) -> Result<engine::Loaded, LoadError> {
     compile_file(manifest, &ComponentFile::open(&manifest.component)?, opts)
 }
 
@@ -81,14 +82,15 @@ fn compile_file(
     manifest: &Manifest,
     file: &ComponentFile<'_>,
     opts: &RuntimeOptions,
-) -> anyhow::Result<engine::Loaded> {
+) -> Result<engine::Loaded, LoadError> {
     if opts.shipped_code_only {
         return match shipped::shipped_code(manifest, file, &opts.signed_code)? {
             Shipped::Loaded(loaded) => Ok(loaded),
-            Shipped::Absent(why) | Shipped::Refused(why) => {
-                Err(shipped::repackage_error(manifest, &why))
-            }
-            Shipped::Untrusted(why) => Err(anyhow::Error::new(why)),
+            Shipped::Absent(why) | Shipped::Refused(why) => Err(LoadError::NoRunnableCode {
+                provider: manifest.name.clone(),
+                why,
+            }),
+            Shipped::Untrusted(why) => Err(LoadError::Untrusted(why)),
         };
     }
     let engine = engine::shared_engine()?;
@@ -130,7 +132,7 @@ pub fn prepare_provider(
     manifest_or_component: &Path,
     provider_name: Option<&str>,
     opts: RuntimeOptions,
-) -> anyhow::Result<PreparedProvider> {
+) -> Result<PreparedProvider, LoadError> {
     let manifest = Manifest::resolve(manifest_or_component, provider_name)?;
     engine::inspect_component(&manifest.component)?;
     Ok(PreparedProvider { manifest, opts })
@@ -167,10 +169,11 @@ impl PreparedProvider {
                         component: loaded.component,
                     })
                     .map_err(|e| {
-                        tracing::error!(provider = %manifest.name, error = %format!("{e:#}"), "the provider component cannot run");
+                        let message = azd_wasm_host_core::report::chain(&e);
+                        tracing::error!(provider = %manifest.name, error = %message, "the provider component cannot run");
                         template::CompileError {
-                            untrusted: e.downcast_ref::<shipped::UntrustedCode>().is_some(),
-                            message: format!("{e:#}"),
+                            untrusted: e.is_untrusted(),
+                            message,
                         }
                     }),
             );
@@ -182,7 +185,7 @@ impl PreparedProvider {
                         tracing::debug!(provider = %manifest.name, "optimised code stored for the next start")
                     }
                     Err(e) => {
-                        tracing::debug!(provider = %manifest.name, error = %format!("{e:#}"), "optimised compile failed")
+                        tracing::debug!(provider = %manifest.name, error = %azd_wasm_host_core::report::chain(&e), "optimised compile failed")
                     }
                 }
             }
@@ -238,7 +241,7 @@ const BASELINE_FROM_BYTES: u64 = 4 << 20;
 fn first_start(
     manifest: &Manifest,
     opts: &RuntimeOptions,
-) -> anyhow::Result<(engine::Loaded, Code)> {
+) -> Result<(engine::Loaded, Code), LoadError> {
     let file = ComponentFile::open(&manifest.component)?;
     let optimised = || compile_file(manifest, &file, opts).map(|loaded| (loaded, Code::Optimised));
     if opts.shipped_code_only {
@@ -246,7 +249,7 @@ fn first_start(
     }
     match shipped::shipped_code(manifest, &file, &opts.signed_code)? {
         Shipped::Loaded(loaded) => return Ok((loaded, Code::Optimised)),
-        Shipped::Untrusted(why) => return Err(anyhow::Error::new(why)),
+        Shipped::Untrusted(why) => return Err(LoadError::Untrusted(why)),
         Shipped::Refused(why) => {
             tracing::debug!(provider = %manifest.name, %why, "the package's precompiled code is not used; compiling");
         }
@@ -277,7 +280,7 @@ fn first_start(
             Ok((loaded, Code::Baseline))
         }
         Err(e) => {
-            tracing::debug!(provider = %manifest.name, error = %format!("{e:#}"), "baseline compile failed; compiling optimised");
+            tracing::debug!(provider = %manifest.name, error = %azd_wasm_host_core::report::chain(&e), "baseline compile failed; compiling optimised");
             optimised()
         }
     }
@@ -286,6 +289,6 @@ fn first_start(
 /// Checks that the file at `path` is a provider component this host can run
 /// (its exports and imports), without compiling it: what `listen` checks
 /// before it registers, and `build` before it puts a component in place.
-pub fn inspect_component(path: &Path) -> anyhow::Result<()> {
+pub fn inspect_component(path: &Path) -> Result<(), LoadError> {
     engine::inspect_component(path)
 }

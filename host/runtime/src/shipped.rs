@@ -18,7 +18,7 @@
 //! gives it ([`SignedCode::Digests`]); the binding's own bytes against the
 //! signed value too. A provider whose verified signature names no code
 //! ([`SignedCode::NoCode`]) has any code that appears refused. A mismatch
-//! is [`UntrustedCode`]: the provider is refused as untrusted, naming the
+//! is [`LoadError::Untrusted`]: the provider is refused as untrusted, naming the
 //! file. The code file is opened once, hashed through that handle, and the
 //! same open file is what wasmtime maps (`opened`): a file renamed over it
 //! after the check is never the one that runs.
@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, CacheOutcome};
 use crate::engine::{self, ComponentFile};
+use crate::error::LoadError;
 use crate::targets;
 use azd_wasm_host_manifest::Manifest;
 
@@ -41,22 +42,10 @@ const CODE_FILE: &str = "provider.cwasm";
 /// What the code belongs to, in [`PRECOMPILED_DIR`].
 const BINDING_FILE: &str = "binding.toml";
 
-/// Precompiled code (or its binding) that is not what was signed or bound:
-/// the provider is refused as untrusted.
-#[derive(Debug)]
-pub(crate) struct UntrustedCode(pub(crate) String);
-
-impl std::fmt::Display for UntrustedCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UntrustedCode {}
 /// The layout of [`Binding`].
 const BINDING_FORMAT: u32 = 1;
 /// The version of this host: precompiled code is bound to it.
-const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What a `precompiled/` folder's code belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,8 +128,9 @@ pub(crate) enum Shipped {
     /// platform, or wasmtime refused it (why).
     Refused(String),
     /// There is some, and it is not the code that was signed or bound (why,
-    /// naming the file): never run, never compiled around.
-    Untrusted(UntrustedCode),
+    /// naming the file): never run, never compiled around
+    /// ([`LoadError::Untrusted`]).
+    Untrusted(String),
 }
 
 /// The code `package` shipped beside the manifest (`precompiled/`), when it
@@ -152,7 +142,7 @@ pub(crate) fn shipped_code(
     manifest: &Manifest,
     file: &ComponentFile<'_>,
     signed_code: &SignedCode,
-) -> anyhow::Result<Shipped> {
+) -> Result<Shipped, LoadError> {
     let dir = match shipped_dir(manifest) {
         Ok(dir) => dir,
         Err(why) => return Ok(Shipped::Absent(why)),
@@ -203,22 +193,22 @@ pub(crate) fn shipped_code(
 fn signed_digests<'a>(
     signed_code: &'a SignedCode,
     dir: &Path,
-) -> Result<Option<&'a ShippedDigests>, UntrustedCode> {
+) -> Result<Option<&'a ShippedDigests>, String> {
     match signed_code {
         SignedCode::Digests(digests) => Ok(Some(digests)),
         SignedCode::NotVerified => Ok(None),
-        SignedCode::NoCode => Err(UntrustedCode(format!(
+        SignedCode::NoCode => Err(format!(
             "{} holds precompiled code, and the provider's signature names none: code that was \
              not signed never runs; reinstall the provider from its publisher",
             dir.display()
-        ))),
+        )),
     }
 }
 
 /// Why shipped code is not used.
 enum Checked {
     Refused(String),
-    Untrusted(UntrustedCode),
+    Untrusted(String),
 }
 
 /// The code, opened once, its sha256 (read through that handle) checked
@@ -236,20 +226,16 @@ fn check_code(
     if let Some(signed) = signed
         && !actual.eq_ignore_ascii_case(&signed.code)
     {
-        return Err(Checked::Untrusted(UntrustedCode(changed(
-            code,
-            &actual,
-            &signed.code,
-        ))));
+        return Err(Checked::Untrusted(changed(code, &actual, &signed.code)));
     }
     if !actual.eq_ignore_ascii_case(&binding.code_sha256) {
-        return Err(Checked::Untrusted(UntrustedCode(format!(
+        return Err(Checked::Untrusted(format!(
             "{} is not the code its binding {} names: its sha256 is {actual}, the binding says \
              {:?}; reinstall the provider from its publisher",
             code.display(),
             binding_path.display(),
             binding.code_sha256
-        ))));
+        )));
     }
     Ok(opened)
 }
@@ -263,19 +249,6 @@ fn changed(path: &Path, actual: &str, signed: &str) -> String {
     )
 }
 
-/// The error of a build that cannot compile, for a component whose shipped
-/// code is absent or refused (`why`): what is wrong and the fix.
-pub(crate) fn repackage_error(manifest: &Manifest, why: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "provider `{}` has no precompiled code this host can run: {why}. {}, for this \
-         component, this host version ({HOST_VERSION}) and this platform ({}). Repackage the \
-         provider with `azd-wasm-host package` and install it again",
-        manifest.name,
-        cache::NO_COMPILER,
-        targets::this_platform()
-    )
-}
-
 /// `binding.toml` in `dir`; its bytes, when `signed` gives their sha256,
 /// must be those.
 fn read_binding(dir: &Path, signed: Option<&str>) -> Result<Binding, Checked> {
@@ -285,9 +258,7 @@ fn read_binding(dir: &Path, signed: Option<&str>) -> Result<Binding, Checked> {
     if let Some(signed) = signed {
         let actual = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
         if !actual.eq_ignore_ascii_case(signed) {
-            return Err(Checked::Untrusted(UntrustedCode(changed(
-                &path, &actual, signed,
-            ))));
+            return Err(Checked::Untrusted(changed(&path, &actual, signed)));
         }
     }
     std::str::from_utf8(&bytes)
@@ -339,39 +310,41 @@ pub fn precompile_into(
     manifest: &Manifest,
     dir: &Path,
     platform: Option<&str>,
-) -> anyhow::Result<Vec<PathBuf>> {
-    use anyhow::Context as _;
+) -> Result<Vec<PathBuf>, LoadError> {
     let here = targets::this_platform();
     let target = targets::target_of(platform.unwrap_or(&here))?;
     let file = ComponentFile::open(&manifest.component)?;
-    let bytes = std::fs::read(&manifest.component)
-        .with_context(|| format!("cannot read {}", manifest.component.display()))?;
+    let bytes = std::fs::read(&manifest.component).map_err(LoadError::read(&manifest.component))?;
+    let engine_error = |e: wasmtime::Error| LoadError::Engine(format!("{e:#}"));
     let mut config = engine::config();
-    config.target(target.triple)?;
-    let engine = wasmtime::Engine::new(&config)?;
-    let code = engine.precompile_component(&bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{} is not a valid component: {e:#}",
-            manifest.component.display()
-        )
+    config.target(target.triple).map_err(engine_error)?;
+    let engine = wasmtime::Engine::new(&config).map_err(engine_error)?;
+    let code = engine
+        .precompile_component(&bytes)
+        .map_err(|e| LoadError::invalid(&manifest.component, format!("{e:#}")))?;
+    azd_wasm_host_core::files::create_private_dir(dir).map_err(|source| LoadError::Create {
+        path: dir.to_owned(),
+        source,
     })?;
-    azd_wasm_host_core::files::create_private_dir(dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
     let code_path = dir.join(CODE_FILE);
-    std::fs::write(&code_path, &code)
-        .with_context(|| format!("cannot write {}", code_path.display()))?;
+    let written = |path: &Path| {
+        let path = path.to_owned();
+        move |source| LoadError::Write { path, source }
+    };
+    std::fs::write(&code_path, &code).map_err(written(&code_path))?;
     let binding = Binding {
         target: target.triple.to_owned(),
         code_sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&code)),
         ..Binding::for_this_host(&file.sha, &target.key())
     };
     let binding_path = dir.join(BINDING_FILE);
-    std::fs::write(&binding_path, toml::to_string(&binding)?)
-        .with_context(|| format!("cannot write {}", binding_path.display()))?;
+    let text = toml::to_string(&binding).map_err(std::io::Error::other);
+    text.and_then(|text| std::fs::write(&binding_path, text))
+        .map_err(written(&binding_path))?;
     if target.key() == here {
         let engine = engine::shared_engine()?;
         let component = cache::deserialize_file(&engine, &code_path, &binding.code_sha256)
-            .map_err(|e| anyhow::anyhow!("the code just compiled does not load: {e:#}"))?;
+            .map_err(|e| LoadError::Reload(format!("{e:#}")))?;
         let linker = engine::linker(&engine)?;
         engine::ready(
             &engine,
@@ -426,7 +399,7 @@ mod tests {
         let dir = Path::new("/x/precompiled");
         let e = signed_digests(&SignedCode::NoCode, dir).unwrap_err();
         assert!(
-            e.0.contains("/x/precompiled") && e.0.contains("names none"),
+            e.contains("/x/precompiled") && e.contains("names none"),
             "{e}"
         );
         assert_eq!(signed_digests(&SignedCode::NotVerified, dir).unwrap(), None);

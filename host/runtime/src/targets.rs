@@ -13,12 +13,10 @@ pub use azd_wasm_host_core::azd::this_platform;
 
 /// The platform `platform` names (`linux/amd64` or `linux-amd64`), to precompile for.
 #[cfg(feature = "compiler")]
-pub(crate) fn target_of(platform: &str) -> anyhow::Result<Platform> {
-    Platform::named(platform).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no precompiled code can be made for `{platform}` (known: {})",
-            Platform::known()
-        )
+pub(crate) fn target_of(platform: &str) -> Result<Platform, crate::error::LoadError> {
+    Platform::named(platform).ok_or_else(|| crate::error::LoadError::UnknownPlatform {
+        platform: platform.to_owned(),
+        known: Platform::known(),
     })
 }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use azd_wasm_host_core::{ErrorCode, Exit, Provider, ProviderError, ProviderFactory};
+use azd_wasm_host_core::{ErrorCode, Exit, Provider, ProviderError, ProviderFactory, report};
 use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_provisioning::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
 use azd_wasm_host_runtime::{self as runtime, BackgroundCompile, Intercept, RuntimeOptions};
@@ -183,7 +183,7 @@ fn provider(
             Ok((name, factory, Some(compile)))
         }
         Err(e) => {
-            let refusal = ProviderError::host(ErrorCode::InvalidComponent, format!("{e:#}"))
+            let refusal = ProviderError::host(ErrorCode::InvalidComponent, report::chain(&e))
                 .with_suggestion(
                     "run `azd-wasm-host check` on the provider's manifest for details",
                 );

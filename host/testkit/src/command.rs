@@ -256,7 +256,9 @@ async fn compile_once(cases: &[Case]) -> Vec<(PathBuf, String)> {
                 cache,
                 ..Default::default()
             };
-            azd_wasm_host_runtime::check(&path, &opts).map(drop)
+            azd_wasm_host_runtime::check(&path, &opts)
+                .map(drop)
+                .context("check failed")
         })
         .await
         .context("the compile stopped unexpectedly")

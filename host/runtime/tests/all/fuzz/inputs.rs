@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use azd_wasm_host_core::report::chain;
 use azd_wasm_host_fixtures as fixtures;
 use azd_wasm_host_fuzz::{Campaign, Mutator};
 use azd_wasm_host_manifest::Manifest;
@@ -101,11 +102,11 @@ fn fuzz_component_bytes_are_loaded_or_refused_never_a_panic() {
                 {
                     Err(_) => Err("compiling the component panicked"),
                     Ok(Ok(_)) => Ok(("compiled", String::new())),
-                    Ok(Err(e)) => Ok(("refused at compile", format!("{e:#}"))),
+                    Ok(Err(e)) => Ok(("refused at compile", chain(&e))),
                 }
             }
             Ok(Ok(())) => Ok(("looked over", String::new())),
-            Ok(Err(e)) => Ok(("refused at look-over", format!("{e:#}"))),
+            Ok(Err(e)) => Ok(("refused at look-over", chain(&e))),
         };
         match outcome {
             Err(why) => tally.fail(&bytes, why),
