@@ -121,8 +121,22 @@ FORBIDDEN = {
         "wasmtime-internal-winch",
         "wasmtime-internal-cranelift",
     ],
-    # The runner plays azd: it drives the extension as a process, and compiles nothing itself.
-    "azd-wasm-host-runner": ["azd-wasm-host-author", "azd-wasm-host-recorder", "cranelift-codegen"],
+    # The runner plays azd: it drives the extension as a process (the program its session names)
+    # and runs no component itself; whether one is compiled is the development CLI's to say.
+    "azd-wasm-host-runner": [
+        "azd-wasm-host-author",
+        "azd-wasm-host-recorder",
+        "azd-wasm-host-sidecar",
+        "azd-wasm-host-runtime",
+        "wasmtime",
+    ],
+    # The test kit plays steps through the runner and is handed the compile cache; it starts
+    # the extension, never serves it.
+    "azd-wasm-host-testkit": ["azd-wasm-host-sidecar"],
+    # The recorder answers the development seam (`azd-wasm-host-develop`) without the sidecar.
+    "azd-wasm-host-recorder": ["azd-wasm-host-sidecar"],
+    # The seam between them links neither side.
+    "azd-wasm-host-develop": ["azd-wasm-host-sidecar", "azd-wasm-host-recorder"],
 }
 
 

@@ -54,9 +54,9 @@ pub(crate) enum Command {
         diff: Option<Vec<PathBuf>>,
     },
     /// Drive a provider without azd: provision, preview, down, state or parameters.
-    Run(azd_wasm_host_runner::RunArgs),
+    Run(crate::run::RunArgs),
     /// Run a provider's tests (`*.test.toml`): each step a command played as `run` plays it.
-    Test(azd_wasm_host_testkit::TestArgs),
+    Test(crate::testing::TestArgs),
     /// Start a provider project: `new <rust|js|ts|python|c|go> NAME`.
     New(author::NewArgs),
     /// Build the provider's component from the manifest's `[build]` section.
@@ -69,7 +69,7 @@ pub(crate) enum Command {
     Package(author::PackageArgs),
     /// Rebuild and test the provider on every change (with --install, also repackage and
     /// reinstall it into azd) until Ctrl-C.
-    Watch(azd_wasm_host_watch::WatchArgs),
+    Watch(crate::watching::WatchArgs),
     /// Push the provider, signed, to an OCI registry: `publish oci://REGISTRY/NAME:TAG`.
     Publish(author::PublishArgs),
     /// Fetch a provider from an OCI registry and verify its signature: `pull oci://REGISTRY/NAME:TAG`.
@@ -177,8 +177,8 @@ async fn execute(command: Command, debug: bool) -> anyhow::Result<ExitCode> {
             Some(path) => crate::check::check(path).await.map(|()| ExitCode::SUCCESS),
             None => Err(anyhow::anyhow!("check: name a component or a manifest")),
         },
-        Command::Run(args) => Ok(azd_wasm_host_runner::run(args, debug).await),
-        Command::Test(args) => Ok(azd_wasm_host_testkit::test(args, debug).await),
+        Command::Run(args) => crate::run::run(args, debug).await,
+        Command::Test(args) => crate::testing::test(args, debug).await,
         Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
         Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
         Command::CBindings(args) => blocking(move || author::c_bindings(&args)).await,
@@ -186,7 +186,7 @@ async fn execute(command: Command, debug: bool) -> anyhow::Result<ExitCode> {
             blocking(move || author::package(&args).map(|p| crate::distribute::print_packaged(&p)))
                 .await
         }
-        Command::Watch(args) => azd_wasm_host_watch::watch(args, debug).await,
+        Command::Watch(args) => crate::watching::watch(args, debug).await,
         Command::Publish(args) => author::publish(&args).await.map(|p| {
             println!("published {} ({})", p.reference, p.digest);
             ExitCode::SUCCESS

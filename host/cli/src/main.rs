@@ -2,7 +2,7 @@
 //! calls the libraries, and does nothing else of its own.
 //!
 //! Modules: `cli` (the arguments, the async runtime, exit codes), `check`
-//! (the runtime's report as text), `keys` (`keygen`, `trust`), `distribute`
+//! (the runtime's report as text), `run`, `testing` and `watching` (`run`'s, `test`'s and `watch`'s arguments, what they print and their exit codes), `keys` (`keygen`, `trust`), `distribute`
 //! (what `package` and `pull` print). The commands themselves are the crates':
 //!
 //! | command | crate |
@@ -20,6 +20,9 @@ mod cli;
 mod distribute;
 mod keys;
 mod policy;
+mod run;
+mod testing;
+mod watching;
 
 use std::process::ExitCode;
 

@@ -6,10 +6,10 @@ use std::convert::Infallible;
 use std::path::Path;
 use std::sync::Arc;
 
+use azd_wasm_host_develop::{DevelopmentTools as _, Recording};
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::azdext::provisioning_message::MessageType;
 use azd_wasm_host_runtime::{Intercept, Io, Live};
-use azd_wasm_host_sidecar::{DevelopmentTools as _, Recording};
 use base64::Engine as _;
 use http_body_util::{BodyExt as _, Full};
 use prost::Message as _;

@@ -1,5 +1,6 @@
-//! The recorder lent to `listen` (the sidecar crate's `DevelopmentTools`):
-//! what the development CLI can do and the packaged sidecar cannot.
+//! The recorder lent to `listen` (the `azd-wasm-host-develop` seam's
+//! `DevelopmentTools`): what the development CLI can do and the packaged
+//! sidecar cannot.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,9 +9,9 @@ use crate::conversation::Recorder;
 use crate::conversation::services::Recorded;
 use crate::traffic::{Traffic, TrafficMode, TrafficPlan};
 use azd_wasm_host_core::AzdServices;
+use azd_wasm_host_develop::{DevelopmentTools, Recording};
 use azd_wasm_host_provisioning::{AzdClient, StreamTap};
 use azd_wasm_host_runtime::Intercept;
-use azd_wasm_host_sidecar::{DevelopmentTools, Recording};
 
 /// Recording and replay, as the development CLI lends them to `listen`.
 #[derive(Debug, Clone, Copy, Default)]

@@ -4,7 +4,7 @@
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_sim::{CallError, ProviderHandle};
 
-use super::args::Action;
+use super::options::Action;
 use super::report::{
     ChangeReport, OutputValue, ParameterReport, Plan, PreviewReport, RunReport as Report,
 };

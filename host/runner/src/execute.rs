@@ -11,12 +11,12 @@ use anyhow::Context as _;
 use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::args::{Action, RunArgs};
 use super::environment::Environment;
 use super::extension::{EXTENSION_PROJECT_PATH_VAR, Extension, extension_command_line};
+use super::options::{Action, RunOptions};
 use super::outcome::Failure;
 use super::report::RunReport;
-use super::session::{EnvOverlay, Session};
+use super::session::Session;
 use super::view::ProgressView;
 use super::{ask, drive, project};
 use azd_wasm_host_core::Exit;
@@ -34,21 +34,49 @@ pub struct RunOutcome {
 }
 
 /// Plays `args` in `session`: everything `azd-wasm-host run` does but print.
-pub async fn execute(args: &RunArgs, session: &Session) -> RunOutcome {
+pub async fn execute(args: &RunOptions, session: &Session) -> RunOutcome {
     play(args, session).await.outcome
 }
 
-/// A command played, with what `run` prints besides the report.
-pub(crate) struct Played {
-    pub(crate) outcome: RunOutcome,
+/// A command played, with what `run` prints besides the report ([`Played::print_table`],
+/// [`Played::print_json`]).
+#[derive(Debug)]
+pub struct Played {
+    /// How it ended and what it came to.
+    pub outcome: RunOutcome,
     /// Why it did not end well, with every cause (for stderr).
     pub(crate) failure: Option<Failure>,
     /// Whether the provider answered the command (the report holds its result).
     pub(crate) answered: bool,
 }
 
+impl Played {
+    /// As `run` prints it for people: the result as a table (when the provider answered)
+    /// on stdout, and the error on stderr.
+    pub fn print_table(&self) {
+        if self.answered
+            && let Err(e) = self.outcome.report.print()
+        {
+            eprintln!("azd-wasm-host: cannot print the result: {e}");
+        }
+        if let Some(failure) = &self.failure {
+            failure.print();
+        }
+    }
+
+    /// As `run --output json` prints it: the error on stderr, then the report (the error
+    /// in it too) as one JSON document on stdout.
+    pub fn print_json(&self) {
+        if let Some(failure) = &self.failure {
+            failure.print();
+        }
+        let doc = serde_json::to_value(&self.outcome.report).unwrap_or_default();
+        println!("{doc:#}");
+    }
+}
+
 /// [`execute`], keeping the failure whole for `run` to print.
-pub(crate) async fn play(args: &RunArgs, session: &Session) -> Played {
+pub async fn play(args: &RunOptions, session: &Session) -> Played {
     // A child: cancelling this command (`--cancel-after-progress`) leaves the
     // session's token, and the next command played in it, alone.
     let interrupt = session.interrupt.child_token();
@@ -104,7 +132,7 @@ struct Setup {
 impl Setup {
     /// Reads the project, the provider's name and the environment; any
     /// failure here is a usage error and nothing has run.
-    fn new(args: &RunArgs, session: &Session) -> anyhow::Result<Self> {
+    fn new(args: &RunOptions, session: &Session) -> anyhow::Result<Self> {
         let project = project::Project::open(&args.project)?;
         let provider_path = std::fs::canonicalize(&args.provider).with_context(|| {
             format!(
@@ -134,18 +162,18 @@ impl Setup {
 /// what the extension changed in the environment; the report (or why there is
 /// none) and what the extension wrote to stderr, when captured.
 async fn command(
-    args: &RunArgs,
+    args: &RunOptions,
     setup: &Setup,
     session: &Session,
     interrupt: &CancellationToken,
     progress: &ProgressView,
 ) -> (Result<RunReport, Failure>, String) {
-    let cold = session.console && !compiled(setup, &session.env).await;
+    let cold = session.console && !compiled(setup, session).await;
     let env_before = setup.env.served();
     let sim = SimAzd::start(SimOptions {
         environment: Some(env_before.clone()),
         prompter: ask::prompter(
-            args.answer(),
+            args.answer,
             session.console,
             progress.bar(),
             progress.asked(),
@@ -181,35 +209,26 @@ async fn command(
     (outcome, stderr)
 }
 
-/// Whether the provider's code is compiled for this machine already. An
-/// extension started by another command (another platform's build) has its own
-/// code and cache: whether it compiles is not known here (taken as compiled).
-async fn compiled(setup: &Setup, vars: &EnvOverlay) -> bool {
-    if extension_command_line(vars).is_some() {
+/// Whether the provider's code is compiled for this machine already, as the
+/// session's probe says (none: taken as compiled). An extension started by
+/// another command (another platform's build) has its own code and cache:
+/// whether it compiles is not known here (taken as compiled).
+async fn compiled(setup: &Setup, session: &Session) -> bool {
+    let Some(probe) = session.compiled.clone() else {
+        return true;
+    };
+    if extension_command_line(&session.env).is_some() {
         return true;
     }
-    let path = setup.provider_path.clone();
-    let cache = cache_dir(vars);
-    tokio::task::spawn_blocking(move || azd_wasm_host_runtime::is_compiled(&path, cache.as_deref()))
+    let (path, vars) = (setup.provider_path.clone(), session.env.clone());
+    tokio::task::spawn_blocking(move || probe.ask(&path, &vars))
         .await
         .unwrap_or(false)
 }
 
-/// The compile cache the extension uses: the sidecar's rule, read through `vars`.
-fn cache_dir(vars: &EnvOverlay) -> Option<PathBuf> {
-    let name = azd_wasm_host_sidecar::env::CACHE_DIR;
-    if vars.var_os(name) == std::env::var_os(name) {
-        return azd_wasm_host_sidecar::env::cache_dir();
-    }
-    match vars.var_os(name).filter(|v| !v.is_empty()) {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => azd_wasm_host_runtime::user_cache_dir(),
-    }
-}
-
 /// Sends azd's requests for the command, raced against the cancellation.
 async fn answer(
-    args: &RunArgs,
+    args: &RunOptions,
     setup: &Setup,
     session: &Session,
     handle: &ProviderHandle,
@@ -247,15 +266,16 @@ async fn answer(
     outcome
 }
 
-/// Spawns this very binary as `listen`, the way azd starts an extension, and
+/// Spawns the session's extension as `listen`, the way azd starts one, and
 /// waits for its provider to register.
 async fn start_extension(
     sim: &SimAzd,
-    args: &RunArgs,
+    args: &RunOptions,
     setup: &Setup,
     session: &Session,
 ) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
     let extension = Extension {
+        program: &session.extension,
         manifest: &setup.provider_path,
         project: &setup.project.dir,
         environment: Some(setup.env.name.as_str()),
@@ -266,7 +286,7 @@ async fn start_extension(
     };
     // azd sets AZD_NO_PROMPT only under --no-prompt: here, only when no one
     // answers (no --yes or --no, no terminal).
-    let answered = args.answer().is_some() || ask::on_terminal(session.console);
+    let answered = args.answer.is_some() || ask::on_terminal(session.console);
     super::extension::start_listen(sim, &extension, |cmd| {
         if let Some(n) = &args.provider_name {
             cmd.env(azd_wasm_host_core::settings::PROVIDER_NAME, n);

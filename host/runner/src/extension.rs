@@ -1,5 +1,6 @@
-//! The extension a run starts: this binary (or the command [`EXTENSION_COMMAND_VAR`]
-//! names) as `listen`, started under a simulated azd as azd starts an extension.
+//! The extension a run starts: the program its session names (or the command
+//! [`EXTENSION_COMMAND_VAR`] names) as `listen`, started under a simulated azd as azd
+//! starts an extension.
 
 use std::path::Path;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SpawnOptions};
 
 use super::session::EnvOverlay;
 
-/// Names the command `run` starts as the extension instead of this binary:
+/// Names the command `run` starts as the extension instead of its program:
 /// its words as a shell splits them. For a build of another platform under
 /// its emulator, e.g. `qemu-aarch64 -L /usr/aarch64-linux-gnu
 /// target/aarch64-unknown-linux-gnu/release/azd-wasm-host`, where that build
@@ -25,6 +26,9 @@ pub const EXTENSION_PROJECT_PATH_VAR: &str = azd_wasm_host_core::settings::EXTEN
 /// An extension to start under a simulated azd.
 #[derive(Debug, Clone, Copy)]
 pub struct Extension<'a> {
+    /// The program (started as `PROGRAM listen`), unless [`EXTENSION_COMMAND_VAR`] names a
+    /// command line.
+    pub program: &'a Path,
     /// Its manifest (`AZD_WASM_HOST_MANIFEST`).
     pub manifest: &'a Path,
     /// The project: its working folder and `AZD_CWD`.
@@ -49,11 +53,10 @@ pub(crate) fn extension_command_line(env: &EnvOverlay) -> Option<String> {
         .filter(|line| !line.trim().is_empty())
 }
 
-/// This binary, or the command [`EXTENSION_COMMAND_VAR`] names.
-fn extension_command(env: &EnvOverlay) -> anyhow::Result<tokio::process::Command> {
+/// `program`, or the command [`EXTENSION_COMMAND_VAR`] names.
+fn extension_command(program: &Path, env: &EnvOverlay) -> anyhow::Result<tokio::process::Command> {
     let Some(line) = extension_command_line(env) else {
-        let exe = std::env::current_exe().context("finding this executable")?;
-        return Ok(tokio::process::Command::new(exe));
+        return Ok(tokio::process::Command::new(program));
     };
     let words = shell_words::split(&line)
         .with_context(|| format!("{EXTENSION_COMMAND_VAR} is not a command line: {line:?}"))?;
@@ -65,7 +68,7 @@ fn extension_command(env: &EnvOverlay) -> anyhow::Result<tokio::process::Command
     Ok(cmd)
 }
 
-/// Starts this binary (or the command [`EXTENSION_COMMAND_VAR`] names) as
+/// Starts the extension's program (or the command [`EXTENSION_COMMAND_VAR`] names) as
 /// `listen` under `sim`, as azd starts an extension, with what `more` adds to
 /// its command, and waits for the provider to register.
 pub async fn start_listen(
@@ -73,7 +76,7 @@ pub async fn start_listen(
     extension: &Extension<'_>,
     more: impl FnOnce(&mut tokio::process::Command),
 ) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
-    let mut cmd = extension_command(extension.env)?;
+    let mut cmd = extension_command(extension.program, extension.env)?;
     // First, as what it inherits: the variables azd sets (the simulated azd's, and
     // those below) win over them, as over any it inherits.
     let azd = sim.env();

@@ -19,28 +19,27 @@
 //! Outputs are written to `.azure/<env>/.env` the way azd writes them, and keys a
 //! destroy invalidated are removed from it.
 //!
-//! The library's entry point is [`execute`]: it plays one command in a [`Session`]
-//! (whether it may use the terminal, the environment it sees as an [`EnvOverlay`] on
-//! this process's, the extension's stderr captured or not, a cancellation token) and
-//! returns a [`RunOutcome`]: the [`Exit`] and the typed [`RunReport`], the very
-//! document `run --output json` prints, with its [`RunError`]. The test kit plays
-//! every step of a test this way, inside its own process: the only process a step
-//! starts is the extension. [`run`], the command, is [`execute`] in the process's
-//! own session (progress live on stderr, a spinner on a terminal, questions asked on
-//! it, Ctrl-C cancelling), then the report printed as a table or JSON on stdout.
+//! The library's entry point is [`execute`]: it plays one command ([`RunOptions`]) in a
+//! [`Session`] (the program started as the extension, whether it may use the terminal,
+//! the environment it sees as an [`EnvOverlay`] on this process's, the extension's stderr
+//! captured or not, a cancellation token) and returns a [`RunOutcome`]: the [`Exit`] and
+//! the typed [`RunReport`], the very document `run --output json` prints, with its
+//! [`RunError`]. The test kit plays every step of a test this way, inside its own
+//! process: the only process a step starts is the extension. The development CLI's `run`
+//! is [`play`] in the process's own session (progress live on stderr, a spinner on a
+//! terminal, questions asked on it, Ctrl-C cancelling), then [`Played::print_table`] or
+//! [`Played::print_json`]; its command line and exit codes are the CLI's.
 //!
-//! Modules: `args` (the command line), `session` (how a run meets its process),
+//! Modules: `options` (what to play), `session` (how a run meets its process),
 //! `execute` (one command played: setup, the simulated azd, the extension, `.env`),
 //! `extension` (the extension started as azd starts it), `drive` (the requests azd
 //! sends for each command), `report` (the typed result), `outcome` (exit codes, the
-//! error), `command` (`run`: play, then print), `view` (what the user sees: live
+//! error), `view` (what the user sees: live
 //! progress, the table), `ask` (who answers the provider's questions), `project` (the
 //! project folder, `azure.yaml`'s `infra`, the provider's name), `environment`
 //! (`.azure/<env>`) and `dotenv` (its `.env`).
 
-mod args;
 mod ask;
-mod command;
 mod dotenv;
 mod drive;
 mod environment;
@@ -48,21 +47,21 @@ mod execute;
 mod extension;
 #[cfg(test)]
 mod fuzz_tests;
+mod options;
 mod outcome;
 mod project;
 mod report;
 mod session;
 mod view;
 
-pub use args::{Action, Output, RunArgs, contract_from, contract_from_env};
 pub use azd_wasm_host_core::Exit;
-pub use command::run;
 pub use dotenv::DotEnv;
 pub use environment::Environment;
-pub use execute::{RunOutcome, execute};
+pub use execute::{Played, RunOutcome, execute, play};
 pub use extension::{EXTENSION_COMMAND_VAR, EXTENSION_PROJECT_PATH_VAR, Extension, start_listen};
+pub use options::{Action, RunOptions, contract_from, contract_from_env};
 pub use report::{
     ChangeReport, ErrorKind, ErrorLink, OutputValue, ParameterReport, Plan, PreviewReport,
     Question, RunError, RunReport,
 };
-pub use session::{EnvOverlay, Session};
+pub use session::{CompiledProbe, EnvOverlay, Session};

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::args::Action;
+use super::options::Action;
 
 /// What a command produced: `run --output json`'s document.
 ///

@@ -13,12 +13,18 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 /// How a run meets its process: see the module.
 #[derive(Debug, Clone)]
 pub struct Session {
+    /// The program started as the extension, as azd starts one (`PROGRAM listen`): a
+    /// binary that serves the sidecar's `listen` (the development CLI, a test's own binary).
+    /// `AZD_WASM_HOST_EXTENSION_COMMAND` in [`Self::env`] names a command line instead.
+    pub extension: PathBuf,
     /// Whether the run may use this process's terminal and stderr: live progress (a
     /// spinner on a terminal, plain lines otherwise), questions asked on the terminal
     /// (when stdin and stderr are one), notes. Without it the run is quiet, and a
@@ -36,30 +42,65 @@ pub struct Session {
     /// stopped and waited for; the error's kind is `interrupted`). Nothing watches
     /// signals for a session: `run` cancels it on Ctrl-C itself.
     pub interrupt: CancellationToken,
+    /// Whether the provider's code is compiled for this machine already: on the console,
+    /// a run whose provider is not says that its first start compiles (seconds for a big
+    /// component). `None`: taken as compiled.
+    pub compiled: Option<CompiledProbe>,
+}
+
+/// Whether a provider's code (`provider`: its manifest or component) is compiled for
+/// this machine, for a run that sees the environment `vars`: the development CLI asks
+/// the runtime and the compile cache the extension will use.
+#[derive(Clone)]
+pub struct CompiledProbe(Arc<Ask>);
+
+/// What answers a [`CompiledProbe`].
+type Ask = dyn Fn(&Path, &EnvOverlay) -> bool + Send + Sync;
+
+impl CompiledProbe {
+    /// The probe `ask` answers.
+    pub fn new(ask: impl Fn(&Path, &EnvOverlay) -> bool + Send + Sync + 'static) -> Self {
+        Self(Arc::new(ask))
+    }
+
+    /// Whether `provider`'s code is compiled, for a run that sees `vars`.
+    pub(crate) fn ask(&self, provider: &Path, vars: &EnvOverlay) -> bool {
+        (self.0)(provider, vars)
+    }
+}
+
+impl std::fmt::Debug for CompiledProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledProbe(…)")
+    }
 }
 
 impl Session {
     /// `azd-wasm-host run`'s: the terminal and stderr, this process's environment as it
     /// is, the extension's stderr on this process's; `interrupt` is what Ctrl-C cancels.
-    pub fn command(debug: bool, interrupt: CancellationToken) -> Self {
+    pub fn command(extension: PathBuf, debug: bool, interrupt: CancellationToken) -> Self {
         Self {
+            extension,
             console: true,
             debug,
             env: EnvOverlay::default(),
             capture_extension_stderr: false,
             interrupt,
+            compiled: None,
         }
     }
 
     /// A library's: quiet, the extension's stderr captured, `env` the changes a child
     /// `run` would have had made to its environment.
-    pub fn library(debug: bool, env: EnvOverlay) -> Self {
+    pub fn library(extension: PathBuf, debug: bool, env: EnvOverlay) -> Self {
         Self {
+            extension,
             console: false,
             debug,
             env,
             capture_extension_stderr: true,
             interrupt: CancellationToken::new(),
+            compiled: None,
         }
     }
 }

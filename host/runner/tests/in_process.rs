@@ -6,8 +6,9 @@
 //!
 //! A test without the test harness (`harness = false`): `main` is either the
 //! tests or, started with `listen` as azd starts an extension, the extension
-//! (the runner starts its own binary unless `AZD_WASM_HOST_EXTENSION_COMMAND`
-//! names another, which this test's environment must not).
+//! (each session names this binary as the program to start, and
+//! `AZD_WASM_HOST_EXTENSION_COMMAND`, which would name another, must not be set
+//! in this test's environment).
 //! Needs the C example built (`scripts/build-examples.sh`).
 
 #![allow(
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use azd_wasm_host_fixtures::c_hello_provider;
 use azd_wasm_host_fixtures::in_process::{NamedTest, run_all};
 use azd_wasm_host_runner::{
-    Action, DotEnv, EnvOverlay, ErrorKind, Exit, Output, RunArgs, Session, execute,
+    Action, DotEnv, EnvOverlay, ErrorKind, Exit, RunOptions, Session, execute, play,
 };
 use azd_wasm_host_sidecar::{DevelopmentTools, ListenArgs, Recording, Serving};
 use clap::Parser as _;
@@ -33,13 +34,6 @@ use clap::Parser as _;
 struct AsExtension {
     #[command(flatten)]
     listen: ListenArgs,
-}
-
-/// `run`'s arguments, as the command line would give them.
-#[derive(clap::Parser)]
-struct AsRun {
-    #[command(flatten)]
-    run: RunArgs,
 }
 
 /// No recorder here: the runner does not need one.
@@ -108,21 +102,32 @@ fn project(dir: &Path) -> (PathBuf, PathBuf) {
     (provider.join("provider.toml"), project)
 }
 
-fn args(action: Action, provider: PathBuf, project: PathBuf) -> RunArgs {
-    let mut args = AsRun::parse_from(["run", "provision"]).run;
-    args.action = action;
-    args.provider = provider;
-    args.project = project;
-    args.output = Output::Json;
-    args.yes = true;
-    args
+/// `action`, every question answered yes.
+fn args(action: Action, provider: PathBuf, project: PathBuf) -> RunOptions {
+    RunOptions {
+        answer: Some(true),
+        ..RunOptions::new(action, provider, project)
+    }
+}
+
+/// This binary: the program each session starts as the extension.
+fn this_binary() -> PathBuf {
+    std::env::current_exe().unwrap()
+}
+
+/// Played as `run` plays it, in the process's own session, and printed as
+/// `run --output json` prints it; how it ended.
+async fn run(args: RunOptions) -> Exit {
+    let session = Session::command(this_binary(), false, Default::default());
+    let played = play(&args, &session).await;
+    played.print_json();
+    played.outcome.exit
 }
 
 async fn provision_writes_the_outputs(dir: PathBuf) {
     let (provider, project) = project(&dir);
-    let code =
-        azd_wasm_host_runner::run(args(Action::Provision, provider, project.clone()), false).await;
-    assert_eq!(code, ExitCode::SUCCESS);
+    let exit = run(args(Action::Provision, provider, project.clone())).await;
+    assert_eq!(exit, Exit::Done);
     // Read back as azd reads its `.env` (it escapes `!`).
     let env = DotEnv::load(&project.join(".azure/dev/.env"))
         .unwrap()
@@ -133,16 +138,13 @@ async fn provision_writes_the_outputs(dir: PathBuf) {
 
 async fn a_missing_provider(dir: PathBuf) {
     let (_, project) = project(&dir);
-    let code = azd_wasm_host_runner::run(
-        args(
-            Action::Provision,
-            dir.join("no-such/provider.toml"),
-            project.clone(),
-        ),
-        false,
-    )
+    let exit = run(args(
+        Action::Provision,
+        dir.join("no-such/provider.toml"),
+        project.clone(),
+    ))
     .await;
-    assert_eq!(code, ExitCode::from(Exit::Usage.code()));
+    assert_eq!(exit, Exit::Usage);
     assert!(
         !project.join(".azure").exists(),
         "a usage error changed the project"
@@ -156,14 +158,13 @@ async fn a_missing_provider(dir: PathBuf) {
 /// that writes to stderr before it becomes this binary.
 async fn a_library_run_returns_the_typed_report(dir: PathBuf) {
     let (provider, project) = project(&dir);
-    let mut args = RunArgs::new(Action::Provision, provider, project.clone());
-    args.yes = true;
+    let args = args(Action::Provision, provider, project.clone());
     let mut vars = EnvOverlay::default();
     vars.set("AZURE_ENV_NAME", "staging");
     let marker = "the wrapper started the extension";
     if cfg!(unix) {
         let wrapper = dir.join("extension.sh");
-        let exe = std::env::current_exe().unwrap();
+        let exe = this_binary();
         std::fs::write(
             &wrapper,
             format!(
@@ -178,7 +179,7 @@ async fn a_library_run_returns_the_typed_report(dir: PathBuf) {
             format!("'{}'", wrapper.display()),
         );
     }
-    let outcome = execute(&args, &Session::library(false, vars)).await;
+    let outcome = execute(&args, &Session::library(this_binary(), false, vars)).await;
     assert_eq!(outcome.exit, Exit::Done, "{outcome:#?}");
     let report = &outcome.report;
     assert_eq!(report.command, Action::Provision);
@@ -226,9 +227,8 @@ fn make_executable(_path: &Path) {}
 /// `interrupted`; the session it ran in plays the next command whole.
 async fn a_cancelled_run_leaves_its_session_usable(dir: PathBuf) {
     let (provider, project) = project(&dir);
-    let session = Session::library(false, EnvOverlay::default());
-    let mut args = RunArgs::new(Action::Provision, provider, project);
-    args.yes = true;
+    let session = Session::library(this_binary(), false, EnvOverlay::default());
+    let mut args = args(Action::Provision, provider, project);
     args.cancel_after_progress = Some(1);
     let cancelled = execute(&args, &session).await;
     assert_eq!(cancelled.exit, Exit::Interrupted, "{cancelled:#?}");

@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use crate::engine::{self, ComponentFile, WORLD};
+use crate::engine::{self, ComponentFile};
 use crate::error::LoadError;
 use crate::options::RuntimeOptions;
+use crate::world::WORLD;
 use azd_wasm_host_manifest::{Manifest, Policy};
 
 /// What `check` found: the component fits the host, and what it asks for.

@@ -29,11 +29,8 @@ use crate::cache::{self, CacheOutcome, CompileCache};
 use crate::error::LoadError;
 use crate::sandbox::{FilteredLookup, PreopensFromGrants};
 use crate::store::HostState;
+use crate::world::{PROVIDER_EXPORT, WORLD};
 
-/// The export a provider component must have.
-pub(crate) const PROVIDER_EXPORT: &str = "azd:provisioning/provider@0.1.0";
-/// The world a provider targets (0.1.0's world loads too: its imports are a subset).
-pub const WORLD: &str = "azd:provisioning/provisioning-provider@0.2.0";
 /// Guest stack limit; deeper recursion traps with a stack overflow.
 const MAX_WASM_STACK: usize = 1024 * 1024;
 

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use azd_wasm_host_manifest::ManifestError;
 
-use crate::engine::WORLD;
+use crate::world::WORLD;
 
 /// Why a provider's component cannot be loaded, compiled or run here.
 #[derive(Debug, thiserror::Error)]
@@ -88,19 +88,14 @@ pub enum LoadError {
     Untrusted(String),
     /// A host that cannot compile (the sidecar) found no precompiled code it
     /// can run.
-    #[error(
-        "provider `{provider}` has no precompiled code this host can run: {why}. {}, for this \
-         component, this host version ({}) and this platform ({}). Repackage the provider with \
-         `azd-wasm-host package` and install it again",
-        crate::cache::NO_COMPILER,
-        crate::shipped::HOST_VERSION,
-        crate::targets::this_platform()
-    )]
+    #[error("provider `{provider}` has no precompiled code this host can run: {why}. {fix}")]
     NoRunnableCode {
         /// The provider's name.
         provider: String,
         /// Why the shipped code is absent or refused.
         why: String,
+        /// What code this host would run, and how to give it some.
+        fix: String,
     },
     /// `package` asked for code for a platform azd does not ship on.
     #[error("no precompiled code can be made for `{platform}` (known: {known})")]

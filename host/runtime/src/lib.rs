@@ -74,10 +74,10 @@ mod store;
 mod targets;
 mod template;
 mod ticker;
+mod world;
 
 pub use cache::{CacheKey, CacheOutcome, CompileCache, user_cache_dir};
 pub use check::{CheckReport, Import, check};
-pub use engine::WORLD;
 pub use error::LoadError;
 pub use intercept::{Intercept, Io, Live, Sending, Sent};
 pub use load::{
@@ -90,3 +90,4 @@ pub use shipped::is_compiled;
 #[cfg(feature = "compiler")]
 pub use shipped::precompile_into;
 pub use targets::this_platform;
+pub use world::WORLD;

@@ -86,10 +86,9 @@ fn compile_file(
     if opts.shipped_code_only {
         return match shipped::shipped_code(manifest, file, &opts.signed_code)? {
             Shipped::Loaded(loaded) => Ok(loaded),
-            Shipped::Absent(why) | Shipped::Refused(why) => Err(LoadError::NoRunnableCode {
-                provider: manifest.name.clone(),
-                why,
-            }),
+            Shipped::Absent(why) | Shipped::Refused(why) => {
+                Err(shipped::no_runnable_code(manifest, why))
+            }
             Shipped::Untrusted(why) => Err(LoadError::Untrusted(why)),
         };
     }

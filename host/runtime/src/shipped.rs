@@ -45,7 +45,7 @@ const BINDING_FILE: &str = "binding.toml";
 /// The layout of [`Binding`].
 const BINDING_FORMAT: u32 = 1;
 /// The version of this host: precompiled code is bound to it.
-pub(crate) const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
+const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What a `precompiled/` folder's code belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,6 +247,21 @@ fn changed(path: &Path, actual: &str, signed: &str) -> String {
          {signed}; reinstall the provider from its publisher",
         path.display()
     )
+}
+
+/// The error of a build that cannot compile, for a component whose shipped
+/// code is absent or refused (`why`): what is wrong and the fix.
+pub(crate) fn no_runnable_code(manifest: &Manifest, why: String) -> LoadError {
+    LoadError::NoRunnableCode {
+        provider: manifest.name.clone(),
+        why,
+        fix: format!(
+            "{}, for this component, this host version ({HOST_VERSION}) and this platform ({}). \
+             Repackage the provider with `azd-wasm-host package` and install it again",
+            cache::NO_COMPILER,
+            targets::this_platform()
+        ),
+    }
 }
 
 /// `binding.toml` in `dir`; its bytes, when `signed` gives their sha256,

@@ -1,7 +1,8 @@
 //! What the development CLI lends `listen`, and the shipped sidecar has not:
 //! recording and replaying (the `azd-wasm-host-recorder` crate, which the
-//! sidecar does not link). `listen` asks for it through these traits only,
-//! so the code stays out of the binary azd runs from an installed package.
+//! sidecar does not link). `listen` asks for it through the traits of the
+//! `azd-wasm-host-develop` crate only, so the code stays out of the binary azd
+//! runs from an installed package.
 //!
 //! A packaged sidecar asked to record (`--record`, `AZD_WASM_HOST_RECORD`)
 //! hands the session to the development CLI ([`hand_over`]): the binary
@@ -12,44 +13,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
-use azd_wasm_host_core::AzdServices;
-use azd_wasm_host_provisioning::{AzdClient, StreamTap};
-use azd_wasm_host_runtime::Intercept;
 
 use crate::env::DEV_CLI;
-
-/// Recording and replaying, lent by the development CLI.
-pub trait DevelopmentTools: Send + Sync {
-    /// The traffic plan of a test's step (the file `AZD_WASM_HOST_TRAFFIC`
-    /// names): what replays, records or faults the guest's HTTP and tokens.
-    fn replay(&self, plan: &Path) -> anyhow::Result<Arc<dyn Intercept>>;
-
-    /// Starts `--record`'s golden conversation in `path` for `provider`
-    /// (`environment`: the azd environment azd named; `safe`: strings the
-    /// recording may keep though they look like credentials).
-    fn record(
-        &self,
-        path: &Path,
-        provider: &str,
-        environment: Option<&str>,
-        safe: &[String],
-    ) -> anyhow::Result<Box<dyn Recording>>;
-}
-
-/// A golden conversation being recorded.
-pub trait Recording: Send + Sync {
-    /// What writes down the provisioning stream both ways.
-    fn tap(&self) -> Arc<dyn StreamTap>;
-    /// azd's services, each call and answer written down.
-    fn services(&self, azd: AzdClient) -> Arc<dyn AzdServices>;
-    /// What records the guest's HTTP traffic into the conversation.
-    fn traffic(&self) -> anyhow::Result<Arc<dyn Intercept>>;
-    /// The conversation ended: written again without what was learned secret.
-    fn finish(&self);
-}
 
 /// The packaged sidecar asked to record: becomes the development CLI's
 /// `listen` with this process's arguments and environment (on Unix the same

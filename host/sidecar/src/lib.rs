@@ -37,11 +37,11 @@ mod metadata;
 mod process;
 
 pub use approve::approve;
+pub use azd_wasm_host_develop::{DevelopmentTools, Recording};
 pub use ceiling::{
     Forbidden, lines as judged_lines, machine_policy, project_names_policy,
     render as render_policy, show as show_policy,
 };
-pub use develop::{DevelopmentTools, Recording};
 pub use listen::{ListenArgs, Serving};
 pub use metadata::print_metadata;
 pub use process::{STACK_SIZE, exit_code, on_main_thread, run_listen};

@@ -27,7 +27,7 @@ use azd_wasm_host_manifest::Manifest;
 use azd_wasm_host_provisioning::{AzdCliTokens, AzdClient, ProvisioningManager, StreamEnd};
 use azd_wasm_host_runtime::{self as runtime, BackgroundCompile, Intercept, RuntimeOptions};
 
-use crate::develop::{DevelopmentTools, Recording};
+use azd_wasm_host_develop::{DevelopmentTools, Recording};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 

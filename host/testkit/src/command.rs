@@ -1,74 +1,76 @@
-//! The `test` command: its arguments, the test files and golden conversations
-//! it finds (each a [`Case`]), each provider compiled once, then the cases run
-//! `--jobs` at a time, each printing its line, and the summary.
+//! The tests [`TestOptions`] name: the test files and golden conversations
+//! found (each a [`Case`]), each provider compiled once, then the cases run
+//! `jobs` at a time, each printing its line, and their [`Summary`].
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use azd_wasm_host_core::Exit;
+use azd_wasm_host_runtime::CompileCache;
 
-use crate::exec::Case;
+use crate::exec::{Case, Launch};
 use crate::spec::{Invalid, Spec};
+use crate::summary::Summary;
 use crate::{cassette, conversation, exec, golden, results, summary};
 
-/// Arguments of `test`.
-#[derive(Debug, clap::Args)]
-pub struct TestArgs {
+/// What `test` runs, and how.
+#[derive(Debug, Clone)]
+pub struct TestOptions {
     /// Test files, or folders whose `*.test.toml` (and `tests/*.test.toml`) are run.
-    #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// How to print the results.
-    #[arg(long, short = 'o', value_enum, default_value_t = azd_wasm_host_runner::Output::Table)]
-    pub output: azd_wasm_host_runner::Output,
-    /// Also write the results as JUnit XML to this file.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Tests run at once (default: one per core).
-    #[arg(long, short = 'j')]
+    /// Tests run at once (`None`: one per core).
     pub jobs: Option<usize>,
     /// Run only the tests whose name contains this text.
-    #[arg(long)]
     pub filter: Option<String>,
-    /// Run against the real services and write each test's cassette (only
-    /// for a test that passes), credentials redacted.
-    #[arg(long, conflicts_with = "live")]
+    /// Run against the real services and write each test's cassette (only for a test
+    /// that passes), credentials redacted.
     pub record: bool,
     /// Run against the real services even where a cassette exists.
-    #[arg(long)]
     pub live: bool,
-    /// Accept the answers that changed in golden conversations
-    /// (`*.conversation.jsonl`): write this build's answers into them.
-    #[arg(long)]
+    /// Accept the answers that changed in golden conversations (`*.conversation.jsonl`):
+    /// write this build's answers into them.
     pub update: bool,
+    /// The program every step starts as the extension (`PROGRAM listen`, as azd starts
+    /// one): a binary that serves the sidecar's `listen`, the development CLI.
+    pub extension: PathBuf,
+    /// Debug logs from the extensions.
+    pub debug: bool,
+    /// The compile cache the extensions use, in which each provider is compiled once before
+    /// its tests start (`None`: each test's extension compiles it).
+    pub compile_cache: Option<CompileCache>,
 }
 
-/// Runs `test`; the exit code says how it ended.
-pub async fn test(args: TestArgs, debug: bool) -> ExitCode {
-    let cases = match find_cases(&args) {
-        Ok(cases) => cases,
-        Err(e) => {
-            eprintln!("azd-wasm-host test: {e:#}");
-            return Exit::Usage.into();
+impl TestOptions {
+    /// The tests in `paths`, each step starting `extension`; everything else as `test`
+    /// has it by default.
+    pub fn new(paths: Vec<PathBuf>, extension: PathBuf) -> Self {
+        Self {
+            paths,
+            jobs: None,
+            filter: None,
+            record: false,
+            live: false,
+            update: false,
+            extension,
+            debug: false,
+            compile_cache: None,
         }
-    };
-    let started = std::time::Instant::now();
-    let broken = compile_once(&cases).await;
-    let results = run_all(cases, &args, broken, debug).await;
-    let summary = summary::Summary::new(results, started.elapsed());
-    summary.print(args.output);
-    if let Some(path) = &args.junit
-        && let Err(e) = summary.write_junit(path)
-    {
-        eprintln!("azd-wasm-host test: cannot write {}: {e:#}", path.display());
-        return Exit::Failed.into();
     }
-    Exit::holds(summary.all_passed()).into()
 }
 
-/// Reads every test file the arguments name; the first invalid one ends it.
-fn find_cases(args: &TestArgs) -> anyhow::Result<Vec<Case>> {
+/// Runs the tests `options` name: each provider compiled once, then the tests `jobs` at
+/// a time, each one's line printed on stderr as it ends. An error when none could start
+/// (a test file that cannot be read, none found): nothing ran.
+pub async fn run_tests(options: &TestOptions) -> anyhow::Result<Summary> {
+    let cases = find_cases(options)?;
+    let started = std::time::Instant::now();
+    let broken = compile_once(&cases, options.compile_cache.as_ref()).await;
+    let results = run_all(cases, options, broken).await;
+    Ok(Summary::new(results, started.elapsed()))
+}
+
+/// Reads every test file the options name; the first invalid one ends it.
+fn find_cases(args: &TestOptions) -> anyhow::Result<Vec<Case>> {
     let mut files = Vec::new();
     for path in &args.paths {
         if path.is_dir() {
@@ -113,7 +115,7 @@ fn find_cases(args: &TestArgs) -> anyhow::Result<Vec<Case>> {
 }
 
 /// A test file read: its steps, its provider and how its traffic runs.
-fn steps_case(file: PathBuf, args: &TestArgs) -> Result<Case, Invalid> {
+fn steps_case(file: PathBuf, args: &TestOptions) -> Result<Case, Invalid> {
     let spec = Spec::read(&file)?;
     let name = spec.name.clone().unwrap_or_else(|| stem(&file));
     let provider = provider_of(&file, &spec)?;
@@ -234,14 +236,13 @@ fn provider_of(file: &Path, spec: &Spec) -> Result<PathBuf, Invalid> {
 /// Compiles each provider once, before its tests start them in parallel
 /// (each would otherwise compile it at the same time); the providers whose
 /// component cannot load, with why.
-async fn compile_once(cases: &[Case]) -> Vec<(PathBuf, String)> {
+async fn compile_once(cases: &[Case], cache: Option<&CompileCache>) -> Vec<(PathBuf, String)> {
     let mut providers: Vec<PathBuf> = cases.iter().map(|c| c.provider.clone()).collect();
     providers.sort();
     providers.dedup();
-    let cache = azd_wasm_host_sidecar::env::compile_cache();
     let mut broken = Vec::new();
     for provider in providers {
-        let cache = cache.clone();
+        let cache = cache.cloned();
         let path = provider.clone();
         let checked = tokio::task::spawn_blocking(move || {
             let dir = cache.as_ref().map(|c| c.dir());
@@ -270,20 +271,26 @@ async fn compile_once(cases: &[Case]) -> Vec<(PathBuf, String)> {
     broken
 }
 
-/// Runs the tests, `--jobs` at a time, printing each one's line as it ends;
+/// How many tests run at once: `jobs`, else one per core.
+fn jobs(args: &TestOptions) -> usize {
+    args.jobs
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Runs the tests, `jobs` at a time, printing each one's line as it ends;
 /// their results in the order of the files.
 async fn run_all(
     cases: Vec<Case>,
-    args: &TestArgs,
+    args: &TestOptions,
     broken: Vec<(PathBuf, String)>,
-    debug: bool,
 ) -> Vec<results::TestResult> {
-    let jobs = args
-        .jobs
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
-        .max(1);
-    let gate = Arc::new(tokio::sync::Semaphore::new(jobs));
+    let launch = Arc::new(Launch {
+        extension: args.extension.clone(),
+        debug: args.debug,
+    });
+    let gate = Arc::new(tokio::sync::Semaphore::new(jobs(args)));
     let broken = Arc::new(broken);
     let total = cases.len();
     let named: Vec<(String, PathBuf)> = cases
@@ -292,16 +299,18 @@ async fn run_all(
         .collect();
     let mut tasks = tokio::task::JoinSet::new();
     for (index, case) in cases.into_iter().enumerate() {
-        let (gate, broken, update) = (gate.clone(), broken.clone(), args.update);
+        let (gate, broken, update, launch) =
+            (gate.clone(), broken.clone(), args.update, launch.clone());
         tasks.spawn(async move {
             let _turn = gate.acquire_owned().await;
             let result = match broken.iter().find(|(p, _)| *p == case.provider) {
                 Some((_, why)) => exec::not_started(&case, why),
                 None => match &case.conversation {
                     Some(c) => {
-                        golden::run(&case.name, &case.file, &case.provider, c, update, debug).await
+                        golden::run(&case.name, &case.file, &case.provider, c, update, &launch)
+                            .await
                     }
-                    None => exec::run(&case, debug).await,
+                    None => exec::run(&case, &launch).await,
                 },
             };
             (index, result)

@@ -16,9 +16,7 @@ use super::expect::{self, Outcome};
 use super::fault;
 use super::results::{StepResult, TestResult};
 use super::spec::{Answer, Command, Spec, Step};
-use azd_wasm_host_runner::{
-    DotEnv, EnvOverlay, Environment, Exit, Output, RunArgs, RunReport, Session,
-};
+use azd_wasm_host_runner::{DotEnv, EnvOverlay, Environment, Exit, RunOptions, RunReport, Session};
 
 /// A test file, read, with the provider it drives.
 pub(super) struct Case {
@@ -33,6 +31,14 @@ pub(super) struct Case {
     pub(super) traffic: Mode,
     /// A golden conversation to replay instead of steps.
     pub(super) conversation: Option<super::conversation::Conversation>,
+}
+
+/// How a test's extension starts: the program (`PROGRAM listen`, as azd starts an
+/// extension) and whether it writes debug logs.
+#[derive(Debug, Clone)]
+pub(super) struct Launch {
+    pub(super) extension: PathBuf,
+    pub(super) debug: bool,
 }
 
 /// A test that did not start: its provider's component cannot load.
@@ -50,7 +56,7 @@ const STEP_LIMIT: Duration = Duration::from_secs(600);
 
 /// Runs `case`: a fresh project, then the steps in order; a step that fails
 /// does not stop the ones after it, whose results often say why.
-pub(super) async fn run(case: &Case, debug: bool) -> TestResult {
+pub(super) async fn run(case: &Case, launch: &Launch) -> TestResult {
     let started = Instant::now();
     let mut result = TestResult::new(case.name.clone(), case.file.clone());
     let project = match Project::lay_down(case) {
@@ -63,7 +69,7 @@ pub(super) async fn run(case: &Case, debug: bool) -> TestResult {
     };
     let mut recorded = Vec::new();
     for (i, step) in case.spec.steps.iter().enumerate() {
-        let (step, traffic) = project.play(case, i + 1, step, debug).await;
+        let (step, traffic) = project.play(case, i + 1, step, launch).await;
         result.steps.push(step);
         recorded.extend(traffic);
     }
@@ -153,7 +159,7 @@ impl Project {
         case: &Case,
         number: usize,
         step: &Step,
-        debug: bool,
+        launch: &Launch,
     ) -> (StepResult, Option<CassetteStep>) {
         let started = Instant::now();
         let mut result = StepResult {
@@ -179,7 +185,7 @@ impl Project {
             }
         };
         let plan = traffic.as_ref().map(|t| t.plan.as_path());
-        match self.run_step(case, step, plan, debug).await {
+        match self.run_step(case, step, plan, launch).await {
             Ok((report, stderr)) => self.check(step, &report, stderr, &mut result),
             Err(e) => result.failures.push(format!("{e:#}")),
         }
@@ -221,7 +227,7 @@ impl Project {
         case: &Case,
         step: &Step,
         traffic: Option<&Path>,
-        debug: bool,
+        launch: &Launch,
     ) -> anyhow::Result<(RunReport, String)> {
         if let Some(config) = &step.config {
             write_azure_yaml(&self.path, &case.provider_name, Some(config))?;
@@ -232,7 +238,7 @@ impl Project {
         }
         let vars = step_environment(case, traffic);
         let args = self.args(case, step, &vars)?;
-        let session = Session::library(debug, vars);
+        let session = Session::library(launch.extension.clone(), launch.debug, vars);
         let outcome =
             tokio::time::timeout(STEP_LIMIT, azd_wasm_host_runner::execute(&args, &session))
                 .await
@@ -248,10 +254,10 @@ impl Project {
         Ok((outcome.report, outcome.extension_stderr))
     }
 
-    /// What `run <command> … --project P -e ENV` would be given for `step`, on this
+    /// What `run <command> … --project P -e ENV` would play for `step`, on this
     /// project: `--provider` (a tightened manifest when the step changes the
     /// policy), `--yes`/`--no`, `--cancel-after-progress`, `--force`/`--purge`.
-    fn args(&self, case: &Case, step: &Step, vars: &EnvOverlay) -> anyhow::Result<RunArgs> {
+    fn args(&self, case: &Case, step: &Step, vars: &EnvOverlay) -> anyhow::Result<RunOptions> {
         let provider = if step.fault.changes_policy() {
             let dir = self
                 .scratch
@@ -262,16 +268,11 @@ impl Project {
         } else {
             case.provider.clone()
         };
-        let mut args = RunArgs::new(step.command.action(), provider, self.path.clone());
+        let mut args = RunOptions::new(step.command.action(), provider, self.path.clone());
         args.env = Some(self.environment.clone());
-        args.output = Output::Json;
         args.azd_contract = azd_wasm_host_runner::contract_from(vars)
             .map_err(|e| anyhow::anyhow!("the step could not run: {e}"))?;
-        match step.answer {
-            Some(Answer::Yes) => args.yes = true,
-            Some(Answer::No) => args.no = true,
-            None => {}
-        }
+        args.answer = step.answer.map(|answer| answer == Answer::Yes);
         args.cancel_after_progress = step.fault.cancel_after_progress;
         if step.command == Command::Down {
             args.force = step.force.unwrap_or(true);
@@ -311,7 +312,7 @@ fn step_environment(case: &Case, traffic: Option<&Path>) -> EnvOverlay {
         .remove(azd_wasm_host_core::settings::RECORD)
         .set_all(&case.spec.project.process_env);
     if let Some(plan) = traffic {
-        vars.set(azd_wasm_host_sidecar::env::TRAFFIC, plan);
+        vars.set(azd_wasm_host_core::settings::TRAFFIC, plan);
     }
     vars
 }

@@ -25,6 +25,7 @@ use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions};
 use prost::Message as _;
 
 use super::conversation::{Conversation, Recorded};
+use super::exec::Launch;
 use super::replies::Replies;
 use super::results::{StepResult, TestResult};
 
@@ -35,11 +36,11 @@ pub(super) async fn run(
     provider: &Path,
     conversation: &Conversation,
     update: bool,
-    debug: bool,
+    launch: &Launch,
 ) -> TestResult {
     let started = Instant::now();
     let mut result = TestResult::new(name.to_owned(), file.to_owned());
-    match play(provider, conversation, debug).await {
+    match play(provider, conversation, launch).await {
         Ok(mut played) => {
             let changed = played.changed();
             result.steps = std::mem::take(&mut played.steps);
@@ -86,7 +87,11 @@ impl Played {
     }
 }
 
-async fn play(provider: &Path, conversation: &Conversation, debug: bool) -> anyhow::Result<Played> {
+async fn play(
+    provider: &Path,
+    conversation: &Conversation,
+    launch: &Launch,
+) -> anyhow::Result<Played> {
     let project = tempfile::Builder::new()
         .prefix("azd-wasm-host-golden-")
         .tempdir()?;
@@ -100,7 +105,7 @@ async fn play(provider: &Path, conversation: &Conversation, debug: bool) -> anyh
         .tempdir()?;
     let plan = write_plan(scratch.path(), conversation)?;
     let (sim, mut process, handle) =
-        start(provider, conversation, &project_path, &plan.0, debug).await?;
+        start(provider, conversation, &project_path, &plan.0, launch).await?;
     let mut played = Played {
         steps: Vec::new(),
         answers: Vec::new(),
@@ -137,15 +142,15 @@ async fn play(provider: &Path, conversation: &Conversation, debug: bool) -> anyh
     Ok(played)
 }
 
-/// A simulated azd serving the recorded environment and answers, and this
-/// binary started under it as azd starts an extension, with the replay plan
+/// A simulated azd serving the recorded environment and answers, and the
+/// extension started under it as azd starts one, with the replay plan
 /// of the HTTP traffic; the registered provider's handle.
 async fn start(
     provider: &Path,
     conversation: &Conversation,
     project: &Path,
     plan: &Path,
-    debug: bool,
+    launch: &Launch,
 ) -> anyhow::Result<(SimAzd, ExtensionProcess, ProviderHandle)> {
     let environment = conversation.environment();
     let sim = SimAzd::start(SimOptions {
@@ -156,17 +161,18 @@ async fn start(
     })
     .await?;
     let extension = azd_wasm_host_runner::Extension {
+        program: &launch.extension,
         manifest: provider,
         project,
         environment: environment.as_ref().map(|e| e.name.as_str()),
         provider: &conversation.provider,
-        debug,
+        debug: launch.debug,
         env: &azd_wasm_host_runner::EnvOverlay::default(),
         // Shown beside the first failure.
         capture_stderr: true,
     };
     let (process, handle) = azd_wasm_host_runner::start_listen(&sim, &extension, |cmd| {
-        cmd.env(azd_wasm_host_sidecar::env::TRAFFIC, plan)
+        cmd.env(azd_wasm_host_core::settings::TRAFFIC, plan)
             .env_remove(azd_wasm_host_core::settings::RECORD);
     })
     .await?;

@@ -28,7 +28,7 @@
 //! --record` under azd) is a test too: azd's side is played again and each
 //! answer compared ([`golden`]; `--update` accepts the changes).
 //!
-//! Modules: `command` (the `test` command: its arguments, the cases it finds,
+//! Modules: `command` (what `test` runs: its options, the cases it finds,
 //! running them), `spec` (the file format), `exec` (one test: project, steps),
 //! `conversation`, `golden` and `replies` (golden conversations: the file, its replay, the
 //! user's recorded answers), `results` (what a test comes to),
@@ -48,4 +48,5 @@ mod results;
 mod spec;
 mod summary;
 
-pub use command::{TestArgs, test};
+pub use command::{TestOptions, run_tests};
+pub use summary::Summary;

@@ -8,7 +8,6 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::results::TestResult;
-use azd_wasm_host_runner::Output;
 
 /// The line of a test that just ended: `ok` or `FAIL`, its name and time,
 /// and for a failure each reason, indented. On stderr, so stdout holds only
@@ -27,8 +26,11 @@ pub(super) fn line(result: &TestResult, done: usize, total: usize) {
     );
 }
 
-/// Every test's result, and how long the whole run took.
-pub(super) struct Summary {
+/// Every test's result, and how long the whole run took: what `test` prints, as text
+/// ([`Summary::print_text`]), JSON ([`Summary::print_json`]) or JUnit XML
+/// ([`Summary::write_junit`]).
+#[derive(Debug)]
+pub struct Summary {
     results: Vec<TestResult>,
     duration: Duration,
 }
@@ -38,7 +40,8 @@ impl Summary {
         Self { results, duration }
     }
 
-    pub(super) fn all_passed(&self) -> bool {
+    /// Whether every test passed.
+    pub fn all_passed(&self) -> bool {
         self.results.iter().all(TestResult::passed)
     }
 
@@ -46,20 +49,20 @@ impl Summary {
         self.results.iter().filter(|r| !r.passed()).count()
     }
 
-    /// The summary (or JSON document) on stdout.
-    pub(super) fn print(&self, output: Output) {
-        match output {
-            Output::Json => {
-                let doc = serde_json::json!({
-                    "passed": self.results.len() - self.failed(),
-                    "failed": self.failed(),
-                    "seconds": (self.duration.as_secs_f64() * 1000.0).round() / 1000.0,
-                    "tests": self.results,
-                });
-                println!("{doc:#}");
-            }
-            Output::Table => print!("{}", self.text()),
-        }
+    /// The results as one JSON document on stdout (`test --output json`).
+    pub fn print_json(&self) {
+        let doc = serde_json::json!({
+            "passed": self.results.len() - self.failed(),
+            "failed": self.failed(),
+            "seconds": (self.duration.as_secs_f64() * 1000.0).round() / 1000.0,
+            "tests": self.results,
+        });
+        println!("{doc:#}");
+    }
+
+    /// The failures in detail, then the count, on stdout (`test`).
+    pub fn print_text(&self) {
+        print!("{}", self.text());
     }
 
     /// The failures in detail, then the count.
@@ -98,7 +101,7 @@ impl Summary {
 
     /// The results as JUnit XML: one suite, a test case per test file (its
     /// steps' failures in the failure's text), written to `path`.
-    pub(super) fn write_junit(&self, path: &Path) -> anyhow::Result<()> {
+    pub fn write_junit(&self, path: &Path) -> anyhow::Result<()> {
         let mut suite = TestSuite::new("azd-wasm-host test");
         suite.set_time(self.duration);
         for r in &self.results {

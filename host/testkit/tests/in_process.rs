@@ -23,7 +23,7 @@ use std::sync::Arc;
 use azd_wasm_host_fixtures::in_process::{NamedTest, run_all};
 use azd_wasm_host_fixtures::{c_hello_provider, repo_root};
 use azd_wasm_host_sidecar::{ListenArgs, Serving};
-use azd_wasm_host_testkit::TestArgs;
+use azd_wasm_host_testkit::{Summary, TestOptions, run_tests};
 use clap::Parser as _;
 
 /// The command line this binary serves, as the development CLI would.
@@ -31,13 +31,6 @@ use clap::Parser as _;
 enum Child {
     /// The extension a step starts.
     Listen(ListenArgs),
-}
-
-/// `test`'s arguments, as the command line would give them.
-#[derive(clap::Parser)]
-struct AsTest {
-    #[command(flatten)]
-    test: TestArgs,
 }
 
 fn main() -> ExitCode {
@@ -75,11 +68,21 @@ fn main() -> ExitCode {
     run_all(&tests)
 }
 
-fn test_args(paths: &[&Path], more: &[&str]) -> TestArgs {
-    let mut argv = vec!["test".to_owned()];
-    argv.extend(paths.iter().map(|p| p.display().to_string()));
-    argv.extend(more.iter().map(|s| (*s).to_owned()));
-    AsTest::parse_from(argv).test
+/// The tests in `paths`, each step starting this binary as the extension.
+fn options(paths: &[&Path]) -> TestOptions {
+    let paths = paths.iter().map(|p| p.to_path_buf()).collect();
+    TestOptions {
+        compile_cache: azd_wasm_host_sidecar::env::compile_cache(),
+        ..TestOptions::new(paths, std::env::current_exe().unwrap())
+    }
+}
+
+/// The tests in `paths` run, the summary printed and written as JUnit XML to `junit`.
+async fn run_with_junit(paths: &[&Path], junit: &Path) -> Summary {
+    let summary = run_tests(&options(paths)).await.unwrap();
+    summary.print_text();
+    summary.write_junit(junit).unwrap();
+    summary
 }
 
 /// The c-hello provider in `dir`, with one test file.
@@ -93,11 +96,8 @@ fn provider_with_test(dir: &Path, test: &str) -> PathBuf {
 async fn the_c_examples_tests_pass(dir: PathBuf) {
     let junit = dir.join("junit.xml");
     let examples = repo_root().join("examples/c-hello");
-    let args = test_args(&[&examples], &["--junit", junit.to_str().unwrap()]);
-    assert_eq!(
-        azd_wasm_host_testkit::test(args, false).await,
-        ExitCode::SUCCESS
-    );
+    let summary = run_with_junit(&[&examples], &junit).await;
+    assert!(summary.all_passed(), "{summary:?}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
         xml.contains("<testsuite") && !xml.contains("<failure"),
@@ -112,11 +112,8 @@ async fn a_wrong_expectation_fails(dir: PathBuf) {
          expect.outputs = { GREETING = \"Goodbye, world!\" }\n",
     );
     let junit = dir.join("junit.xml");
-    let args = test_args(&[&provider], &["--junit", junit.to_str().unwrap()]);
-    assert_eq!(
-        azd_wasm_host_testkit::test(args, false).await,
-        ExitCode::FAILURE
-    );
+    let summary = run_with_junit(&[&provider], &junit).await;
+    assert!(!summary.all_passed(), "{summary:?}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
         xml.contains("<failure")
@@ -128,9 +125,6 @@ async fn a_wrong_expectation_fails(dir: PathBuf) {
 
 async fn an_invalid_test_file_runs_nothing(dir: PathBuf) {
     let provider = provider_with_test(&dir.join("provider"), "[[step]]\ncommand = \"provisoin\"\n");
-    let args = test_args(&[&provider], &[]);
-    assert_eq!(
-        azd_wasm_host_testkit::test(args, false).await,
-        ExitCode::from(64)
-    );
+    let refused = run_tests(&options(&[&provider])).await.unwrap_err();
+    assert!(format!("{refused:#}").contains("provisoin"), "{refused:#}");
 }

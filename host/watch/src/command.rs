@@ -1,10 +1,12 @@
-//! `azd-wasm-host watch`: its arguments, and the loop put together from the
+//! `azd-wasm-host watch`: its options, and the loop put together from the
 //! provider's real steps ([`crate::steps`]), the file system's events
 //! ([`crate::fs_events`]) and the terminal ([`crate::report`]).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
+
+use azd_wasm_host_core::Exit;
+use azd_wasm_host_runtime::CompileCache;
 
 use anyhow::{Context as _, bail};
 
@@ -16,51 +18,77 @@ use crate::report::Printer;
 use crate::steps::ProviderSteps;
 use crate::worker::{self, StepOptions, WorkerStep};
 
-/// Arguments of `watch`.
-#[derive(Debug, clap::Args)]
-pub struct WatchArgs {
-    /// The provider's folder, or its manifest (default: `provider.toml` in the current folder).
-    #[arg(default_value = ".")]
+/// What `watch` does.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// The provider's folder, or its manifest (a folder's `provider.toml`).
     pub path: PathBuf,
-    /// After the tests pass, also package the provider and reinstall it into
-    /// azd (`azd` from AZD, else PATH).
-    #[arg(long)]
+    /// After the tests pass, also package the provider and reinstall it into azd (`azd`
+    /// from AZD, else PATH).
     pub install: bool,
     /// After the tests pass, also package the provider (as `package` does).
-    #[arg(long)]
     pub package: bool,
-    /// Do not run the provider's tests.
-    #[arg(long)]
-    pub no_test: bool,
+    /// Run the provider's tests.
+    pub test: bool,
     /// Run only the tests whose name contains this text.
-    #[arg(long, conflicts_with = "no_test")]
     pub filter: Option<String>,
-    /// Sign the package with KEY (default: your signing key).
-    #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
+    /// Sign the package with this key (`None`: your signing key).
     pub sign: Option<PathBuf>,
     /// Do not sign the package.
-    #[arg(long)]
     pub unsigned: bool,
-    /// How long the files must be quiet after a change before a cycle starts, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 250)]
-    pub debounce: u64,
-    /// Run one step of a cycle and exit (what `watch` starts as its child process).
-    #[arg(long, value_enum, hide = true)]
-    pub step: Option<WorkerStep>,
+    /// How long the files must be quiet after a change before a cycle starts.
+    pub debounce: Duration,
+    /// This tool's binary: each step runs as `PROGRAM watch MANIFEST --step STEP` in a
+    /// child process ([`run_step`]), and a test step starts it as the extension.
+    pub program: PathBuf,
+    /// Debug logs from the steps.
+    pub debug: bool,
+    /// The compile cache the tests' extensions use (each provider compiled once before
+    /// its tests start; `None`: each test's extension compiles it).
+    pub compile_cache: Option<CompileCache>,
 }
 
-/// Runs `watch` until Ctrl-C or SIGTERM (exit 0), or one step of it as its
-/// child process (`--step`).
-pub async fn watch(args: WatchArgs, debug: bool) -> anyhow::Result<ExitCode> {
-    let manifest = manifest_of(&args.path)?;
-    let options = StepOptions {
-        filter: args.filter.clone(),
-        sign: args.sign.clone(),
-        unsigned: args.unsigned,
-    };
-    if let Some(step) = args.step {
-        return worker::run(step, manifest, options, debug).await;
+impl WatchOptions {
+    /// Watching `path` (build, then test, on every change), each step run by `program`.
+    pub fn new(path: PathBuf, program: PathBuf) -> Self {
+        Self {
+            path,
+            install: false,
+            package: false,
+            test: true,
+            filter: None,
+            sign: None,
+            unsigned: false,
+            debounce: Duration::from_millis(250),
+            program,
+            debug: false,
+            compile_cache: None,
+        }
     }
+
+    fn step_options(&self) -> StepOptions {
+        StepOptions {
+            filter: self.filter.clone(),
+            sign: self.sign.clone(),
+            unsigned: self.unsigned,
+            program: self.program.clone(),
+            debug: self.debug,
+            compile_cache: self.compile_cache.clone(),
+        }
+    }
+}
+
+/// One step of a cycle, as `watch` runs it in its child process (`PROGRAM watch
+/// MANIFEST --step STEP`): how it ended.
+pub async fn run_step(step: WorkerStep, options: &WatchOptions) -> anyhow::Result<Exit> {
+    let manifest = manifest_of(&options.path)?;
+    worker::run(step, manifest, &options.step_options()).await
+}
+
+/// Runs `watch` until Ctrl-C or SIGTERM.
+pub async fn watch(args: &WatchOptions) -> anyhow::Result<()> {
+    let manifest = manifest_of(&args.path)?;
+    let options = args.step_options();
     let azd = if args.install {
         Some(Azd::find()?)
     } else {
@@ -75,21 +103,18 @@ pub async fn watch(args: WatchArgs, debug: bool) -> anyhow::Result<ExitCode> {
         .context("cannot make a temporary folder")?;
     let mut steps = ProviderSteps::new(
         manifest,
-        !args.no_test,
+        args.test,
         args.package,
         azd,
         options,
         tmp.path().to_path_buf(),
-        debug,
-    )
-    .context("cannot find this executable")?;
+    );
     eprintln!(
         "watch: {}: {} on every change to the provider (Ctrl-C stops)",
         dir.display(),
         cycle::Steps::names(&steps).join(", ")
     );
-    let quiet = Duration::from_millis(args.debounce);
-    let ended = cycle::run(&mut steps, &mut events, quiet, &mut Printer::new()).await;
+    let ended = cycle::run(&mut steps, &mut events, args.debounce, &mut Printer::new()).await;
     drop(events);
     let removed = tmp.close();
     let interrupted = ended
@@ -104,7 +129,7 @@ pub async fn watch(args: WatchArgs, debug: bool) -> anyhow::Result<ExitCode> {
     if let Err(e) = removed {
         eprintln!("watch: cannot remove its temporary folder: {e}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The manifest `path` names: itself, or `provider.toml` in it.

@@ -30,5 +30,5 @@ mod report;
 mod steps;
 mod worker;
 
-pub use command::{WatchArgs, watch};
+pub use command::{WatchOptions, run_step, watch};
 pub use worker::WorkerStep;

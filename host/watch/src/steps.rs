@@ -44,8 +44,7 @@ impl ProviderSteps {
         azd: Option<Azd>,
         options: StepOptions,
         tmp: PathBuf,
-        debug: bool,
-    ) -> std::io::Result<Self> {
+    ) -> Self {
         let mut jobs = vec![Job::Worker(WorkerStep::Build)];
         if test {
             jobs.push(Job::Worker(WorkerStep::Test));
@@ -56,16 +55,16 @@ impl ProviderSteps {
         if azd.is_some() {
             jobs.push(Job::Install);
         }
-        Ok(Self {
-            exe: std::env::current_exe()?,
+        Self {
+            exe: options.program.clone(),
+            debug: options.debug,
             manifest,
             jobs,
             options,
-            debug,
             tmp,
             packaged: None,
             azd,
-        })
+        }
     }
 
     /// This binary as `watch --step STEP` on the manifest.

@@ -12,13 +12,14 @@
 //! extension's id and its registry file.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::Context as _;
 use azd_wasm_host_author as author;
+use azd_wasm_host_core::Exit;
+use azd_wasm_host_runtime::CompileCache;
 
 /// A step `watch` runs in a child process of this binary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerStep {
     /// `build`.
     Build,
@@ -29,8 +30,11 @@ pub enum WorkerStep {
 }
 
 impl WorkerStep {
+    /// Every step.
+    pub const ALL: [Self; 3] = [Self::Build, Self::Test, Self::Package];
+
     /// The word `--step` takes.
-    pub(crate) fn word(self) -> &'static str {
+    pub fn word(self) -> &'static str {
         match self {
             Self::Build => "build",
             Self::Test => "test",
@@ -48,21 +52,25 @@ pub(crate) struct Packaged {
     pub(crate) registry: PathBuf,
 }
 
-/// Options of the steps, from `watch`'s arguments.
+/// Options of the steps, from `watch`'s ([`crate::WatchOptions`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StepOptions {
     pub(crate) filter: Option<String>,
     pub(crate) sign: Option<PathBuf>,
     pub(crate) unsigned: bool,
+    /// The binary each step runs as (`PROGRAM watch MANIFEST --step STEP`), and the
+    /// extension a test step starts.
+    pub(crate) program: PathBuf,
+    pub(crate) debug: bool,
+    pub(crate) compile_cache: Option<CompileCache>,
 }
 
 /// Runs `step` on the provider of `manifest`.
 pub(crate) async fn run(
     step: WorkerStep,
     manifest: PathBuf,
-    options: StepOptions,
-    debug: bool,
-) -> anyhow::Result<ExitCode> {
+    options: &StepOptions,
+) -> anyhow::Result<Exit> {
     let _shield = shield()?;
     match step {
         WorkerStep::Build => {
@@ -70,21 +78,28 @@ pub(crate) async fn run(
                 manifest: Some(manifest),
             };
             blocking(move || author::build(&args).map(drop)).await?;
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Done)
         }
         WorkerStep::Test => {
-            let dir = folder_of(&manifest);
-            let args = azd_wasm_host_testkit::TestArgs {
-                paths: vec![dir],
-                output: azd_wasm_host_runner::Output::Json,
-                junit: None,
-                jobs: None,
-                filter: options.filter,
-                record: false,
-                live: false,
-                update: false,
+            let tests = azd_wasm_host_testkit::TestOptions {
+                filter: options.filter.clone(),
+                debug: options.debug,
+                compile_cache: options.compile_cache.clone(),
+                ..azd_wasm_host_testkit::TestOptions::new(
+                    vec![folder_of(&manifest)],
+                    options.program.clone(),
+                )
             };
-            Ok(azd_wasm_host_testkit::test(args, debug).await)
+            match azd_wasm_host_testkit::run_tests(&tests).await {
+                Ok(summary) => {
+                    summary.print_json();
+                    Ok(Exit::holds(summary.all_passed()))
+                }
+                Err(e) => {
+                    eprintln!("azd-wasm-host test: {e:#}");
+                    Ok(Exit::Usage)
+                }
+            }
         }
         WorkerStep::Package => {
             let args = author::PackageArgs {
@@ -95,7 +110,7 @@ pub(crate) async fn run(
                 no_precompile: false,
                 hosts: Vec::new(),
                 hosts_from: None,
-                sign: options.sign,
+                sign: options.sign.clone(),
                 unsigned: options.unsigned,
                 resign: false,
             };
@@ -106,7 +121,7 @@ pub(crate) async fn run(
             };
             let line = serde_json::to_string(&told).context("writing what package made")?;
             println!("{line}");
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Done)
         }
     }
 }
