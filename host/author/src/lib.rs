@@ -39,10 +39,11 @@ mod tools;
 #[cfg(test)]
 mod typescript_tests;
 
-pub use build::{BuildArgs, build};
-pub use lang::{CBindingsArgs, Language, c_bindings};
+pub use build::wit::WORLD_NAME;
+pub use build::{BuildOptions, build};
+pub use lang::{CBindingsOptions, Language, c_bindings};
 pub use names::shell_word;
-pub use new::{NewArgs, new};
-pub use oci::{PublishArgs, Published, PullArgs, Pulled, publish, pull};
-pub use package::{PackageArgs, Packaged, package};
+pub use new::{NewOptions, new};
+pub use oci::{PublishOptions, Published, PullOptions, Pulled, publish, pull};
+pub use package::{PackageOptions, Packaged, package};
 pub use settings::check_build_section;

@@ -58,22 +58,22 @@ pub(crate) enum Command {
     /// Run a provider's tests (`*.test.toml`): each step a command played as `run` plays it.
     Test(crate::testing::TestArgs),
     /// Start a provider project: `new <rust|js|ts|python|c|go> NAME`.
-    New(author::NewArgs),
+    New(crate::authoring::NewArgs),
     /// Build the provider's component from the manifest's `[build]` section.
-    Build(author::BuildArgs),
+    Build(crate::authoring::BuildArgs),
     /// Write the C bindings of a WIT world, as `build` of a C provider makes them (for scripts:
     /// `c-bindings WIT [--world NAME] [--features A,B] --out-dir DIR`).
     #[command(hide = true)]
-    CBindings(author::CBindingsArgs),
+    CBindings(crate::authoring::CBindingsArgs),
     /// Make an azd extension source for the provider (registry JSON + archive), signed.
-    Package(author::PackageArgs),
+    Package(crate::authoring::PackageArgs),
     /// Rebuild and test the provider on every change (with --install, also repackage and
     /// reinstall it into azd) until Ctrl-C.
     Watch(crate::watching::WatchArgs),
     /// Push the provider, signed, to an OCI registry: `publish oci://REGISTRY/NAME:TAG`.
-    Publish(author::PublishArgs),
+    Publish(crate::authoring::PublishArgs),
     /// Fetch a provider from an OCI registry and verify its signature: `pull oci://REGISTRY/NAME:TAG`.
-    Pull(author::PullArgs),
+    Pull(crate::authoring::PullArgs),
     /// Make a signing key (default: yours, which `package` signs with, trusted on this machine).
     Keygen {
         /// Write the key here (and its public half beside it, `.pub`) instead.
@@ -179,15 +179,17 @@ async fn execute(command: Command, debug: bool) -> anyhow::Result<ExitCode> {
         },
         Command::Run(args) => crate::run::run(args, debug).await,
         Command::Test(args) => crate::testing::test(args, debug).await,
-        Command::New(args) => blocking(move || author::new(&args).map(drop)).await,
-        Command::Build(args) => blocking(move || author::build(&args).map(drop)).await,
-        Command::CBindings(args) => blocking(move || author::c_bindings(&args)).await,
+        Command::New(args) => blocking(move || author::new(&args.options()).map(drop)).await,
+        Command::Build(args) => blocking(move || author::build(&args.options()).map(drop)).await,
+        Command::CBindings(args) => blocking(move || author::c_bindings(&args.options())).await,
         Command::Package(args) => {
-            blocking(move || author::package(&args).map(|p| crate::distribute::print_packaged(&p)))
-                .await
+            blocking(move || {
+                author::package(&args.options()).map(|p| crate::distribute::print_packaged(&p))
+            })
+            .await
         }
         Command::Watch(args) => crate::watching::watch(args, debug).await,
-        Command::Publish(args) => author::publish(&args).await.map(|p| {
+        Command::Publish(args) => author::publish(&args.options()).await.map(|p| {
             println!("published {} ({})", p.reference, p.digest);
             ExitCode::SUCCESS
         }),

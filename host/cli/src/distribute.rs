@@ -4,9 +4,9 @@ use azd_wasm_host_author as author;
 
 /// `pull`, then `package` under `--package`.
 pub(crate) async fn pull(
-    args: azd_wasm_host_author::PullArgs,
+    args: crate::authoring::PullArgs,
 ) -> anyhow::Result<std::process::ExitCode> {
-    let pulled = azd_wasm_host_author::pull(&args).await?;
+    let pulled = azd_wasm_host_author::pull(&args.options()).await?;
     println!(
         "pulled {} ({}) into {}",
         args.reference,
@@ -15,7 +15,7 @@ pub(crate) async fn pull(
     );
     println!("{}", pulled.trust);
     if args.package {
-        let package = azd_wasm_host_author::PackageArgs {
+        let package = azd_wasm_host_author::PackageOptions {
             manifest: Some(pulled.manifest.clone()),
             extension: None,
             out: None,

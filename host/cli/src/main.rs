@@ -15,6 +15,7 @@
 //! | `keygen`, `trust` | `azd-wasm-host-trust` |
 //! | `check` | `azd-wasm-host-runtime` and `azd-wasm-host-manifest` |
 
+mod authoring;
 mod check;
 mod cli;
 mod distribute;

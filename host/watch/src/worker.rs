@@ -74,7 +74,7 @@ pub(crate) async fn run(
     let _shield = shield()?;
     match step {
         WorkerStep::Build => {
-            let args = author::BuildArgs {
+            let args = author::BuildOptions {
                 manifest: Some(manifest),
             };
             blocking(move || author::build(&args).map(drop)).await?;
@@ -102,7 +102,7 @@ pub(crate) async fn run(
             }
         }
         WorkerStep::Package => {
-            let args = author::PackageArgs {
+            let args = author::PackageOptions {
                 manifest: Some(manifest),
                 extension: None,
                 out: None,

@@ -30,15 +30,15 @@ use crate::lang::{Language, Recipe};
 use crate::settings::BuildSettings;
 use step::{Step, write_component};
 
-/// Arguments of `build`.
-#[derive(Debug, clap::Args)]
-pub struct BuildArgs {
+/// What `build` does (the CLI reads its command line into it).
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
     /// The provider manifest (default: `provider.toml` in the current folder).
     pub manifest: Option<PathBuf>,
 }
 
 /// `build`: makes the component; returns its path.
-pub fn build(args: &BuildArgs) -> anyhow::Result<PathBuf> {
+pub fn build(args: &BuildOptions) -> anyhow::Result<PathBuf> {
     let path = crate::paths::manifest_path(args.manifest.as_deref())?;
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read provider manifest {}", path.display()))?;
@@ -171,7 +171,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("provider.toml");
         std::fs::write(&path, "name = \"x\"\ncomponent = \"build/x.wasm\"\n").unwrap();
-        let err = build(&BuildArgs {
+        let err = build(&BuildOptions {
             manifest: Some(path),
         })
         .unwrap_err()
@@ -197,7 +197,7 @@ mod tests {
             .unwrap();
         };
         write("true");
-        let err = build(&BuildArgs {
+        let err = build(&BuildOptions {
             manifest: Some(path.clone()),
         })
         .unwrap_err()
@@ -206,7 +206,7 @@ mod tests {
         write("echo not-wasm > build/x.wasm");
         let err = format!(
             "{:#}",
-            build(&BuildArgs {
+            build(&BuildOptions {
                 manifest: Some(path.clone())
             })
             .unwrap_err()
@@ -215,7 +215,7 @@ mod tests {
         assert!(!dir.path().join("build/x.wasm").exists());
         assert!(!dir.path().join("build/x.wasm.building").exists());
         write("exit 3");
-        let err = build(&BuildArgs {
+        let err = build(&BuildOptions {
             manifest: Some(path),
         })
         .unwrap_err()

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use azd_wasm_host_runtime::WORLD;
 
 /// The world's name inside the project's `wit/` package.
-pub(crate) const WORLD_NAME: &str = "provisioning-provider";
+pub const WORLD_NAME: &str = "provisioning-provider";
 
 /// The project's WIT folder, when it has one (`new` writes it; the
 /// repository's examples have none).

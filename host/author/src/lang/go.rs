@@ -179,6 +179,7 @@ fn embed_world(core: &mut Vec<u8>, dir: &Path) -> anyhow::Result<()> {
 pub(super) const GUEST: Guest = Guest {
     name: "go",
     title: "Go",
+    summary: "Go (1.25+), on the azdext SDK (azd's ProvisioningProvider interface)",
     files: FILES,
     example: "go-hello",
     memory_mb: "64",

@@ -9,10 +9,12 @@ use crate::templates::File;
 
 /// What the toolchain knows of one language.
 pub(crate) struct Guest {
-    /// Its name in `new` and in `[build] language` (what clap and serde read).
+    /// Its name in `new` and in `[build] language` (what the CLI and serde read).
     pub(crate) name: &'static str,
     /// Its name for people.
     pub(crate) title: &'static str,
+    /// What a provider in it is built with, in a line (`new --help`).
+    pub(crate) summary: &'static str,
     /// The files `new` writes for it besides every language's.
     pub(crate) files: &'static [File],
     /// The repository example its provider source comes from (its name is replaced).

@@ -291,6 +291,7 @@ impl Node {
 pub(super) const GUEST: Guest = Guest {
     name: "js",
     title: "JavaScript",
+    summary: "JavaScript, built with ComponentizeJS (files, fetch, azd's credentials), or componentize-qjs (`engine = \"quickjs\"`)",
     files: FILES,
     example: "js-hello",
     memory_mb: "128",

@@ -3,8 +3,9 @@
 //! a new project's README says of it, the values of the common templates'
 //! placeholders, and `build`'s recipe), and [`Language::guest`] is the one
 //! `match` over the languages. Adding a language is its module, a variant of
-//! [`Language`] (its name in `new` and in `[build] language`, by clap and
-//! serde alike) and that `match`'s line, which the compiler asks for.
+//! [`Language`] (its name in `new` and in `[build] language`, by the CLI and
+//! serde alike), its place in [`Language::ALL`] and that `match`'s line, which
+//! the compiler asks for.
 
 mod c;
 mod go;
@@ -18,10 +19,10 @@ use serde::Deserialize;
 
 pub(crate) use guest::{Guest, JsEngine, Recipe};
 
-pub use c::{CBindingsArgs, c_bindings};
+pub use c::{CBindingsOptions, c_bindings};
 
 /// The languages a provider can be written in: `new`'s argument, `[build] language`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     /// Rust, on the azd-provider-sdk crate (cargo, for `wasm32-wasip2` or `wasm32-wasip1`).
@@ -40,6 +41,16 @@ pub enum Language {
 }
 
 impl Language {
+    /// Every language, in the order `new --help` lists them.
+    pub const ALL: [Self; 6] = [
+        Self::Rust,
+        Self::Js,
+        Self::Ts,
+        Self::Python,
+        Self::C,
+        Self::Go,
+    ];
+
     /// What the toolchain knows of it.
     pub(crate) fn guest(self) -> &'static Guest {
         match self {
@@ -54,12 +65,17 @@ impl Language {
 
     /// Every language, in the order `new --help` lists them.
     pub(crate) fn all() -> &'static [Self] {
-        <Self as clap::ValueEnum>::value_variants()
+        &Self::ALL
     }
 
     /// Its name in `new` and in `[build] language`.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         self.guest().name
+    }
+
+    /// What a provider in it is built with, in a line (`new --help`).
+    pub fn summary(self) -> &'static str {
+        self.guest().summary
     }
 
     /// Every language's name: `rust, js, ts, python, c or go`.
@@ -78,12 +94,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_language_is_named_alike_by_its_module_clap_and_serde() {
+    fn every_language_is_named_alike_by_its_module_and_serde() {
         let mut seen = Vec::new();
         for language in Language::all() {
             let name = language.name();
-            let clap = clap::ValueEnum::to_possible_value(language).expect("a name for clap");
-            assert_eq!(clap.get_name(), name);
+            assert!(!language.summary().is_empty(), "{name}");
             let serde: Language = serde_json::from_value(serde_json::json!(name)).unwrap();
             assert_eq!(serde, *language);
             assert!(!seen.contains(&name), "{name} twice");

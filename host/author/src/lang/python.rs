@@ -54,6 +54,7 @@ fn componentize_py(vars: &Vars) -> anyhow::Result<Program> {
 pub(super) const GUEST: Guest = Guest {
     name: "python",
     title: "Python",
+    summary: "Python, built with componentize-py",
     files: FILES,
     example: "python-hello",
     memory_mb: "256",

@@ -300,6 +300,7 @@ fn no_toolchain_message(toolchains: &[Toolchain]) -> String {
 pub(super) const GUEST: Guest = Guest {
     name: "rust",
     title: "Rust",
+    summary: "Rust, on the azd-provider-sdk crate (cargo, for `wasm32-wasip2` or `wasm32-wasip1`)",
     files: FILES,
     example: "rust-hello",
     memory_mb: "32",

@@ -50,6 +50,7 @@ fn ts(dir: &Path, source: Option<&str>, staged: &Path) -> anyhow::Result<()> {
 pub(super) const GUEST: Guest = Guest {
     name: "ts",
     title: "TypeScript",
+    summary: "TypeScript, type-checked by tsc, then built as JavaScript",
     files: FILES,
     example: "js-hello",
     memory_mb: "128",

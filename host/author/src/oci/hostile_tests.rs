@@ -9,7 +9,7 @@ use std::sync::Arc;
 use sha2::{Digest as _, Sha256};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use super::pull::{PullArgs, pull};
+use super::pull::{PullOptions, pull};
 use super::registry::{MANIFEST, TITLE, WASM};
 
 /// Paths (`/v2/...`) and the bytes served there.
@@ -121,7 +121,7 @@ fn provider_layers() -> Vec<(serde_json::Value, (String, Vec<u8>))> {
 }
 
 async fn pull_from(address: &str, out: PathBuf) -> anyhow::Result<super::pull::Pulled> {
-    pull(&PullArgs {
+    pull(&PullOptions {
         reference: format!("oci://{address}/team/p:1"),
         out: Some(out),
         package: false,

@@ -18,5 +18,5 @@ mod publish;
 mod pull;
 mod registry;
 
-pub use publish::{PublishArgs, Published, publish};
-pub use pull::{PullArgs, Pulled, pull};
+pub use publish::{PublishOptions, Published, publish};
+pub use pull::{PullOptions, Pulled, pull};

@@ -12,27 +12,22 @@ use oci_client::manifest::OciImageManifest;
 use super::registry::{CONFIG_SCHEMA, EXTENSION, MANIFEST, SIGNATURE, TITLE, WASM, WASM_CONFIG};
 use crate::package::Signer;
 
-/// Arguments of `publish`.
-#[derive(Debug, clap::Args)]
-pub struct PublishArgs {
+/// What `publish` does (the CLI reads its command line into it).
+#[derive(Debug, Clone)]
+pub struct PublishOptions {
     /// Where: `oci://REGISTRY/NAME:TAG`.
     pub reference: String,
     /// The provider manifest (default: `provider.toml` in the current folder).
     pub manifest: Option<PathBuf>,
     /// The extension manifest, for the version (default: `extension.yaml` beside the provider manifest).
-    #[arg(long)]
     pub extension: Option<PathBuf>,
     /// Sign with KEY (default: your signing key, as `package`).
-    #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
     pub sign: Option<PathBuf>,
     /// Publish unsigned.
-    #[arg(long)]
     pub unsigned: bool,
     /// Sign with your key even a provider whose own signature did not verify.
-    #[arg(long, conflicts_with = "unsigned")]
     pub resign: bool,
     /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
-    #[arg(long)]
     pub user: Option<String>,
 }
 
@@ -46,7 +41,7 @@ pub struct Published {
 }
 
 /// `publish`.
-pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
+pub async fn publish(args: &PublishOptions) -> anyhow::Result<Published> {
     let reference = super::registry::reference(&args.reference)?;
     let manifest_path = crate::paths::manifest_path(args.manifest.as_deref())?;
     let (layers, name, version) = layers(args, &manifest_path)?;
@@ -82,7 +77,7 @@ pub async fn publish(args: &PublishArgs) -> anyhow::Result<Published> {
 /// The artifact's layers (the component first), the provider's name and its
 /// version: [`stage`] then [`layers_of`].
 fn layers(
-    args: &PublishArgs,
+    args: &PublishOptions,
     manifest_path: &Path,
 ) -> anyhow::Result<(Vec<ImageLayer>, String, String)> {
     let staged = stage(args, manifest_path)?;
@@ -107,7 +102,7 @@ struct Staged {
     version: String,
 }
 
-fn stage(args: &PublishArgs, manifest_path: &Path) -> anyhow::Result<Staged> {
+fn stage(args: &PublishOptions, manifest_path: &Path) -> anyhow::Result<Staged> {
     let dir = manifest_path
         .parent()
         .unwrap_or(Path::new("."))

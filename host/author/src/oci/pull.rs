@@ -23,24 +23,20 @@ const MAX_BYTES: i64 = 512 << 20;
 /// signature).
 const MAX_LAYERS: usize = 16;
 
-/// Arguments of `pull`.
-#[derive(Debug, clap::Args)]
-pub struct PullArgs {
+/// What `pull` does (the CLI reads its command line into it).
+#[derive(Debug, Clone)]
+pub struct PullOptions {
     /// What: `oci://REGISTRY/NAME:TAG` or `oci://REGISTRY/NAME@sha256:DIGEST`.
     pub reference: String,
     /// The folder to lay the provider out in (default: the artifact's name,
     /// in the current folder); it must not exist yet, or be empty.
-    #[arg(long)]
     pub out: Option<PathBuf>,
     /// Then package it (an azd extension source in OUT/dist, with its signature).
-    #[arg(long)]
     pub package: bool,
     /// With --package: sign it with your key even if its own signature did
     /// not verify (it was kept because unsigned providers are allowed).
-    #[arg(long, requires = "package")]
     pub resign: bool,
     /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
-    #[arg(long)]
     pub user: Option<String>,
 }
 
@@ -58,7 +54,7 @@ pub struct Pulled {
 }
 
 /// `pull`.
-pub async fn pull(args: &PullArgs) -> anyhow::Result<Pulled> {
+pub async fn pull(args: &PullOptions) -> anyhow::Result<Pulled> {
     let reference = super::registry::reference(&args.reference)?;
     let name = reference
         .repository()
@@ -131,7 +127,7 @@ fn scratch_beside(out: &Path) -> anyhow::Result<tempfile::TempDir> {
 
 /// Fetches the artifact's layers into `into`, each at the path its title
 /// names, each checked against its digest (by pull_blob); returns the artifact's digest.
-async fn fetch(args: &PullArgs, reference: &Reference, into: &Path) -> anyhow::Result<String> {
+async fn fetch(args: &PullOptions, reference: &Reference, into: &Path) -> anyhow::Result<String> {
     let client = super::registry::client(reference);
     let auth = super::registry::auth(args.user.as_deref())?;
     let (image, digest) =

@@ -39,45 +39,36 @@ use platforms::HostBinary;
 use registry::Artifact;
 pub(crate) use signer::{Signer, UNVERIFIED_MARKER};
 
-/// Arguments of `package`.
-#[derive(Debug, clap::Args)]
-pub struct PackageArgs {
+/// What `package` does (the CLI reads its command line into it).
+#[derive(Debug, Clone)]
+pub struct PackageOptions {
     /// The provider manifest (default: `provider.toml` in the current folder).
     pub manifest: Option<PathBuf>,
     /// The extension manifest (default: `extension.yaml` beside the provider manifest).
-    #[arg(long)]
     pub extension: Option<PathBuf>,
     /// Where the source is written (default: `dist/` beside the provider manifest).
-    #[arg(long)]
     pub out: Option<PathBuf>,
     /// The URL the archive will be published under (a folder); default: the
     /// archive's absolute path, for a local `file` source.
-    #[arg(long)]
     pub base_url: Option<String>,
     /// Ship this binary, the development host with its compilers, for this
     /// machine only, and no precompiled code: the first start compiles the
     /// component (by default each archive ships the sidecar, which carries no
     /// compiler, with the component precompiled for its platform).
-    #[arg(long, conflicts_with_all = ["hosts", "hosts_from"])]
     pub no_precompile: bool,
     /// Also (or instead of this binary) ship the host build BINARY for
     /// PLATFORM (`windows/amd64`, `darwin/arm64`, ...); repeatable.
-    #[arg(long = "host", value_name = "PLATFORM=BINARY")]
     pub hosts: Vec<String>,
     /// Ship every host build in DIR, laid out as `scripts/release.sh` writes
     /// them: `DIR/<os>-<arch>/azd-wasm-host[.exe]`.
-    #[arg(long, value_name = "DIR")]
     pub hosts_from: Option<PathBuf>,
     /// Sign with KEY (a PKCS#8 PEM ECDSA P-256 key, as `keygen` writes);
     /// default: your signing key (made on first use, and trusted on this machine).
-    #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
     pub sign: Option<PathBuf>,
     /// Do not sign: where it is installed it runs only if unsigned providers are allowed.
-    #[arg(long)]
     pub unsigned: bool,
     /// Sign with your key even a provider whose own signature did not verify
     /// (or that `pull` kept unverified): whoever trusts your key will run it.
-    #[arg(long, conflicts_with = "unsigned")]
     pub resign: bool,
 }
 
@@ -107,7 +98,7 @@ struct Inputs {
 }
 
 /// Reads the manifests and checks everything azd and the archive depend on.
-fn read_inputs(args: &PackageArgs) -> anyhow::Result<Inputs> {
+fn read_inputs(args: &PackageOptions) -> anyhow::Result<Inputs> {
     let manifest_path = crate::paths::manifest_path(args.manifest.as_deref())?;
     let dir = manifest_path
         .parent()
@@ -199,7 +190,7 @@ pub(crate) fn archive_path(component: &Path, dir: &Path) -> anyhow::Result<PathB
 }
 
 /// `package`: checks, stages and writes the extension source.
-pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
+pub fn package(args: &PackageOptions) -> anyhow::Result<Packaged> {
     let inputs = read_inputs(args)?;
     // Before anything is written: a provider that failed verification is refused here.
     let signer = Signer::choose(
@@ -255,7 +246,7 @@ pub fn package(args: &PackageArgs) -> anyhow::Result<Packaged> {
 
 /// Stages and writes the archive of one platform; returns its path.
 fn package_one(
-    args: &PackageArgs,
+    args: &PackageOptions,
     inputs: &Inputs,
     host: &HostBinary,
     out: &Path,
