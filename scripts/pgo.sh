@@ -8,9 +8,11 @@
 #      packaged with it and unpacked as azd installs it, serving whole lifecycles (provision,
 #      preview, state, parameters, down) that a CLI of this checkout drives as azd does (`run`,
 #      the extension started as azd starts one);
-#   3. the counts are merged by llvm-profdata of rustc's own LLVM (rustup's llvm-tools, else
-#      Debian's llvm-<major>, installed when missing, unless AZD_WASM_HOST_NO_APT=1) and the sidecar is built again
-#      with them (-Cprofile-use), in target/pgo/use, with the note `package` reads beside it.
+#   3. the counts, and each process's trace of the order it first ran functions in, are merged
+#      by llvm-profdata of rustc's own LLVM (rustup's llvm-tools, else Debian's llvm-<major>,
+#      installed when missing, unless AZD_WASM_HOST_NO_APT=1) and the sidecar is built again with
+#      them (-Cprofile-use; on x86_64 Linux laid out by the traces too), in target/pgo/use, with
+#      the note `package` reads beside it.
 # With the profile, LLVM marks every function the training never ran as unlikely and the linker
 # puts those apart, so the code a running sidecar touches sits on fewer pages (less resident
 # after Ready; docs/benchmarks.md).
@@ -85,7 +87,9 @@ CARGO_TARGET_DIR="$PGO/tools" cargo run --quiet --locked --release -p azd-wasm-h
   --no-default-features --example training-provider -- "$PROVIDER" >/dev/null ||
   die "cannot write the training provider"
 
-instrumented=$(sidecar "$PGO/generate" "-Cprofile-generate=$PGO/raw")
+# Temporal instrumentation: each process's profile also records the order in which it first ran
+# each function (a trace), from which the linker lays out the code a start runs, below.
+instrumented=$(sidecar "$PGO/generate" "-Cprofile-generate=$PGO/raw -Cllvm-args=-pgo-temporal-instrumentation")
 # The profile is named after what it was trained with (the build, the provider, this script):
 # when none changed it is reused (and the build with it stays fresh); otherwise the training runs
 # again, and the new name rebuilds.
@@ -99,6 +103,13 @@ PROFILE="$PGO/sidecar-$(cat "$instrumented" "${BASH_SOURCE[0]}" "$PROVIDER/provi
 # more) are nearer what a long session finds hot (a profile of the benchmark's own session: 68):
 # 10.8 MB, idle RSS 9.3 MiB (docs/benchmarks.md).
 USE_FLAGS="-Cprofile-use=$PROFILE -Clink-arg=-Wl,-z,keep-text-section-prefix -Cllvm-args=-profile-summary-cutoff-hot=950000"
+# Where rustc links with its own lld (x86_64 Linux), the functions the training's processes ran
+# are also laid out by when they first ran (lld's balanced partitioning of the traces above), so
+# a start faults in fewer pages of code (2026-12-07, the same profile without and with it: idle
+# RSS 9.1 → 8.8 MiB, after a session 9.6 → 9.0 MiB; docs/benchmarks.md).
+if [[ $TRIPLE == x86_64-unknown-linux-gnu ]]; then
+  USE_FLAGS="$USE_FLAGS -Clink-arg=-Wl,--irpgo-profile=$PROFILE -Clink-arg=-Wl,--bp-startup-sort=function"
+fi
 if [[ -f $PROFILE ]]; then
   echo "pgo: reusing $PROFILE (the instrumented build is unchanged)" >&2
   guided
@@ -106,6 +117,9 @@ if [[ -f $PROFILE ]]; then
 fi
 rm -rf "$PGO/raw"
 
+# A raw profile per process (%p): each then keeps its own trace of first runs, which merging
+# into one file as the processes end would not keep.
+export LLVM_PROFILE_FILE="$PGO/raw/sidecar-%p.profraw"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pgo.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 # One trust folder: `package` signs with the key it makes there, and the sidecar verifies with it.
