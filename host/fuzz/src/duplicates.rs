@@ -47,7 +47,10 @@ const MAX_OUTSTANDING: usize = 32;
 const MAX_HOLD_MICROS: u64 = 8_000;
 /// How long a held call waits for the answer to a request that reused its id
 /// before it is let go anyway (a host that never answers it still finishes).
-const PATIENCE: Duration = Duration::from_secs(2);
+/// Until that answer comes, the campaign cannot know the host has read the
+/// reuse: the host reads in order, and a reuse it reads after the first
+/// request's answer is a request of its own; so this is long.
+const PATIENCE: Duration = Duration::from_secs(10);
 /// How long the campaign waits, at its end, for the answers still owed.
 const SETTLE: Duration = Duration::from_secs(10);
 /// How long it then watches for anything more.
@@ -320,9 +323,22 @@ impl Run {
         (!live.is_empty()).then(|| live[rng.usize(..live.len())].clone())
     }
 
-    /// Lets every call go, takes in the answers still owed (for at most
-    /// [`SETTLE`]), then watches [`QUIET`] for anything more.
-    async fn settle(&mut self, holds: &Holds) {
+    /// Whether a request that reused a held id awaits its refusal.
+    fn awaiting_refusal(&self) -> bool {
+        self.ids.values().any(|s| s.reusers > 0 && !s.answered)
+    }
+
+    /// Lets the held calls go as they fall due until every request that reused
+    /// an id has its refusal (for at most [`SETTLE`]; letting its call go
+    /// before would race the host's read of it), then every call; takes in the
+    /// answers still owed (for at most [`SETTLE`]), then watches [`QUIET`] for
+    /// anything more.
+    async fn settle(&mut self, holds: &Holds, rng: &mut fastrand::Rng) {
+        let deadline = Instant::now() + SETTLE;
+        while self.awaiting_refusal() && Instant::now() < deadline {
+            self.release_due(holds, rng);
+            self.wait(Duration::from_millis(20)).await;
+        }
         holds.stop();
         let deadline = Instant::now() + SETTLE;
         while self.outstanding > 0 && Instant::now() < deadline {
@@ -424,7 +440,7 @@ pub async fn drive_duplicates(
             break;
         }
     }
-    run.settle(holds).await;
+    run.settle(holds, &mut rng).await;
     let end = last_request(&campaign, h, provider).await;
     (campaign, vec![run.finish(), end])
 }
