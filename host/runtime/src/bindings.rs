@@ -1,8 +1,8 @@
 //! Host bindings generated from `wit/` (world
 //! `azd:provisioning/provisioning-provider@0.2.0`, which exports 0.1.0's provider).
 //! Nothing hand-written lives here: the host's side of the imports is in
-//! `imports/` (`provisioning.rs`: `progress`, `log`; `services.rs`: `environment`,
-//! `prompt`; `credentials.rs`: `azd:credentials`).
+//! `instance/call.rs` (`progress`, `log`), `sandbox/azd.rs` (`environment`,
+//! `prompt`) and `sandbox/credentials.rs` (`azd:credentials`).
 
 #![allow(
     missing_docs,
@@ -29,7 +29,7 @@ wasmtime::component::bindgen!({
 });
 
 /// Host bindings of `azd:credentials@0.1.0` (its own package, beside the
-/// provisioning worlds; the host's side is in `imports/credentials.rs`).
+/// provisioning worlds; the host's side is in `sandbox/credentials.rs`).
 pub(crate) mod credentials {
     wasmtime::component::bindgen!({
         path: "../../wit/deps/azd-credentials-0.1.0",

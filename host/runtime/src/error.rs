@@ -8,7 +8,7 @@
 //! [`load_provider`]: crate::load_provider
 //! [`prepare_provider`]: crate::prepare_provider
 //! [`inspect_component`]: crate::inspect_component
-//! [`check`]: crate::check
+//! [`check`]: crate::check()
 
 use std::path::PathBuf;
 

@@ -8,27 +8,30 @@
 //! [`TokenSource`](azd_wasm_host_core::TokenSource)), given in
 //! [`RuntimeOptions`].
 //!
-//! Design:
-//! - One process-wide wasmtime `Engine` for the async API, with epoch
+//! Design, in three folders:
+//! - `code`: one process-wide wasmtime `Engine` for the async API, with epoch
 //!   interruption; a ticker thread advances the epoch every 10 ms while a guest
-//!   runs and sleeps otherwise (`ticker`), and every store yields at each tick
-//!   (`engine`). A component is compiled once (or
-//!   loaded from the compile cache, `cache`, or from the code its package
-//!   shipped for this platform, `shipped` and `targets`), type-checked against a linker holding WASI preview 2,
-//!   `wasi:http` and our imports, and kept as a pre-instantiated world (`load`).
-//! - Every azd `Initialize` gets a fresh `Store` and instance (`instance`),
-//!   made from the provider's `template`: its own sandbox built from the
-//!   manifest policy (`sandbox`: deny by default; grants opened beneath the
-//!   project), its own budget for all its memories and tables (`limits`) and
-//!   for what it writes into its read-write grants (`sandbox::disk`) and to
-//!   the log (`guest_log`, within a budget all instances share), and a bound
-//!   on what it can hand the host in one piece. The store's data is
-//!   `store`; the host side of each import is in `imports`.
-//! - A guest call is a future raced against its deadline and the request's
-//!   cancellation; the loser is dropped, which stops the guest even inside a
-//!   WASI call and frees its `Store`. No guest code runs on a thread of its own.
-//!   A failure answers that request with a clear error and retires the instance
-//!   until the next `Initialize` (`failure` maps each to its error).
+//!   runs and sleeps otherwise (`code::ticker`), and every store yields at each
+//!   tick (`code::engine`). A component is compiled once (or loaded from the
+//!   compile cache, `code::cache`, or from the code its package shipped for
+//!   this platform, `code::shipped` and `code::targets`), type-checked against
+//!   a linker holding WASI preview 2, each capability's line and our imports,
+//!   and kept as a pre-instantiated world (`code::load`).
+//! - `instance`: every azd `Initialize` gets a fresh `Store` and instance
+//!   (`instance::provider`), made from the provider's `instance::template`,
+//!   with its own sandbox, the log it may write (`instance::guest_log`, within
+//!   a budget all instances share), and a bound on what it can hand the host
+//!   in one piece. The store's data is `instance::store`. A guest call is a
+//!   future raced against its deadline and the request's cancellation; the
+//!   loser is dropped, which stops the guest even inside a WASI call and frees
+//!   its `Store`. No guest code runs on a thread of its own. A failure answers
+//!   that request with a clear error and retires the instance until the next
+//!   `Initialize` (`instance::failure` maps each to its error).
+//! - `sandbox`: deny by default; each thing a policy can grant is one
+//!   capability module (`sandbox::capability`: files, environment, network,
+//!   HTTP, credentials, azd's services, and the bounds on memory and time),
+//!   owning its policy fields, its part of the store, its linker line, its
+//!   seal and its words in `check`.
 //! - wasmtime's compilers are the `compiler` feature (on by default): the
 //!   development CLI has them; the shipped sidecar (`host/sidecar`) is built
 //!   without them and runs only the code `package` precompiled for its
@@ -50,44 +53,28 @@
 // Library code must not panic on input nor write to stdout (azd's terminal).
 #![warn(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
-mod ahead;
 mod bindings;
-mod cache;
-mod check;
+mod code;
 mod convert;
-mod engine;
 mod error;
-mod factory;
-mod failure;
-mod guest_log;
-mod imports;
 mod instance;
 mod intercept;
-mod limits;
-mod load;
-mod opened;
 mod options;
 mod sandbox;
-mod seal;
-mod shipped;
-mod store;
-mod targets;
-mod template;
-mod ticker;
 mod world;
 
-pub use cache::{CacheKey, CacheOutcome, CompileCache, user_cache_dir};
-pub use check::{CheckReport, Import, check};
-pub use error::LoadError;
-pub use intercept::{Intercept, Io, Live, Sending, Sent};
-pub use load::{
+pub use code::cache::{CacheKey, CacheOutcome, CompileCache, user_cache_dir};
+pub use code::check::{CheckReport, Import, check};
+pub use code::load::{
     BackgroundCompile, LoadedProvider, PreparedProvider, inspect_component, load_provider,
     prepare_provider,
 };
+pub use code::shipped::is_compiled;
+#[cfg(feature = "compiler")]
+pub use code::shipped::precompile_into;
+pub use code::targets::this_platform;
+pub use error::LoadError;
+pub use intercept::{Intercept, Io, Live, Sending, Sent};
 pub use options::{FolderBounds, RuntimeOptions};
 pub use sandbox::remove_unused_dirs;
-pub use shipped::is_compiled;
-#[cfg(feature = "compiler")]
-pub use shipped::precompile_into;
-pub use targets::this_platform;
 pub use world::WORLD;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use azd_wasm_host_core::{AzdServices, TokenSource};
 
-use crate::cache::CompileCache;
+use crate::code::cache::CompileCache;
 use crate::intercept::Intercept;
 use azd_wasm_host_manifest::package::SignedCode;
 

@@ -2,66 +2,59 @@
 //! nothing else.
 //!
 //! The `WasiCtxBuilder` default is the starting point: no environment, no
-//! preopened directories, no sockets, no name lookup, stdin closed. On top:
-//! - each `fs` grant becomes a preopened directory ([`fs`]: opened beneath the
-//!   project, never through a symbolic link), read-only or read-write; they
-//!   are opened apart ([`open_grants_within`]), since they depend on the project
-//!   Initialize names, and an instance may be made before it ([`Seal`]);
-//! - each allowlisted environment variable is copied from the host if set
-//!   (azd's credentials can never be allowlisted, see the manifest);
-//! - TCP connects reach only allowlisted destinations, and name lookups only
-//!   allowlisted names ([`net`]); UDP never;
-//! - HTTP requests reach only the granted origins, each bounded in time and
-//!   in the bytes it reads ([`http`]), over a connection the host opens
-//!   itself ([`http_send`]);
-//! - a grant by name (a `network` entry or an origin) never reaches this host,
-//!   its link or a cloud's metadata service, whatever the name resolves to;
-//!   only an address granted literally does ([`reach`]);
-//! - guest stdout/stderr go to the host's log within the instance's log
-//!   budget ([`output`], `guest_log`);
-//! - a path in a granted folder crosses to azd in the host's form, and back
-//!   to the guest in its own ([`paths`]).
+//! preopened directories, no sockets, no name lookup, stdin closed. Each
+//! thing a policy can grant is a capability ([`capability`]) in a module of
+//! its own, which owns its `[policy]` fields, its part of the store, its
+//! linker line, what it does before Initialize (the seal) and its words in
+//! `check`:
+//! - [`files`]: `fs` and `disk_mb`, directories opened beneath the project,
+//!   writes within a budget;
+//! - [`environment`]: `env`, allowlisted variables copied from the host;
+//! - [`network`]: `network`, TCP connects only to allowlisted destinations and
+//!   name lookups only of allowlisted names; UDP never;
+//! - [`http`]: `[policy.http]`, requests only to the granted origins, each
+//!   bounded in time and in the bytes it reads, over a connection the host
+//!   opens itself;
+//! - [`credentials`]: `[policy.azd] credential_scopes`, access tokens;
+//! - [`azd`]: `[policy.azd] environment` and `prompt`, azd's services;
+//! - [`memory`] and [`time`]: the bounds `memory_mb` and `call_timeout_secs`.
 //!
-//! - what a guest may write into its read-write grants is bounded by
-//!   `[policy] disk_mb` ([`disk`]: `wasi:filesystem/types` behind a budget),
-//!   and the links it may make there by [`links`]: a symbolic link only into
-//!   its own folder's subtree, no hard link;
-//! - the files azd writes that the read-write grants reach (`.azure/<env>/.env`
-//!   and the like) are checked to be plain files before the guest gets them,
-//!   after each call, and before each use of azd's environment ([`azd_files`]).
+//! A grant by name (a `network` entry or an origin) never reaches this host,
+//! its link or a cloud's metadata service, whatever the name resolves to; only
+//! an address granted literally does ([`reach`]). Guest stdout/stderr go to
+//! the host's log within the instance's log budget ([`output`], not a grant).
 
-mod azd_files;
-mod disk;
-mod fs;
-mod http;
-mod http_send;
-mod links;
-mod net;
+pub(crate) mod azd;
+pub(crate) mod capability;
+pub(crate) mod credentials;
+mod environment;
+pub(crate) mod files;
+pub(crate) mod http;
+pub(crate) mod memory;
+pub(crate) mod network;
 mod output;
-mod paths;
 mod reach;
+mod time;
 
 use std::sync::Arc;
 
-use wasmtime::component::{HasData, Resource, ResourceTable};
 use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi::WasiCtxBuilder;
-use wasmtime_wasi::filesystem::Descriptor;
-use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
-pub(crate) use azd_files::AzdFiles;
-pub(crate) use disk::{BoundedFs, BoundedFsData, DiskBudget};
-pub use fs::remove_unused_dirs;
-pub(crate) use fs::{GrantedDir, Grants, guest_form, open_grants_within};
+pub use files::remove_unused_dirs;
+pub(crate) use files::{
+    AzdFiles, BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, Grants, PathMap, guest_form,
+    open_grants_within,
+};
 pub(crate) use http::HttpGate;
-pub(crate) use net::{FilteredLookup, GuestLookup, NetworkPolicy};
+pub(crate) use network::{GuestLookup, NetworkPolicy};
 use output::LogStream;
 pub(crate) use output::OutputTail;
-pub(crate) use paths::PathMap;
+pub(crate) use time::{StopReason, bounded};
 
-use crate::guest_log::GuestLog;
+use crate::instance::guest_log::GuestLog;
+use crate::instance::seal::Seal;
 use crate::intercept::Intercept;
-use crate::seal::Seal;
 use azd_wasm_host_manifest::Policy;
 
 /// Everything the sandbox of one instance holds.
@@ -103,15 +96,7 @@ pub(crate) fn build(
         log.clone(),
         Some(stderr_tail.clone()),
     ));
-    for name in &policy.env {
-        if let Ok(value) = std::env::var(name) {
-            // A granted value (an account key, say) is never written into a recording.
-            if let Some(t) = traffic {
-                t.keep_secret(&value);
-            }
-            b.env(name, value);
-        }
-    }
+    environment::grant(policy, &mut b, traffic);
     let network = NetworkPolicy::new(&policy.network, seal.clone());
     network.configure(&mut b);
     Sandbox {
@@ -121,36 +106,5 @@ pub(crate) fn build(
         stderr_tail,
         http: HttpGate::new(policy, provider.clone(), traffic.cloned(), seal.clone()),
         log: log.clone(),
-    }
-}
-
-/// Links `wasi:filesystem/preopens` to [`GrantedPreopens`] (in place of
-/// wasmtime-wasi's, which opens directories by path).
-pub(crate) struct PreopensFromGrants;
-
-impl HasData for PreopensFromGrants {
-    type Data<'a> = GrantedPreopens<'a>;
-}
-
-/// The granted directories, as the guest asks for them.
-pub(crate) struct GrantedPreopens<'a> {
-    pub(crate) table: &'a mut ResourceTable,
-    pub(crate) dirs: &'a [GrantedDir],
-    pub(crate) seal: &'a Seal,
-}
-
-impl preopens::Host for GrantedPreopens<'_> {
-    fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
-        if !self.seal.allows("the granted directories") {
-            // A trap: the directories cannot be known yet, and a guest that
-            // kept an empty list would serve the project without them.
-            wasmtime::bail!("the granted directories are {}", Seal::REFUSAL);
-        }
-        let mut out = Vec::with_capacity(self.dirs.len());
-        for granted in self.dirs {
-            let fd = self.table.push(Descriptor::Dir(granted.dir.clone()))?;
-            out.push((fd, granted.guest_path.clone()));
-        }
-        Ok(out)
     }
 }

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError, StreamResult};
 
-use crate::guest_log::GuestLog;
+use crate::instance::guest_log::GuestLog;
 
 /// Guest stdout or stderr: complete lines go to the host's `tracing` log, never
 /// to the terminal (the terminal belongs to azd's user).

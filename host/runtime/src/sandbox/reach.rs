@@ -1,6 +1,6 @@
 //! What a grant by name may reach: the one rule for the addresses a host
-//! name resolves to, on the sockets path (`[policy] network`, [`super::net`])
-//! and the HTTP path (`[policy.http]`, [`super::http_send`]) alike.
+//! name resolves to, on the sockets path (`[policy] network`, [`super::network`])
+//! and the HTTP path (`[policy.http]`, [`super::http::send`]) alike.
 //!
 //! A name is whatever DNS (or `/etc/hosts`) says it is at the moment it is
 //! looked up: `localhost`, a name whose record an attacker controls, or one

@@ -1,7 +1,7 @@
 //! Links against a hostile provider granted `.azure/{env}` read-write
 //! (issue 45, item 5): the links a guest may make or move
-//! (`sandbox::links`), and azd's files kept plain whatever the route
-//! (`sandbox::azd_files`). The fake azd writes the environment's `.env` as
+//! (`sandbox::files::links`), and azd's files kept plain whatever the route
+//! (`sandbox::files::azd_files`). The fake azd writes the environment's `.env` as
 //! azd does, by path and following links, so a write through a link shows.
 //!
 //! Run: `cargo test -p azd-wasm-host-runtime --test all links::`

@@ -18,7 +18,7 @@
 //! `provider_not_initialized`.
 //!
 //! After every guest call, whatever its outcome, azd's files the read-write
-//! grants reach are checked (`sandbox::azd_files`): one that became a link
+//! grants reach are checked (`sandbox::files::azd_files`): one that became a link
 //! turns the answer into `unsafe_azd_file` and retires the instance, so azd
 //! never writes through it.
 //!
@@ -36,16 +36,17 @@ use azd_wasm_host_proto::azdext as pb;
 use tokio::sync::Mutex;
 use wasmtime::Store;
 
-use crate::ahead::Ahead;
 use crate::bindings::ProvisioningProvider;
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::convert;
-use crate::failure::{self, bounded, guest_error};
+use crate::instance::ahead::Ahead;
+use crate::instance::failure::{self, guest_error};
+use crate::instance::seal::Seal;
+use crate::instance::store::HostState;
+use crate::instance::template::{Compiled, Template};
 use crate::sandbox;
 use crate::sandbox::{Grants, PathMap};
-use crate::seal::Seal;
-use crate::store::HostState;
-use crate::template::{Compiled, Template};
+use crate::sandbox::{StopReason, bounded};
 
 /// One running instance (or none yet, or a retired one).
 pub(crate) enum InstanceState {
@@ -276,7 +277,7 @@ impl WasmProvider {
     fn settle<A>(
         &self,
         what: &str,
-        outcome: Result<wasmtime::Result<A>, failure::StopReason>,
+        outcome: Result<wasmtime::Result<A>, StopReason>,
         state: &mut HostState,
     ) -> Result<A, ProviderError> {
         let (name, policy) = (&*self.shared.name, &self.shared.policy);

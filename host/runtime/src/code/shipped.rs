@@ -27,15 +27,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{self, CacheOutcome};
-use crate::engine::{self, ComponentFile};
+use crate::code::cache::{self, CacheOutcome};
+use crate::code::engine::{self, ComponentFile};
+use crate::code::targets;
 use crate::error::LoadError;
-use crate::targets;
 use azd_wasm_host_manifest::Manifest;
 
 use azd_wasm_host_manifest::package::{PRECOMPILED_DIR, ShippedDigests, SignedCode};
 
-use crate::opened::OpenedCode;
+use crate::code::opened::OpenedCode;
 
 /// The serialized component in [`PRECOMPILED_DIR`].
 const CODE_FILE: &str = "provider.cwasm";

@@ -2,7 +2,7 @@
 //! `default_send_request` sends it (TLS by rustls against the Mozilla root
 //! store, HTTP/1.1 by hyper, its connect, first-byte and between-bytes
 //! timeouts), but over a connection the host opens itself, so that the
-//! address rule of grants by name holds ([`super::reach`]): an origin that
+//! address rule of grants by name holds ([`crate::sandbox::reach`]): an origin that
 //! names a host is resolved here, its addresses a grant by name may not reach
 //! are dropped (a name that resolves only to such is refused with
 //! `destination-ip-prohibited`, and the log says why and what to grant), and
@@ -27,8 +27,8 @@ use tokio::net::TcpStream;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
-use super::reach::{names_loopback, refused_by_name};
 use crate::intercept::Sent;
+use crate::sandbox::reach::{names_loopback, refused_by_name};
 
 /// What a phase waits when the guest gave no bound (the policy always
 /// gives one; wasmtime-wasi-http's own default).

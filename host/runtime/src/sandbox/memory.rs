@@ -1,5 +1,5 @@
-//! The resource bound of one instance: every linear memory and every table it
-//! creates counts against one budget, `memory_mb`.
+//! The memory capability, a bound: every linear memory and every table an
+//! instance creates counts against one budget, `[policy] memory_mb`.
 //!
 //! wasmtime asks the limiter before it creates or grows a memory or a table
 //! (`current` is 0 for a new one). Memories and tables never shrink and live as
@@ -13,6 +13,29 @@
 
 use async_trait::async_trait;
 use wasmtime::ResourceLimiterAsync;
+use wasmtime::component::Linker;
+
+use super::capability::Capability;
+use crate::instance::store::HostState;
+use azd_wasm_host_manifest::Policy;
+
+/// The instance's memories and tables, within `memory_mb` (the store's
+/// limiter, [`InstanceLimits`]; a trap after a refused grow is reported as
+/// out of memory).
+pub(crate) struct Memory;
+
+impl Capability for Memory {
+    const KEYS: &'static [&'static str] = &["memory_mb"];
+    const INTERFACES: &'static [&'static str] = &[];
+
+    fn reach(_interface: &str, _policy: &Policy) -> &'static str {
+        ""
+    }
+
+    fn link(_linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+        Ok(())
+    }
+}
 
 /// Host bytes one table element is counted as.
 pub(crate) const TABLE_ELEMENT_BYTES: usize = 16;

@@ -1,5 +1,6 @@
-//! azd's own services, as a provider reaches them: the `environment` and
-//! `prompt` imports of world 0.2.0.
+//! The azd capability: azd's own services, as a provider reaches them, the
+//! `environment` and `prompt` imports of world 0.2.0 (`[policy.azd]
+//! environment` and `prompt`).
 //!
 //! The runtime does not talk gRPC: it calls an [`AzdServices`] (the
 //! extension's connection to azd in `listen`, the simulated azd in `run`, a
@@ -7,7 +8,7 @@
 //! (`[policy.azd]`); a call that is not granted never reaches azd and returns
 //! an `auth` error naming the grant to add. Secret answers are never logged.
 //! azd reads and writes the environment's files for these calls, so azd's
-//! files the grants reach are checked first (`sandbox::azd_files`): one
+//! files the grants reach are checked first (`sandbox::files::azd_files`): one
 //! that became a link refuses the call, and the answer of the call it served.
 
 use std::sync::Arc;
@@ -19,11 +20,37 @@ use azd_wasm_host_core::{
 };
 use tokio::sync::OnceCell;
 
+use wasmtime::component::{HasSelf, Linker};
+
+use super::capability::Capability;
+use super::files::{AzdFiles, PathMap};
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
-use crate::sandbox::{AzdFiles, PathMap};
-use crate::seal::Seal;
-use azd_wasm_host_manifest::{AzdGrants, EnvironmentAccess};
+use crate::instance::seal::Seal;
+use crate::instance::store::HostState;
+use azd_wasm_host_manifest::{AzdGrants, EnvironmentAccess, Policy};
+
+/// azd's environment and questions to the user.
+pub(crate) struct Services;
+
+impl Capability for Services {
+    const KEYS: &'static [&'static str] = &["azd.environment", "azd.prompt"];
+    const INTERFACES: &'static [&'static str] =
+        &["azd:provisioning/environment", "azd:provisioning/prompt"];
+
+    fn reach(interface: &str, _policy: &Policy) -> &'static str {
+        if interface == "azd:provisioning/prompt" {
+            "questions to the user (only with [policy.azd] prompt)"
+        } else {
+            "azd environment values (only as [policy.azd] grants)"
+        }
+    }
+
+    fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+        environment::add_to_linker::<HostState, HasSelf<AzdAccess>>(linker, |s| &mut s.azd)?;
+        prompt::add_to_linker::<HostState, HasSelf<AzdAccess>>(linker, |s| &mut s.azd)
+    }
+}
 
 /// The azd environment of the command, settled once, on first use: the name
 /// azd passed (`AZD_ENVIRONMENT`), else the one azd reports as current, else

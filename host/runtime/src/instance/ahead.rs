@@ -35,11 +35,12 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Store;
 
 use crate::bindings::ProvisioningProvider;
-use crate::failure::{StopReason, bounded, start_code_timed_out};
+use crate::instance::failure::start_code_timed_out;
+use crate::instance::seal::Seal;
+use crate::instance::store::HostState;
+use crate::instance::template::Template;
 use crate::sandbox::Grants;
-use crate::seal::Seal;
-use crate::store::HostState;
-use crate::template::Template;
+use crate::sandbox::{StopReason, bounded};
 
 /// An instantiated component, sealed, waiting for its Initialize.
 pub(crate) struct Spare {
@@ -87,7 +88,7 @@ impl Ahead {
             biased;
             slot = self.0.lock() => slot,
             () = ctx.cancel.cancelled() => {
-                return Err(crate::failure::cancelled(provider, "waiting for the provider"));
+                return Err(crate::instance::failure::cancelled(provider, "waiting for the provider"));
             }
         };
         match std::mem::replace(&mut *slot, Slot::Done) {

@@ -1,4 +1,4 @@
-//! The network rule: a guest reaches only the `host:port` destinations its
+//! The network capability, `[policy] network`: a guest reaches only the `host:port` destinations its
 //! manifest lists, over TCP, and never asks the system resolver about any
 //! other name.
 //!
@@ -29,13 +29,16 @@ use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::p2::SocketError;
 use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{
-    Host, HostResolveAddressStream, ResolveAddressStream,
+    self, Host, HostResolveAddressStream, ResolveAddressStream,
 };
 use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddress, Network};
 use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
 
+use super::capability::Capability;
 use super::reach::{Refused, names_loopback, refused_by_name};
-use crate::seal::Seal;
+use crate::instance::seal::Seal;
+use crate::instance::store::HostState;
+use azd_wasm_host_manifest::Policy;
 
 /// Addresses refused to a name that are kept to say why a connect failed.
 const MAX_REFUSED_KEPT: usize = 64;
@@ -142,9 +145,31 @@ impl NetworkPolicy {
     }
 }
 
+/// TCP to the listed destinations, and lookups of the listed names.
+pub(crate) struct Sockets;
+
+impl Capability for Sockets {
+    const KEYS: &'static [&'static str] = &["network"];
+    const INTERFACES: &'static [&'static str] = &["wasi:sockets/"];
+
+    fn reach(_interface: &str, _policy: &Policy) -> &'static str {
+        "network (only allowlisted host:port)"
+    }
+
+    fn link(linker: &mut wasmtime::component::Linker<HostState>) -> wasmtime::Result<()> {
+        // wasmtime-wasi's sockets, their connects checked by the context's
+        // address check (`NetworkPolicy::configure`); lookups in place of its
+        // unfiltered ones.
+        linker.allow_shadowing(true);
+        ip_name_lookup::add_to_linker::<HostState, FilteredLookup>(linker, HostState::lookup)?;
+        linker.allow_shadowing(false);
+        Ok(())
+    }
+}
+
 /// Links `wasi:sockets/ip-name-lookup` to [`GuestLookup`] (in place of
 /// wasmtime-wasi's unfiltered one).
-pub(crate) struct FilteredLookup;
+struct FilteredLookup;
 
 impl HasData for FilteredLookup {
     type Data<'a> = GuestLookup<'a>;

@@ -18,15 +18,15 @@ use wasmtime::Store;
 use wasmtime::component::Component;
 
 use crate::bindings::ProvisioningProviderPre;
-use crate::guest_log::{GuestLog, ProcessLog};
-use crate::imports::credentials::Credentials;
-use crate::imports::services::{AzdAccess, CommandEnvironment};
+use crate::instance::guest_log::{GuestLog, ProcessLog};
+use crate::instance::seal::Seal;
+use crate::instance::store::HostState;
 use crate::intercept::Intercept;
-use crate::limits::MAX_GUEST_TRANSFER;
 use crate::options::RuntimeOptions;
+use crate::sandbox::azd::{AzdAccess, CommandEnvironment};
+use crate::sandbox::credentials::Credentials;
+use crate::sandbox::memory::MAX_GUEST_TRANSFER;
 use crate::sandbox::{self, AzdFiles, Grants, PathMap};
-use crate::seal::Seal;
-use crate::store::HostState;
 use azd_wasm_host_manifest::ConfigSchema;
 use azd_wasm_host_manifest::{FsGrant, Policy};
 

@@ -36,7 +36,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::opened::OpenedCode;
+use crate::code::opened::OpenedCode;
 
 /// The cache keeps its artifacts under this many bytes, evicting the oldest.
 const MAX_CACHE_BYTES: u64 = 2 << 30;

@@ -38,7 +38,7 @@
 //! On Linux and macOS the two forms are the same: the map is empty, and
 //! every value crosses untouched.
 
-use super::fs::GrantedDir;
+use super::dirs::GrantedDir;
 
 /// The granted folders of one instance, each as the guest and the host name
 /// it; empty where the two are the same.

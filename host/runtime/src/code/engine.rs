@@ -3,15 +3,15 @@
 //! One [`Engine`] serves the whole process, for wasmtime's async API: guest
 //! calls are futures. Epoch interruption is on, with a ticker thread that
 //! advances the epoch every tick while a guest runs (and sleeps otherwise:
-//! [`crate::ticker`]); every store yields to the async
+//! [`crate::code::ticker`]); every store yields to the async
 //! runtime at each tick, so a guest computing in a loop still lets its caller
 //! drop the call (deadline, cancellation) within about one tick, and a guest
 //! waiting in a WASI call is just a pending future.
 //!
-//! The linker holds WASI preview 2 (async) and our `progress`/`log` imports,
-//! with two WASI interfaces served by the sandbox instead of wasmtime-wasi's:
-//! `wasi:filesystem/preopens` (directories opened beneath the project) and
-//! `wasi:sockets/ip-name-lookup` (only allowlisted names). A component is
+//! The linker holds WASI preview 2 (async), each capability's line over it
+//! (`crate::sandbox::capability`: files, sockets, HTTP, azd's services,
+//! tokens, some serving a WASI interface in place of wasmtime-wasi's) and our
+//! `progress`/`log` imports. A component is
 //! type-checked against it once, at load time, into a pre-instantiated world
 //! that every instance is made from.
 
@@ -25,10 +25,9 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
 use crate::bindings::ProvisioningProviderPre;
-use crate::cache::{self, CacheOutcome, CompileCache};
+use crate::code::cache::{self, CacheOutcome, CompileCache};
 use crate::error::LoadError;
-use crate::sandbox::{FilteredLookup, PreopensFromGrants};
-use crate::store::HostState;
+use crate::instance::store::HostState;
 use crate::world::{PROVIDER_EXPORT, WORLD};
 
 /// Guest stack limit; deeper recursion traps with a stack overflow.
@@ -51,7 +50,7 @@ pub(crate) fn shared_engine() -> Result<Engine, LoadError> {
     ENGINE
         .get_or_init(|| {
             let engine = Engine::new(&config()).map_err(|e| format!("{e:#}"))?;
-            crate::ticker::start(&engine)?;
+            crate::code::ticker::start(&engine)?;
             Ok(engine)
         })
         .clone()
@@ -76,7 +75,7 @@ pub(crate) fn quick_engine() -> Option<Engine> {
             let engine = Engine::new(&config)
                 .inspect_err(|e| tracing::debug!(error = %format!("{e:#}"), "no baseline compiler"))
                 .ok()?;
-            crate::ticker::start(&engine).ok()?;
+            crate::code::ticker::start(&engine).ok()?;
             Some(engine)
         })
         .clone()
@@ -95,45 +94,16 @@ pub(crate) fn linker(engine: &Engine) -> Result<Linker<HostState>, LoadError> {
 
 /// [`linker`], in wasmtime's errors.
 fn link(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
-    use wasmtime_wasi::p2::bindings::{filesystem, sockets};
+    use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
+    use crate::instance::call::CallBinding;
     let mut linker = Linker::new(engine);
+    // What every guest has: WASI preview 2, then each capability's line over it.
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    // The sandbox's own versions of three interfaces replace wasmtime-wasi's.
-    linker.allow_shadowing(true);
-    filesystem::preopens::add_to_linker::<HostState, PreopensFromGrants>(
-        &mut linker,
-        HostState::preopens,
-    )?;
-    // Files behind the instance's disk budget (`[policy] disk_mb`).
-    filesystem::types::add_to_linker::<HostState, crate::sandbox::BoundedFsData>(
-        &mut linker,
-        HostState::filesystem,
-    )?;
-    sockets::ip_name_lookup::add_to_linker::<HostState, FilteredLookup>(
-        &mut linker,
-        HostState::lookup,
-    )?;
-    linker.allow_shadowing(false);
-    // Outbound HTTP, behind `[policy.http]` (the hook is `sandbox::HttpGate`).
-    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    // Our imports, each served by the part of the store's data it needs.
-    {
-        use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
-        use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
-        use crate::bindings::credentials::azd::credentials::credentials;
-        use crate::imports::{
-            credentials::Credentials, provisioning::CallBinding, services::AzdAccess,
-        };
-        types::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
-        progress::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
-        log::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
-        environment::add_to_linker::<HostState, HasSelf<AzdAccess>>(&mut linker, |s| &mut s.azd)?;
-        prompt::add_to_linker::<HostState, HasSelf<AzdAccess>>(&mut linker, |s| &mut s.azd)?;
-        // Access tokens for granted scopes (`azd:credentials`).
-        credentials::add_to_linker::<HostState, HasSelf<Credentials>>(&mut linker, |s| {
-            &mut s.credentials
-        })?;
-    }
+    crate::sandbox::capability::link_all(&mut linker)?;
+    // The call being served: progress, the log, and their types.
+    types::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
+    progress::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
+    log::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
     Ok(linker)
 }
 

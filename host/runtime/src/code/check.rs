@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::engine::{self, ComponentFile};
+use crate::code::engine::{self, ComponentFile};
 use crate::error::LoadError;
 use crate::options::RuntimeOptions;
 use crate::world::WORLD;
@@ -72,40 +72,26 @@ pub fn check(
     })
 }
 
-/// What an import lets the guest do under `policy`, in a few words. An
-/// import is only what the component *could* call: a toolchain's runtime
-/// (QuickJS's libc, CPython's) imports files even when the provider's code
-/// has no way to open one, and the policy decides what any call reaches.
+/// What an import lets the guest do under `policy`, in a few words: the
+/// words of the capability that serves it (`crate::sandbox::capability`),
+/// else what every guest has. An import is only what the component *could*
+/// call: a toolchain's runtime (QuickJS's libc, CPython's) imports files even
+/// when the provider's code has no way to open one, and the policy decides
+/// what any call reaches.
 fn describe_import(name: &str, policy: &Policy) -> &'static str {
     let iface = name.split('@').next().unwrap_or(name);
+    if let Some(words) = crate::sandbox::capability::reach(iface, policy) {
+        return words;
+    }
     match iface {
-        "wasi:filesystem/types" | "wasi:filesystem/preopens" if policy.fs.is_empty() => {
-            "files: none granted (no [policy] fs), every open fails"
-        }
-        "wasi:cli/environment" if policy.env.is_empty() => {
-            "environment variables: none granted (empty)"
-        }
         "azd:provisioning/progress" => "progress on azd's spinner",
         "azd:provisioning/log" => "host debug log",
         "azd:provisioning/types" => "types only",
-        "azd:provisioning/environment" => "azd environment values (only as [policy.azd] grants)",
-        "azd:provisioning/prompt" => "questions to the user (only with [policy.azd] prompt)",
-        "azd:credentials/credentials" if policy.azd.credential_scopes.is_empty() => {
-            "access tokens: none granted (no [policy.azd] credential_scopes)"
-        }
-        "azd:credentials/credentials" => "access tokens (only the granted scopes below)",
-        "wasi:filesystem/types" | "wasi:filesystem/preopens" => "files (only the fs grants below)",
-        "wasi:cli/environment" => "environment variables (only allowlisted)",
         "wasi:cli/stdout" | "wasi:cli/stderr" => "output (goes to the host's debug log)",
         "wasi:cli/stdin" => "input (always empty)",
         "wasi:cli/exit" => "exit (crashes the instance)",
         "wasi:random/random" | "wasi:random/insecure" | "wasi:random/insecure-seed" => "randomness",
         "wasi:clocks/wall-clock" | "wasi:clocks/monotonic-clock" => "clocks",
-        n if n.starts_with("wasi:sockets/") => "network (only allowlisted host:port)",
-        "wasi:http/outgoing-handler" | "wasi:http/types" if policy.http.allow.is_empty() => {
-            "HTTP: none granted (no [policy.http] allow), every request is refused"
-        }
-        n if n.starts_with("wasi:http/") => "HTTP requests (only the [policy.http] origins below)",
         n if n.starts_with("wasi:io/") => "streams and polling",
         n if n.starts_with("wasi:cli/terminal") => "terminal queries (never a terminal)",
         _ => "",

@@ -12,23 +12,15 @@
 //! | the request was cancelled (azd went away) | `provider_cancelled` |
 //! | a call after one of these | `provider_crashed` (needs Initialize) |
 
-use azd_wasm_host_core::{CallContext, ErrorCode, ProviderError};
+use azd_wasm_host_core::{ErrorCode, ProviderError};
 use wasmtime::Trap;
 
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::convert;
-use crate::limits::MAX_GUEST_TRANSFER;
-use crate::store::HostState;
+use crate::instance::store::HostState;
+use crate::sandbox::StopReason;
+use crate::sandbox::memory::MAX_GUEST_TRANSFER;
 use azd_wasm_host_manifest::Policy;
-
-/// Why the host stopped a guest call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StopReason {
-    /// The call's deadline (`call_timeout_secs`) passed.
-    Timeout,
-    /// The request was cancelled (azd went away).
-    Cancelled,
-}
 
 /// What to do about a guest stopped at its call deadline.
 const RAISE_TIMEOUT: &str =
@@ -206,22 +198,6 @@ fn with_guest_stderr(mut err: ProviderError, lines: &[String]) -> ProviderError 
         }
     }
     err
-}
-
-/// Runs `call` until it finishes, its deadline passes or `ctx` is cancelled.
-/// A call that loses the race is dropped here, which stops the guest.
-pub(crate) async fn bounded<T>(
-    call: impl Future<Output = T>,
-    ctx: &CallContext,
-    policy: &Policy,
-) -> Result<T, StopReason> {
-    // The epoch advances while the guest runs, so a guest that never waits still yields.
-    let _ticking = crate::ticker::ticking();
-    tokio::select! {
-        done = call => Ok(done),
-        () = ctx.cancel.cancelled() => Err(StopReason::Cancelled),
-        () = tokio::time::sleep(policy.call_timeout()) => Err(StopReason::Timeout),
-    }
 }
 
 #[cfg(test)]

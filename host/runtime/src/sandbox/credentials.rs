@@ -1,5 +1,6 @@
-//! The host side of `azd:credentials`: Azure access tokens for the scopes the
-//! manifest grants (`[policy.azd] credential_scopes`).
+//! The credentials capability, the host side of `azd:credentials`: Azure
+//! access tokens for the scopes the manifest grants (`[policy.azd]
+//! credential_scopes`), none before Initialize (the seal).
 //!
 //! - A scope the manifest does not grant is refused without asking anyone.
 //! - A granted scope is asked of the [`TokenSource`] the runtime was given
@@ -15,10 +16,37 @@ use std::time::Duration;
 
 use azd_wasm_host_core::TokenSource;
 
+use wasmtime::component::{HasSelf, Linker};
+
+use super::capability::Capability;
 use crate::bindings::credentials::azd::credentials::credentials::{
-    AccessToken, CredentialError, Host,
+    self, AccessToken, CredentialError, Host,
 };
-use crate::seal::Seal;
+use crate::instance::seal::Seal;
+use crate::instance::store::HostState;
+use azd_wasm_host_manifest::Policy;
+
+/// Access tokens for the granted scopes.
+pub(crate) struct Tokens;
+
+impl Capability for Tokens {
+    const KEYS: &'static [&'static str] = &["azd.credential_scopes"];
+    const INTERFACES: &'static [&'static str] = &["azd:credentials/credentials"];
+
+    fn reach(_interface: &str, policy: &Policy) -> &'static str {
+        if policy.azd.credential_scopes.is_empty() {
+            "access tokens: none granted (no [policy.azd] credential_scopes)"
+        } else {
+            "access tokens (only the granted scopes below)"
+        }
+    }
+
+    fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+        credentials::add_to_linker::<HostState, HasSelf<Credentials>>(linker, |s| {
+            &mut s.credentials
+        })
+    }
+}
 
 /// A kept token is asked for again this long before it expires.
 pub(crate) const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);

@@ -14,13 +14,13 @@ use std::time::Duration;
 use azd_wasm_host_core::ProviderFactory;
 use tokio_util::sync::CancellationToken;
 
-use crate::cache::{self, CacheOutcome};
-use crate::engine::{self, ComponentFile};
+use crate::code::cache::{self, CacheOutcome};
+use crate::code::engine::{self, ComponentFile};
+use crate::code::shipped::{self, Shipped};
 use crate::error::LoadError;
-use crate::factory::WasmProviderFactory;
+use crate::instance::factory::WasmProviderFactory;
+use crate::instance::template::{self, Compiling};
 use crate::options::RuntimeOptions;
-use crate::shipped::{self, Shipped};
-use crate::template::{self, Compiling};
 use azd_wasm_host_manifest::Manifest;
 
 /// A validated provider, ready to register with azd.

@@ -7,9 +7,9 @@ use async_trait::async_trait;
 use azd_wasm_host_core::{Provider, ProviderError, ProviderFactory};
 use tokio::sync::Mutex;
 
-use crate::ahead::Ahead;
-use crate::instance::{InstanceState, WasmProvider};
-use crate::template::Template;
+use crate::instance::ahead::Ahead;
+use crate::instance::provider::{InstanceState, WasmProvider};
+use crate::instance::template::Template;
 
 /// Makes fresh [`WasmProvider`]s for one loaded component.
 #[derive(Clone)]

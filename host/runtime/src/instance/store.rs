@@ -1,15 +1,15 @@
 //! What a guest's `Store` holds: [`HostState`].
 //!
-//! The sandbox built from the manifest policy (WASI context, granted
-//! directories, network rule, HTTP gate), the resource table, the instance's
-//! resource budget, and the host side of each of our imports, each in a field
-//! of its own: the call in progress (`progress`, `log`), azd's services as
-//! granted (`environment`, `prompt`) and access tokens (`azd:credentials`).
-//! The linker hands each import its field (`engine::linker`), so the imports
-//! know nothing of this struct.
+//! The sandbox built from the manifest policy, one field per capability's part
+//! (`crate::sandbox`: granted directories and the disk budget, the network
+//! rule, the HTTP gate, the memory budget, azd's services as granted, access
+//! tokens), the WASI context and resource table they share, and the call in
+//! progress (`progress`, `log`: `crate::instance::call`). Each capability's
+//! linker line hands its imports their field, so the imports know nothing of
+//! this struct.
 //!
 //! Deadlines and cancellation are not here: a call is a future, and the
-//! runtime drops it (see `instance.rs`).
+//! runtime drops it (see `provider.rs`).
 
 use std::sync::Arc;
 
@@ -18,15 +18,15 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::imports::credentials::Credentials;
-use crate::imports::provisioning::CallBinding;
-use crate::imports::services::AzdAccess;
-use crate::limits::InstanceLimits;
+use crate::instance::call::CallBinding;
+use crate::instance::seal::Seal;
+use crate::sandbox::azd::AzdAccess;
+use crate::sandbox::credentials::Credentials;
+use crate::sandbox::memory::InstanceLimits;
 use crate::sandbox::{
     AzdFiles, BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, Grants, GuestLookup, HttpGate,
     NetworkPolicy, OutputTail, PathMap, Sandbox,
 };
-use crate::seal::Seal;
 
 /// The data of one instance's `Store`.
 pub(crate) struct HostState {

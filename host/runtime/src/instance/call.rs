@@ -11,7 +11,7 @@ use azd_wasm_host_core::text;
 use azd_wasm_host_core::{CallContext, Progress};
 
 use crate::bindings::azd::provisioning0_1_0::{log, progress, types};
-use crate::guest_log::GuestLog;
+use crate::instance::guest_log::GuestLog;
 
 /// The call an instance is serving right now.
 struct ActiveCall {

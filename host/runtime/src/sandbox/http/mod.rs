@@ -1,5 +1,6 @@
-//! Outbound HTTP for guests (`wasi:http/outgoing-handler`), behind the
-//! manifest's `[policy.http]`.
+//! The HTTP capability: outbound HTTP for guests (`wasi:http/outgoing-handler`),
+//! behind the manifest's `[policy.http]` (`allow`, `timeout_secs`,
+//! `max_response_bytes`).
 //!
 //! wasmtime-wasi-http builds the request and sends it (TLS by rustls against
 //! the Mozilla root store); [`HttpGate`] is the hook it calls first:
@@ -15,12 +16,14 @@
 //!   once; one more fails with `connection-limit-reached` (no file descriptors
 //!   or sockets run out because a guest opened thousands);
 //! - an origin granted by name reaches what the name resolves to, but never
-//!   this host, its link or a cloud's metadata service ([`super::reach`]): the
-//!   host resolves it and connects itself ([`super::http_send`]), and a name
+//!   this host, its link or a cloud's metadata service ([`crate::sandbox::reach`]): the
+//!   host resolves it and connects itself ([`send`]), and a name
 //!   that resolves only there fails with `destination-ip-prohibited`.
 //!
 //! This is separate from `[policy] network` (raw TCP through `wasi:sockets`):
 //! an HTTP grant opens no socket to the guest.
+
+mod send;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,15 +31,40 @@ use std::time::Duration;
 use azd_wasm_host_core::authority::HttpOrigin;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-use super::http_send::send_live;
+use super::capability::Capability;
+use crate::instance::seal::Seal;
+use crate::instance::store::HostState;
 use crate::intercept::{Intercept, Sent};
-use crate::seal::Seal;
 use azd_wasm_host_manifest::Policy;
+use send::send_live;
 
 /// Denied origins remembered per call (the first few are enough to name).
 const MAX_DENIED_KEPT: usize = 8;
 /// Requests of one instance that may hold a connection at the same time.
 pub(crate) const MAX_CONNECTIONS: usize = 32;
+
+/// Requests to the granted origins.
+pub(crate) struct Http;
+
+impl Capability for Http {
+    const KEYS: &'static [&'static str] =
+        &["http.allow", "http.timeout_secs", "http.max_response_bytes"];
+    const INTERFACES: &'static [&'static str] = &["wasi:http/"];
+
+    fn reach(interface: &str, policy: &Policy) -> &'static str {
+        let sends = matches!(interface, "wasi:http/outgoing-handler" | "wasi:http/types");
+        if sends && policy.http.allow.is_empty() {
+            "HTTP: none granted (no [policy.http] allow), every request is refused"
+        } else {
+            "HTTP requests (only the [policy.http] origins below)"
+        }
+    }
+
+    fn link(linker: &mut wasmtime::component::Linker<HostState>) -> wasmtime::Result<()> {
+        // wasmtime-wasi-http, its hook the instance's gate.
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
+    }
+}
 
 /// The `[policy.http]` of one instance, as the hook wasmtime-wasi-http calls.
 pub(crate) struct HttpGate {

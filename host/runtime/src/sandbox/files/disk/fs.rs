@@ -13,7 +13,7 @@ use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, FsError, FsResult};
 
 use super::budget::{DiskBudget, ENTRY_BYTES, NoSpace, growth};
 use super::stream::{BoundedOutput, Position};
-use crate::sandbox::links::refused_target;
+use crate::sandbox::files::links::refused_target;
 
 /// Links `wasi:filesystem/types` to [`BoundedFs`].
 pub(crate) struct BoundedFsData;
