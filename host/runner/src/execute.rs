@@ -184,7 +184,7 @@ async fn command(
     .await;
     let sim = match sim {
         Ok(sim) => sim,
-        Err(e) => return (Err(Failure::Host(e)), String::new()),
+        Err(e) => return (Err(Failure::Host(e.into())), String::new()),
     };
     let (mut process, handle) = match start_extension(&sim, args, setup, session).await {
         Ok(started) => started,
@@ -275,27 +275,24 @@ async fn start_extension(
     session: &Session,
 ) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
     let extension = Extension {
-        program: &session.extension,
         manifest: &setup.provider_path,
         project: &setup.project.dir,
         environment: Some(setup.env.name.as_str()),
         provider: &setup.name,
-        debug: session.debug,
-        env: &session.env,
-        capture_stderr: session.capture_extension_stderr,
     };
     // azd sets AZD_NO_PROMPT only under --no-prompt: here, only when no one
     // answers (no --yes or --no, no terminal).
     let answered = args.answer.is_some() || ask::on_terminal(session.console);
-    super::extension::start_listen(sim, &extension, |cmd| {
-        if let Some(n) = &args.provider_name {
-            cmd.env(azd_wasm_host_core::settings::PROVIDER_NAME, n);
-        }
-        if answered {
-            cmd.env_remove("AZD_NO_PROMPT");
-        }
-    })
-    .await
+    session
+        .start_extension(sim, &extension, |cmd| {
+            if let Some(n) = &args.provider_name {
+                cmd.env(azd_wasm_host_core::settings::PROVIDER_NAME, n);
+            }
+            if answered {
+                cmd.env_remove("AZD_NO_PROMPT");
+            }
+        })
+        .await
 }
 
 /// Writes the outputs to `.azure/<env>/.env` (provision, state) or removes the

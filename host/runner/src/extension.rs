@@ -1,6 +1,7 @@
-//! The extension a run starts: the program its session names (or the command
-//! [`EXTENSION_COMMAND_VAR`] names) as `listen`, started under a simulated azd as azd
-//! starts an extension.
+//! The extension a session starts ([`Session::start_extension`]): the program the
+//! session names (or the command [`EXTENSION_COMMAND_VAR`] names) as `listen`, started
+//! under a simulated azd as azd starts an extension. `run`'s commands, the test kit's
+//! steps and its golden replays all start theirs so.
 
 use std::path::Path;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SpawnOptions};
 
-use super::session::EnvOverlay;
+use super::session::{EnvOverlay, Session};
 
 /// Names the command `run` starts as the extension instead of its program:
 /// its words as a shell splits them. For a build of another platform under
@@ -23,12 +24,11 @@ pub const EXTENSION_COMMAND_VAR: &str = azd_wasm_host_core::settings::EXTENSION_
 /// Windows sends a drive path, and a path without one is refused).
 pub const EXTENSION_PROJECT_PATH_VAR: &str = azd_wasm_host_core::settings::EXTENSION_PROJECT_PATH;
 
-/// An extension to start under a simulated azd.
+/// What a session starts under a simulated azd ([`Session::start_extension`]): which
+/// provider, for which project and azd environment. The program, its debug logs, its
+/// environment and where its stderr goes are the session's.
 #[derive(Debug, Clone, Copy)]
 pub struct Extension<'a> {
-    /// The program (started as `PROGRAM listen`), unless [`EXTENSION_COMMAND_VAR`] names a
-    /// command line.
-    pub program: &'a Path,
     /// Its manifest (`AZD_WASM_HOST_MANIFEST`).
     pub manifest: &'a Path,
     /// The project: its working folder and `AZD_CWD`.
@@ -37,14 +37,6 @@ pub struct Extension<'a> {
     pub environment: Option<&'a str>,
     /// The provider name it registers.
     pub provider: &'a str,
-    /// Debug logs from the extension (`AZD_DEBUG`).
-    pub debug: bool,
-    /// What it inherits: this process's environment with these changes (through which
-    /// [`EXTENSION_COMMAND_VAR`] is read too).
-    pub env: &'a EnvOverlay,
-    /// Capture its stderr ([`ExtensionProcess::stderr_text`]) instead of letting it
-    /// write to this process's.
-    pub capture_stderr: bool,
 }
 
 /// The command line [`EXTENSION_COMMAND_VAR`] names, when it names one.
@@ -68,40 +60,45 @@ fn extension_command(program: &Path, env: &EnvOverlay) -> anyhow::Result<tokio::
     Ok(cmd)
 }
 
-/// Starts the extension's program (or the command [`EXTENSION_COMMAND_VAR`] names) as
-/// `listen` under `sim`, as azd starts an extension, with what `more` adds to
-/// its command, and waits for the provider to register.
-pub async fn start_listen(
-    sim: &SimAzd,
-    extension: &Extension<'_>,
-    more: impl FnOnce(&mut tokio::process::Command),
-) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
-    let mut cmd = extension_command(extension.program, extension.env)?;
-    // First, as what it inherits: the variables azd sets (the simulated azd's, and
-    // those below) win over them, as over any it inherits.
-    let azd = sim.env();
-    let azd: Vec<&str> = azd.iter().map(|(name, _)| name.as_str()).collect();
-    extension.env.apply_except(&mut cmd, &azd);
-    cmd.env(azd_wasm_host_core::settings::MANIFEST, extension.manifest)
-        .env("AZD_CWD", extension.project)
-        .current_dir(extension.project);
-    match extension.environment {
-        Some(name) => cmd.env("AZD_ENVIRONMENT", name),
-        None => cmd.env_remove("AZD_ENVIRONMENT"),
-    };
-    if extension.debug {
-        cmd.env("AZD_DEBUG", "true");
+impl Session {
+    /// Starts the session's extension program (or the command [`EXTENSION_COMMAND_VAR`]
+    /// names) as `listen` under `sim`, as azd starts an extension: it inherits this
+    /// process's environment with the session's changes, writes debug logs when the session
+    /// asks for them and its stderr where the session says; `more` adds to its command. Waits
+    /// for the provider to register.
+    pub async fn start_extension(
+        &self,
+        sim: &SimAzd,
+        extension: &Extension<'_>,
+        more: impl FnOnce(&mut tokio::process::Command),
+    ) -> anyhow::Result<(ExtensionProcess, ProviderHandle)> {
+        let mut cmd = extension_command(&self.extension, &self.env)?;
+        // First, as what it inherits: the variables azd sets (the simulated azd's, and
+        // those below) win over them, as over any it inherits.
+        let azd = sim.env();
+        let azd: Vec<&str> = azd.iter().map(|(name, _)| name.as_str()).collect();
+        self.env.apply_except(&mut cmd, &azd);
+        cmd.env(azd_wasm_host_core::settings::MANIFEST, extension.manifest)
+            .env("AZD_CWD", extension.project)
+            .current_dir(extension.project);
+        match extension.environment {
+            Some(name) => cmd.env("AZD_ENVIRONMENT", name),
+            None => cmd.env_remove("AZD_ENVIRONMENT"),
+        };
+        if self.debug {
+            cmd.env("AZD_DEBUG", "true");
+        }
+        more(&mut cmd);
+        // Not azd's 15 s: `run` and `test` are for trying things out, on any machine.
+        let spawn = SpawnOptions {
+            ready_timeout: Some(Duration::from_secs(300)),
+            capture_stderr: self.capture_extension_stderr,
+            ..Default::default()
+        };
+        let process = sim.spawn_extension_with(cmd, spawn).await?;
+        let handle = sim
+            .provider(extension.provider, Duration::from_secs(15))
+            .await?;
+        Ok((process, handle))
     }
-    more(&mut cmd);
-    // Not azd's 15 s: `run` and `test` are for trying things out, on any machine.
-    let spawn = SpawnOptions {
-        ready_timeout: Some(Duration::from_secs(300)),
-        capture_stderr: extension.capture_stderr,
-        ..Default::default()
-    };
-    let process = sim.spawn_extension_with(cmd, spawn).await?;
-    let handle = sim
-        .provider(extension.provider, Duration::from_secs(15))
-        .await?;
-    Ok((process, handle))
 }

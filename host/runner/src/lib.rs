@@ -58,8 +58,8 @@ pub use azd_wasm_host_core::Exit;
 pub use dotenv::DotEnv;
 pub use environment::Environment;
 pub use execute::{Played, RunOutcome, execute, play};
-pub use extension::{EXTENSION_COMMAND_VAR, EXTENSION_PROJECT_PATH_VAR, Extension, start_listen};
-pub use options::{Action, RunOptions, contract_from, contract_from_env};
+pub use extension::{EXTENSION_COMMAND_VAR, EXTENSION_PROJECT_PATH_VAR, Extension};
+pub use options::{Action, RunOptions, contract_from};
 pub use report::{
     ChangeReport, ErrorKind, ErrorLink, OutputValue, ParameterReport, Plan, PreviewReport,
     Question, RunError, RunReport,

@@ -54,7 +54,7 @@ impl RunOptions {
             answer: None,
             cancel_after_progress: None,
             detailed_exitcode: false,
-            azd_contract: contract_from_env().unwrap_or_default(),
+            azd_contract: contract_from(&EnvOverlay::default()).unwrap_or_default(),
         }
     }
 }
@@ -63,14 +63,9 @@ impl RunOptions {
 /// golden replays take it from the environment too.
 pub(crate) const CONTRACT_VAR: &str = azd_wasm_host_core::settings::AZD_CONTRACT;
 
-/// The contract mode `AZD_WASM_HOST_AZD_CONTRACT` asks for (`both` when it is unset); an
-/// error naming the value when it is not one (`run` refuses it as its command line does).
-pub fn contract_from_env() -> Result<azd_wasm_host_sim::ContractMode, String> {
-    contract_from(&EnvOverlay::default())
-}
-
-/// [`contract_from_env`], reading the variable through `vars`: what `--azd-contract`
-/// defaults to for a run that sees this environment.
+/// The contract mode `AZD_WASM_HOST_AZD_CONTRACT` asks for (`both` when it is unset), read
+/// through `vars`: what `--azd-contract` defaults to for a run that sees this environment;
+/// an error naming the value when it is not one (`run` refuses it as its command line does).
 pub fn contract_from(vars: &EnvOverlay) -> Result<azd_wasm_host_sim::ContractMode, String> {
     match vars.var(CONTRACT_VAR) {
         None => Ok(azd_wasm_host_sim::ContractMode::default()),

@@ -41,6 +41,14 @@ pub(super) struct Launch {
     pub(super) debug: bool,
 }
 
+impl Launch {
+    /// The session a step or a golden replay plays in: quiet, the extension's
+    /// stderr captured, this process's environment changed by `vars`.
+    pub(super) fn session(&self, vars: EnvOverlay) -> Session {
+        Session::library(self.extension.clone(), self.debug, vars)
+    }
+}
+
 /// A test that did not start: its provider's component cannot load.
 pub(super) fn not_started(case: &Case, why: &str) -> TestResult {
     TestResult::stopped(
@@ -238,7 +246,7 @@ impl Project {
         }
         let vars = step_environment(case, traffic);
         let args = self.args(case, step, &vars)?;
-        let session = Session::library(launch.extension.clone(), launch.debug, vars);
+        let session = launch.session(vars);
         let outcome =
             tokio::time::timeout(STEP_LIMIT, azd_wasm_host_runner::execute(&args, &session))
                 .await

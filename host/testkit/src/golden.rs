@@ -21,6 +21,7 @@ use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::azdext::provisioning_message::MessageType;
 use azd_wasm_host_recorder::conversation::{self as record, Line};
 use azd_wasm_host_recorder::traffic::{LogEvent, TrafficMode, TrafficPlan, read_log};
+use azd_wasm_host_runner::EnvOverlay;
 use azd_wasm_host_sim::{ExtensionProcess, ProviderHandle, SimAzd, SimOptions};
 use prost::Message as _;
 
@@ -143,8 +144,9 @@ async fn play(
 }
 
 /// A simulated azd serving the recorded environment and answers, and the
-/// extension started under it as azd starts one, with the replay plan
-/// of the HTTP traffic; the registered provider's handle.
+/// extension started under it in the session a step plays in
+/// ([`Launch::session`]), with the replay plan of the HTTP traffic; the
+/// registered provider's handle.
 async fn start(
     provider: &Path,
     conversation: &Conversation,
@@ -152,30 +154,25 @@ async fn start(
     plan: &Path,
     launch: &Launch,
 ) -> anyhow::Result<(SimAzd, ExtensionProcess, ProviderHandle)> {
+    let mut vars = EnvOverlay::default();
+    vars.remove(azd_wasm_host_core::settings::RECORD)
+        .set(azd_wasm_host_core::settings::TRAFFIC, plan);
+    let session = launch.session(vars);
     let environment = conversation.environment();
     let sim = SimAzd::start(SimOptions {
         environment: environment.clone(),
         prompter: Arc::new(Replies::of(&conversation.lines)),
-        contract: azd_wasm_host_runner::contract_from_env().map_err(anyhow::Error::msg)?,
+        contract: azd_wasm_host_runner::contract_from(&session.env).map_err(anyhow::Error::msg)?,
         ..SimOptions::default()
     })
     .await?;
     let extension = azd_wasm_host_runner::Extension {
-        program: &launch.extension,
         manifest: provider,
         project,
         environment: environment.as_ref().map(|e| e.name.as_str()),
         provider: &conversation.provider,
-        debug: launch.debug,
-        env: &azd_wasm_host_runner::EnvOverlay::default(),
-        // Shown beside the first failure.
-        capture_stderr: true,
     };
-    let (process, handle) = azd_wasm_host_runner::start_listen(&sim, &extension, |cmd| {
-        cmd.env(azd_wasm_host_core::settings::TRAFFIC, plan)
-            .env_remove(azd_wasm_host_core::settings::RECORD);
-    })
-    .await?;
+    let (process, handle) = session.start_extension(&sim, &extension, |_| {}).await?;
     Ok((sim, process, handle))
 }
 
