@@ -34,43 +34,63 @@ pub struct HttpOrigin {
     pub port: u16,
 }
 
+/// Why a text is not an origin [`HttpOrigin::parse`] takes; each message
+/// follows the text it is about ("`ftp://x` has the scheme `ftp`; …").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OriginError {
+    /// Not a URI at all.
+    #[error("is not scheme://host[:port]")]
+    NotAnOrigin,
+    /// A scheme other than `https` or `http`.
+    #[error("has the scheme `{0}`; use https:// (or http:// to loopback)")]
+    Scheme(String),
+    /// No scheme.
+    #[error("has no scheme; write https://host")]
+    NoScheme,
+    /// No host.
+    #[error("has no host")]
+    NoHost,
+    /// A user (and password) before the host.
+    #[error("has user information; only scheme://host[:port] is allowed")]
+    UserInfo,
+    /// A path or a query after the host.
+    #[error("has a path or query; grants are by origin, scheme://host[:port]")]
+    PathOrQuery,
+    /// Port 0.
+    #[error("has port 0")]
+    PortZero,
+    /// `http://` to a host that is not loopback (the authority as written).
+    #[error("is plaintext HTTP to a host that is not loopback; use https://{0}")]
+    PlaintextBeyondLoopback(String),
+}
+
 impl HttpOrigin {
     /// Parses `scheme://host[:port]`: no user, path, query or fragment, and
     /// plaintext only to loopback.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let uri: http::Uri = text
-            .parse()
-            .map_err(|_| "is not scheme://host[:port]".to_owned())?;
+    pub fn parse(text: &str) -> Result<Self, OriginError> {
+        let uri: http::Uri = text.parse().map_err(|_| OriginError::NotAnOrigin)?;
         let https = match uri.scheme_str() {
             Some("https") => true,
             Some("http") => false,
-            Some(other) => {
-                return Err(format!(
-                    "has the scheme `{other}`; use https:// (or http:// to loopback)"
-                ));
-            }
-            None => return Err("has no scheme; write https://host".to_owned()),
+            Some(other) => return Err(OriginError::Scheme(other.to_owned())),
+            None => return Err(OriginError::NoScheme),
         };
-        let authority = uri.authority().ok_or("has no host")?;
+        let authority = uri.authority().ok_or(OriginError::NoHost)?;
         if authority.as_str().contains('@') {
-            return Err("has user information; only scheme://host[:port] is allowed".to_owned());
+            return Err(OriginError::UserInfo);
         }
         if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
-            return Err(
-                "has a path or query; grants are by origin, scheme://host[:port]".to_owned(),
-            );
+            return Err(OriginError::PathOrQuery);
         }
         if authority.port_u16() == Some(0) {
-            return Err("has port 0".to_owned());
+            return Err(OriginError::PortZero);
         }
         let Some(origin) = Self::of_uri(&uri).filter(|o| !o.host.is_empty()) else {
-            return Err("has no host".to_owned());
+            return Err(OriginError::NoHost);
         };
         if !https && !is_loopback_host(&origin.host) {
-            return Err(format!(
-                "is plaintext HTTP to a host that is not loopback; use https://{}",
-                authority
-            ));
+            return Err(OriginError::PlaintextBeyondLoopback(authority.to_string()));
         }
         Ok(origin)
     }

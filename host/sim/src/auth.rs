@@ -12,6 +12,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
+use crate::error::SimError;
+
 /// The capability an extension needs to open the provisioning stream.
 pub const PROVISIONING_CAPABILITY: &str = "provisioning-provider";
 
@@ -83,10 +85,12 @@ pub(crate) struct TokenKey {
 
 impl TokenKey {
     /// A fresh random 256-bit key, as azd makes one per run.
-    pub(crate) fn random(audience: &str) -> anyhow::Result<Self> {
+    pub(crate) fn random(audience: &str) -> Result<Self, SimError> {
         let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret)
-            .map_err(|e| anyhow::anyhow!("no randomness for the token key: {e}"))?;
+        getrandom::fill(&mut secret).map_err(|e| SimError::NoRandomness {
+            what: "the token key",
+            reason: e.to_string(),
+        })?;
         Ok(Self::from_secret(&secret, audience))
     }
 
@@ -137,9 +141,12 @@ impl TokenKey {
 }
 
 /// A random W3C `traceparent` (version 00, sampled), as azd passes to extensions.
-pub(crate) fn random_traceparent() -> anyhow::Result<String> {
+pub(crate) fn random_traceparent() -> Result<String, SimError> {
     let mut ids = [0u8; 24];
-    getrandom::fill(&mut ids).map_err(|e| anyhow::anyhow!("no randomness for a trace id: {e}"))?;
+    getrandom::fill(&mut ids).map_err(|e| SimError::NoRandomness {
+        what: "a trace id",
+        reason: e.to_string(),
+    })?;
     // All-zero ids are invalid; randomness makes them practically impossible, but be exact.
     ids[0] |= 1;
     ids[16] |= 1;

@@ -7,7 +7,6 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use azd_wasm_host_proto::MAX_MESSAGE_BYTES;
 use azd_wasm_host_proto::azdext as pb;
 use azd_wasm_host_proto::server::environment_service_server::EnvironmentServiceServer;
@@ -22,6 +21,7 @@ use tonic::codec::CompressionEncoding;
 
 use crate::auth::{self, ExtensionClaims, TOKEN_LIFETIME};
 use crate::env_prompt::{EnvironmentSvc, PromptSvc};
+use crate::error::SimError;
 use crate::generated::provisioning_service_server::ProvisioningServiceServer;
 use crate::options::SimOptions;
 use crate::process::{ExtensionProcess, SpawnOptions, ready_timeout_from_env};
@@ -63,11 +63,11 @@ impl SimAzd {
     /// Binds `127.0.0.1:0` and serves `ProvisioningService` and `ExtensionService`.
     /// Long because it is the server's whole configuration (the services, azd's message
     /// limit, the flow-control windows, the contract layer), each with its reason beside it.
-    pub async fn start(opts: SimOptions) -> anyhow::Result<SimAzd> {
+    pub async fn start(opts: SimOptions) -> Result<SimAzd, SimError> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
-            .context("binding the simulated azd to 127.0.0.1:0")?;
-        let port = listener.local_addr()?.port();
+            .map_err(SimError::Bind)?;
+        let port = listener.local_addr().map_err(SimError::Bind)?.port();
         let address = format!("127.0.0.1:{port}");
         let key = auth::TokenKey::random(&address)?;
         let shared = Arc::new(AzdState::new(
@@ -192,7 +192,7 @@ impl SimAzd {
     pub async fn spawn_extension(
         &self,
         cmd: tokio::process::Command,
-    ) -> anyhow::Result<ExtensionProcess> {
+    ) -> Result<ExtensionProcess, SimError> {
         self.spawn_extension_with(cmd, SpawnOptions::default())
             .await
     }
@@ -202,14 +202,15 @@ impl SimAzd {
         &self,
         mut cmd: tokio::process::Command,
         opts: SpawnOptions,
-    ) -> anyhow::Result<ExtensionProcess> {
+    ) -> Result<ExtensionProcess, SimError> {
         self.prepare_command(&mut cmd, &opts);
         let program = cmd.as_std().get_program().to_string_lossy().into_owned();
         let mut ready = self.shared.ready.subscribe();
         let before = *ready.borrow_and_update();
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("starting the extension {program}"))?;
+        let child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(source) => return Err(SimError::Start { program, source }),
+        };
         let mut process = ExtensionProcess::new(child, opts.capture_stderr);
         let timeout = opts.ready_timeout.unwrap_or_else(ready_timeout_from_env);
         let exited = tokio::select! {
@@ -228,11 +229,12 @@ impl SimAzd {
             } else {
                 "azd's limit; AZD_EXT_TIMEOUT=<seconds> changes it"
             };
-            anyhow::bail!(
-                "the extension {program} did not call ExtensionService/Ready within \
-                 {timeout:?} ({whose}); killed it{}",
-                process.stderr_suffix()
-            )
+            return Err(SimError::NotReady {
+                program,
+                timeout,
+                whose,
+                stderr: process.stderr_suffix(),
+            });
         };
         // Let the stderr reader drain what the process wrote before exiting.
         let _ = process.wait(Duration::from_secs(2)).await;
@@ -240,10 +242,11 @@ impl SimAzd {
             Ok(s) => s.to_string(),
             Err(e) => format!("unknown status ({e})"),
         };
-        anyhow::bail!(
-            "the extension {program} exited before calling ExtensionService/Ready ({status}){}",
-            process.stderr_suffix()
-        )
+        Err(SimError::ExitedBeforeReady {
+            program,
+            status,
+            stderr: process.stderr_suffix(),
+        })
     }
 
     /// Makes `cmd` what azd runs: `listen` (and `--debug`), azd's environment
@@ -276,13 +279,11 @@ impl SimAzd {
 
     /// Waits until some extension has called `ExtensionService/Ready` (for extensions run in
     /// process).
-    pub async fn wait_ready(&self, timeout: Duration) -> anyhow::Result<()> {
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<(), SimError> {
         let mut ready = self.shared.ready.subscribe();
         match tokio::time::timeout(timeout, ready.wait_for(|n| *n > 0)).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(_)) | Err(_) => {
-                anyhow::bail!("no extension called ExtensionService/Ready within {timeout:?}")
-            }
+            Ok(Err(_)) | Err(_) => Err(SimError::NoReady(timeout)),
         }
     }
 
@@ -314,7 +315,11 @@ impl SimAzd {
     }
 
     /// Waits until a provider called `name` is registered and returns its handle.
-    pub async fn provider(&self, name: &str, timeout: Duration) -> anyhow::Result<ProviderHandle> {
+    pub async fn provider(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<ProviderHandle, SimError> {
         let mut changed = self.shared.registry_changed.subscribe();
         let wait = async {
             loop {
@@ -329,10 +334,11 @@ impl SimAzd {
         };
         match tokio::time::timeout(timeout, wait).await {
             Ok(Some(h)) => Ok(h),
-            Ok(None) | Err(_) => anyhow::bail!(
-                "no provider {name:?} registered within {timeout:?} (registered: {:?})",
-                self.registrations()
-            ),
+            Ok(None) | Err(_) => Err(SimError::NoProvider {
+                name: name.to_owned(),
+                timeout,
+                registered: self.registrations(),
+            }),
         }
     }
 

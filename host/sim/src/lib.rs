@@ -51,7 +51,7 @@ pub use auth::{ExtensionClaims, PROVISIONING_CAPABILITY, TOKEN_LIFETIME, unix_no
 pub use azd::SimAzd;
 pub use contract::ContractMode;
 pub use env_prompt::NO_PROMPT_SUGGESTION;
-pub use error::CallError;
+pub use error::{CallError, SimError};
 pub use handle::{DEFAULT_CALL_TIMEOUT, OUTPUT_TYPES, ProviderHandle, RawExchange, message_kind};
 pub use options::SimOptions;
 pub use process::{DEFAULT_READY_TIMEOUT, ExtensionProcess, SpawnOptions, ready_timeout_from_env};

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, ChildStderr};
 use tokio::task::JoinHandle;
+
+use crate::error::SimError;
 
 /// azd's default wait for `ExtensionService/Ready`.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -91,16 +92,16 @@ impl ExtensionProcess {
 
     /// Waits up to `timeout` for the process to exit (and for its captured stderr to be
     /// complete); kills it if it does not.
-    pub async fn wait(&mut self, timeout: Duration) -> anyhow::Result<ExitStatus> {
+    pub async fn wait(&mut self, timeout: Duration) -> Result<ExitStatus, SimError> {
         let status = match tokio::time::timeout(timeout, self.child.wait()).await {
-            Ok(status) => status.context("waiting for the extension process")?,
+            Ok(status) => status.map_err(SimError::Wait)?,
             Err(_) => {
                 // Best effort: the error below says what happened either way.
                 let _ = self.child.kill().await;
-                anyhow::bail!(
-                    "the extension process did not exit within {timeout:?}; killed it{}",
-                    self.stderr_suffix()
-                );
+                return Err(SimError::DidNotExit {
+                    timeout,
+                    stderr: self.stderr_suffix(),
+                });
             }
         };
         if let Some(task) = self.stderr_task.take() {
@@ -116,11 +117,8 @@ impl ExtensionProcess {
     }
 
     /// Kills the process and waits for it.
-    pub async fn kill(&mut self) -> anyhow::Result<()> {
-        self.child
-            .kill()
-            .await
-            .context("killing the extension process")
+    pub async fn kill(&mut self) -> Result<(), SimError> {
+        self.child.kill().await.map_err(SimError::Kill)
     }
 
     /// The captured stderr as a suffix for error messages.
