@@ -80,7 +80,7 @@ pub fn check(
 /// what any call reaches.
 fn describe_import(name: &str, policy: &Policy) -> &'static str {
     let iface = name.split('@').next().unwrap_or(name);
-    if let Some(words) = crate::sandbox::capability::reach(iface, policy) {
+    if let Some(words) = crate::sandbox::reach(iface, policy) {
         return words;
     }
     match iface {

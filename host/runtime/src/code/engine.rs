@@ -99,7 +99,7 @@ fn link(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
     let mut linker = Linker::new(engine);
     // What every guest has: WASI preview 2, then each capability's line over it.
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-    crate::sandbox::capability::link_all(&mut linker)?;
+    crate::sandbox::link_all(&mut linker)?;
     // The call being served: progress, the log, and their types.
     types::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;
     progress::add_to_linker::<HostState, HasSelf<CallBinding>>(&mut linker, |s| &mut s.call)?;

@@ -21,8 +21,11 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use crate::instance::call::CallBinding;
 use crate::instance::seal::Seal;
 use crate::sandbox::azd::AzdAccess;
-use crate::sandbox::credentials::Credentials;
+use crate::sandbox::azd::AzdView;
+use crate::sandbox::credentials::{Credentials, TokensView};
+use crate::sandbox::files::FilesView;
 use crate::sandbox::memory::InstanceLimits;
+use crate::sandbox::network::SocketsView;
 use crate::sandbox::{
     AzdFiles, BoundedFs, DiskBudget, GrantedDir, GrantedPreopens, Grants, GuestLookup, HttpGate,
     NetworkPolicy, OutputTail, PathMap, Sandbox,
@@ -121,9 +124,10 @@ impl HostState {
     pub(crate) fn paths(&self) -> &PathMap {
         &self.azd.paths
     }
+}
 
-    /// The granted directories, for `wasi:filesystem/preopens`.
-    pub(crate) fn preopens(&mut self) -> GrantedPreopens<'_> {
+impl FilesView for HostState {
+    fn preopens(&mut self) -> GrantedPreopens<'_> {
         GrantedPreopens {
             table: &mut self.table,
             dirs: &self.dirs,
@@ -131,8 +135,7 @@ impl HostState {
         }
     }
 
-    /// Files, behind the disk budget, for `wasi:filesystem/types`.
-    pub(crate) fn filesystem(&mut self) -> BoundedFs<'_> {
+    fn filesystem(&mut self) -> BoundedFs<'_> {
         BoundedFs {
             inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
                 ctx: self.wasi.filesystem(),
@@ -141,9 +144,10 @@ impl HostState {
             budget: &self.disk,
         }
     }
+}
 
-    /// Name lookups, behind the network allowlist.
-    pub(crate) fn lookup(&mut self) -> GuestLookup<'_> {
+impl SocketsView for HostState {
+    fn lookup(&mut self) -> GuestLookup<'_> {
         GuestLookup {
             sockets: WasiSocketsCtxView {
                 ctx: self.wasi.sockets(),
@@ -151,6 +155,18 @@ impl HostState {
             },
             policy: &mut self.network,
         }
+    }
+}
+
+impl AzdView for HostState {
+    fn azd(&mut self) -> &mut AzdAccess {
+        &mut self.azd
+    }
+}
+
+impl TokensView for HostState {
+    fn credentials(&mut self) -> &mut Credentials {
+        &mut self.credentials
     }
 }
 

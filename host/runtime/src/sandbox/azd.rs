@@ -27,7 +27,6 @@ use super::files::{AzdFiles, PathMap};
 use crate::bindings::azd::provisioning0_1_0::types as wit;
 use crate::bindings::azd::provisioning0_2_0::{environment, prompt};
 use crate::instance::seal::Seal;
-use crate::instance::store::HostState;
 use azd_wasm_host_manifest::{AzdGrants, EnvironmentAccess, Policy};
 
 /// azd's environment and questions to the user.
@@ -45,11 +44,18 @@ impl Capability for Services {
             "azd environment values (only as [policy.azd] grants)"
         }
     }
+}
 
-    fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-        environment::add_to_linker::<HostState, HasSelf<AzdAccess>>(linker, |s| &mut s.azd)?;
-        prompt::add_to_linker::<HostState, HasSelf<AzdAccess>>(linker, |s| &mut s.azd)
-    }
+/// The store's part for azd's services.
+pub(crate) trait AzdView: Send {
+    /// azd's services and what the manifest grants of them.
+    fn azd(&mut self) -> &mut AzdAccess;
+}
+
+/// Serves `environment` and `prompt` from the store's [`AzdAccess`].
+pub(super) fn link<T: AzdView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    environment::add_to_linker::<T, HasSelf<AzdAccess>>(linker, T::azd)?;
+    prompt::add_to_linker::<T, HasSelf<AzdAccess>>(linker, T::azd)
 }
 
 /// The azd environment of the command, settled once, on first use: the name

@@ -1,24 +1,23 @@
 //! [`Capability`]: one thing a policy can grant a guest, in one module.
 //!
-//! A capability owns its `[policy]` fields ([`Capability::KEYS`]), the
-//! interfaces through which a guest uses it ([`Capability::INTERFACES`]),
+//! A capability's module owns its `[policy]` fields ([`Capability::KEYS`]),
+//! the interfaces through which a guest uses it ([`Capability::INTERFACES`]),
 //! what `check` says each lets the guest reach under a policy
-//! ([`Capability::reach`]) and the host side of those interfaces in the
-//! linker ([`Capability::link`]), each served by the capability's own part of
-//! the store and asking the instance's seal first where it reaches outside.
-//! [`CAPABILITIES`] lists them; the engine links through it, `check` words
-//! imports through it, and its tests hold it to [`Policy::fields`]: every
-//! field is exactly one capability's, so a field added to the policy fails
-//! them until a capability enforces it.
+//! ([`Capability::reach`]), its part of the store, which the store hands it
+//! through a view trait of the module's own (as wasmtime-wasi's `WasiView`),
+//! and the host side of its interfaces in the linker (the module's `link`,
+//! generic over any store that gives it its view), each asking the instance's
+//! seal first where it reaches outside. `capabilities!` in the sandbox's
+//! module names each capability once: from that one list come
+//! [`CAPABILITIES`](super::CAPABILITIES), which `check` words imports through
+//! and the tests hold to [`Policy::fields`] (every field is exactly one
+//! capability's, so a field added to the policy fails them until a capability
+//! enforces it), and [`link_all`](super::link_all), the engine's linker lines.
 //!
 //! What every guest has whatever its policy (clocks, randomness, streams, its
 //! output to the log, progress) is not a capability: the engine links it and
 //! `check` words it apart.
 
-use wasmtime::component::Linker;
-
-use super::{azd, credentials, environment, files, http, memory, network, time};
-use crate::instance::store::HostState;
 use azd_wasm_host_manifest::Policy;
 
 /// One thing a policy can grant.
@@ -37,51 +36,38 @@ pub(crate) trait Capability {
     /// What an import of `interface` (one of [`Self::INTERFACES`]) lets the
     /// guest do under `policy`, in a few words.
     fn reach(interface: &str, policy: &Policy) -> &'static str;
-
-    /// Puts the host side of its interfaces in `linker`, over wasmtime-wasi's
-    /// where it serves one of WASI's.
-    fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()>;
 }
 
 /// A [`Capability`] as a value, to go through them all.
 #[derive(Clone, Copy)]
 pub(crate) struct Entry {
     /// Its module's name.
-    name: &'static str,
+    #[cfg(test)]
+    pub(crate) name: &'static str,
     /// Held to [`Policy::fields`] by the tests.
     #[cfg(test)]
-    keys: &'static [&'static str],
+    pub(crate) keys: &'static [&'static str],
     interfaces: &'static [&'static str],
     reach: fn(&str, &Policy) -> &'static str,
-    link: fn(&mut Linker<HostState>) -> wasmtime::Result<()>,
 }
-
-const fn entry<C: Capability>(name: &'static str) -> Entry {
-    Entry {
-        name,
-        #[cfg(test)]
-        keys: C::KEYS,
-        interfaces: C::INTERFACES,
-        reach: C::reach,
-        link: C::link,
-    }
-}
-
-/// Every capability, in the order consent lists their fields.
-pub(crate) const CAPABILITIES: [Entry; 8] = [
-    entry::<files::Files>("files"),
-    entry::<environment::Variables>("environment"),
-    entry::<network::Sockets>("network"),
-    entry::<http::Http>("http"),
-    entry::<credentials::Tokens>("credentials"),
-    entry::<azd::Services>("azd"),
-    entry::<memory::Memory>("memory"),
-    entry::<time::CallTime>("time"),
-];
 
 impl Entry {
+    /// The entry of `C`, whose module is `name`.
+    pub(crate) const fn of<C: Capability>(name: &'static str) -> Self {
+        #[cfg(not(test))]
+        let _ = name;
+        Entry {
+            #[cfg(test)]
+            name,
+            #[cfg(test)]
+            keys: C::KEYS,
+            interfaces: C::INTERFACES,
+            reach: C::reach,
+        }
+    }
+
     /// Whether it serves `interface` (a name without its version).
-    fn serves(&self, interface: &str) -> bool {
+    pub(crate) fn serves(&self, interface: &str) -> bool {
         self.interfaces.iter().any(|&served| {
             if served.ends_with('/') {
                 interface.starts_with(served)
@@ -90,27 +76,19 @@ impl Entry {
             }
         })
     }
-}
 
-/// Puts every capability's host side in `linker`.
-pub(crate) fn link_all(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-    CAPABILITIES.iter().try_for_each(|c| {
-        (c.link)(linker).map_err(|e| e.context(format!("the {} capability", c.name)))
-    })
-}
-
-/// What an import of `interface` lets the guest do under `policy`, when a
-/// capability serves it.
-pub(crate) fn reach(interface: &str, policy: &Policy) -> Option<&'static str> {
-    CAPABILITIES
-        .iter()
-        .find(|c| c.serves(interface))
-        .map(|c| (c.reach)(interface, policy))
+    /// What an import of `interface` lets the guest do under `policy`, when
+    /// this capability serves it.
+    pub(crate) fn reach(&self, interface: &str, policy: &Policy) -> Option<&'static str> {
+        self.serves(interface)
+            .then(|| (self.reach)(interface, policy))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::{CAPABILITIES, reach};
 
     #[test]
     fn every_policy_field_is_exactly_one_capabilitys() {

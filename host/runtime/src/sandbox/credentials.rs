@@ -23,7 +23,6 @@ use crate::bindings::credentials::azd::credentials::credentials::{
     self, AccessToken, CredentialError, Host,
 };
 use crate::instance::seal::Seal;
-use crate::instance::store::HostState;
 use azd_wasm_host_manifest::Policy;
 
 /// Access tokens for the granted scopes.
@@ -40,12 +39,17 @@ impl Capability for Tokens {
             "access tokens (only the granted scopes below)"
         }
     }
+}
 
-    fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-        credentials::add_to_linker::<HostState, HasSelf<Credentials>>(linker, |s| {
-            &mut s.credentials
-        })
-    }
+/// The store's part for tokens.
+pub(crate) trait TokensView: Send {
+    /// What the instance may get of access tokens, and the tokens it got.
+    fn credentials(&mut self) -> &mut Credentials;
+}
+
+/// Serves `azd:credentials/credentials` from the store's [`Credentials`].
+pub(super) fn link<T: TokensView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    credentials::add_to_linker::<T, HasSelf<Credentials>>(linker, T::credentials)
 }
 
 /// A kept token is asked for again this long before it expires.

@@ -13,7 +13,6 @@ use wasmtime::component::Linker;
 use wasmtime_wasi::WasiCtxBuilder;
 
 use super::capability::Capability;
-use crate::instance::store::HostState;
 use crate::intercept::Intercept;
 use azd_wasm_host_manifest::Policy;
 
@@ -31,11 +30,12 @@ impl Capability for Variables {
             "environment variables (only allowlisted)"
         }
     }
+}
 
-    fn link(_linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-        // wasmtime-wasi's own, over the context `grant` filled.
-        Ok(())
-    }
+/// Nothing to add: wasmtime-wasi's `wasi:cli/environment` serves the context
+/// [`grant`] filled.
+pub(super) fn link<T>(_linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    Ok(())
 }
 
 /// Copies the variables `policy` allowlists into the instance's context.

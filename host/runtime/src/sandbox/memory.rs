@@ -16,7 +16,6 @@ use wasmtime::ResourceLimiterAsync;
 use wasmtime::component::Linker;
 
 use super::capability::Capability;
-use crate::instance::store::HostState;
 use azd_wasm_host_manifest::Policy;
 
 /// The instance's memories and tables, within `memory_mb` (the store's
@@ -31,10 +30,11 @@ impl Capability for Memory {
     fn reach(_interface: &str, _policy: &Policy) -> &'static str {
         ""
     }
+}
 
-    fn link(_linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-        Ok(())
-    }
+/// Nothing to link: the store's limiter, [`InstanceLimits`], enforces the bound.
+pub(super) fn link<T>(_linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    Ok(())
 }
 
 /// Host bytes one table element is counted as.

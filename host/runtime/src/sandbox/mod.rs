@@ -25,7 +25,7 @@
 //! the host's log within the instance's log budget ([`output`], not a grant).
 
 pub(crate) mod azd;
-pub(crate) mod capability;
+mod capability;
 pub(crate) mod credentials;
 mod environment;
 pub(crate) mod files;
@@ -56,6 +56,70 @@ use crate::instance::guest_log::GuestLog;
 use crate::instance::seal::Seal;
 use crate::intercept::Intercept;
 use azd_wasm_host_manifest::Policy;
+use capability::Entry;
+
+/// Names each capability once, as `module::Type`: [`CAPABILITIES`] (what
+/// `check` words imports through, and the tests hold to `Policy::fields`) and
+/// [`link_all`] (each module's `link`) both come from the one list.
+macro_rules! capabilities {
+    ($($module:ident :: $capability:ident),* $(,)?) => {
+        /// Every capability, in the order consent lists their fields.
+        pub(crate) const CAPABILITIES: &[Entry] =
+            &[$(Entry::of::<$module::$capability>(stringify!($module))),*];
+
+        /// Puts every capability's host side in `linker`, each over
+        /// wasmtime-wasi's where it serves one of WASI's interfaces.
+        pub(crate) fn link_all<T: Parts>(
+            linker: &mut wasmtime::component::Linker<T>,
+        ) -> wasmtime::Result<()> {
+            $(
+                $module::link(linker).map_err(|e| {
+                    e.context(concat!("the ", stringify!($module), " capability"))
+                })?;
+            )*
+            Ok(())
+        }
+    };
+}
+
+capabilities!(
+    files::Files,
+    environment::Variables,
+    network::Sockets,
+    http::Http,
+    credentials::Tokens,
+    azd::Services,
+    memory::Memory,
+    time::CallTime,
+);
+
+/// What a store gives the capabilities: each its own part, through the view
+/// trait of its module.
+pub(crate) trait Parts:
+    files::FilesView
+    + network::SocketsView
+    + credentials::TokensView
+    + azd::AzdView
+    + wasmtime_wasi_http::WasiHttpView
+    + 'static
+{
+}
+
+impl<T> Parts for T where
+    T: files::FilesView
+        + network::SocketsView
+        + credentials::TokensView
+        + azd::AzdView
+        + wasmtime_wasi_http::WasiHttpView
+        + 'static
+{
+}
+
+/// What an import of `interface` (a name without its version) lets the guest
+/// do under `policy`, when a capability serves it.
+pub(crate) fn reach(interface: &str, policy: &Policy) -> Option<&'static str> {
+    CAPABILITIES.iter().find_map(|c| c.reach(interface, policy))
+}
 
 /// Everything the sandbox of one instance holds.
 pub(crate) struct Sandbox {

@@ -37,7 +37,6 @@ use wasmtime_wasi::sockets::{SocketAddrUse, WasiSocketsCtxView};
 use super::capability::Capability;
 use super::reach::{Refused, names_loopback, refused_by_name};
 use crate::instance::seal::Seal;
-use crate::instance::store::HostState;
 use azd_wasm_host_manifest::Policy;
 
 /// Addresses refused to a name that are kept to say why a connect failed.
@@ -155,16 +154,24 @@ impl Capability for Sockets {
     fn reach(_interface: &str, _policy: &Policy) -> &'static str {
         "network (only allowlisted host:port)"
     }
+}
 
-    fn link(linker: &mut wasmtime::component::Linker<HostState>) -> wasmtime::Result<()> {
-        // wasmtime-wasi's sockets, their connects checked by the context's
-        // address check (`NetworkPolicy::configure`); lookups in place of its
-        // unfiltered ones.
-        linker.allow_shadowing(true);
-        ip_name_lookup::add_to_linker::<HostState, FilteredLookup>(linker, HostState::lookup)?;
-        linker.allow_shadowing(false);
-        Ok(())
-    }
+/// The store's part for sockets: its name lookups behind the allowlist.
+pub(crate) trait SocketsView: Send {
+    /// Name lookups, behind the network allowlist.
+    fn lookup(&mut self) -> GuestLookup<'_>;
+}
+
+/// wasmtime-wasi's sockets stay, their connects checked by the context's
+/// address check ([`NetworkPolicy::configure`]); name lookups are served in
+/// place of its unfiltered ones.
+pub(super) fn link<T: SocketsView + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    ip_name_lookup::add_to_linker::<T, FilteredLookup>(linker, T::lookup)?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// Links `wasi:sockets/ip-name-lookup` to [`GuestLookup`] (in place of

@@ -7,7 +7,6 @@ use azd_wasm_host_core::CallContext;
 use wasmtime::component::Linker;
 
 use super::capability::Capability;
-use crate::instance::store::HostState;
 use azd_wasm_host_manifest::Policy;
 
 /// Each call within its deadline.
@@ -20,10 +19,11 @@ impl Capability for CallTime {
     fn reach(_interface: &str, _policy: &Policy) -> &'static str {
         ""
     }
+}
 
-    fn link(_linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-        Ok(())
-    }
+/// Nothing to link: [`bounded`] enforces the bound around each call.
+pub(super) fn link<T>(_linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    Ok(())
 }
 
 /// Why the host stopped a guest call.

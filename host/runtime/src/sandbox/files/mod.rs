@@ -33,7 +33,6 @@ pub(crate) use paths::PathMap;
 
 use super::capability::Capability;
 use crate::instance::seal::Seal;
-use crate::instance::store::HostState;
 use azd_wasm_host_manifest::Policy;
 
 /// Files: the granted directories, and what may be written into them.
@@ -51,16 +50,25 @@ impl Capability for Files {
             "files (only the fs grants below)"
         }
     }
+}
 
-    fn link(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-        // In place of wasmtime-wasi's: directories opened beneath the project,
-        // files behind the instance's disk budget.
-        linker.allow_shadowing(true);
-        preopens::add_to_linker::<HostState, PreopensFromGrants>(linker, HostState::preopens)?;
-        types::add_to_linker::<HostState, disk::BoundedFsData>(linker, HostState::filesystem)?;
-        linker.allow_shadowing(false);
-        Ok(())
-    }
+/// The store's part for files: what the guest's preopens and file calls reach.
+pub(crate) trait FilesView: Send {
+    /// The granted directories, for `wasi:filesystem/preopens`.
+    fn preopens(&mut self) -> GrantedPreopens<'_>;
+    /// Files, behind the disk budget, for `wasi:filesystem/types`.
+    fn filesystem(&mut self) -> BoundedFs<'_>;
+}
+
+/// Serves `wasi:filesystem/preopens` and `types` in place of wasmtime-wasi's:
+/// directories opened beneath the project, files behind the instance's disk
+/// budget.
+pub(super) fn link<T: FilesView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    preopens::add_to_linker::<T, PreopensFromGrants>(linker, T::preopens)?;
+    types::add_to_linker::<T, disk::BoundedFsData>(linker, T::filesystem)?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// Links `wasi:filesystem/preopens` to [`GrantedPreopens`] (in place of

@@ -33,7 +33,6 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::capability::Capability;
 use crate::instance::seal::Seal;
-use crate::instance::store::HostState;
 use crate::intercept::{Intercept, Sent};
 use azd_wasm_host_manifest::Policy;
 use send::send_live;
@@ -59,11 +58,14 @@ impl Capability for Http {
             "HTTP requests (only the [policy.http] origins below)"
         }
     }
+}
 
-    fn link(linker: &mut wasmtime::component::Linker<HostState>) -> wasmtime::Result<()> {
-        // wasmtime-wasi-http, its hook the instance's gate.
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
-    }
+/// wasmtime-wasi-http, its hook the instance's [`HttpGate`] (the store's
+/// `WasiHttpView` hands it over).
+pub(super) fn link<T: wasmtime_wasi_http::WasiHttpView + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+) -> wasmtime::Result<()> {
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)
 }
 
 /// The `[policy.http]` of one instance, as the hook wasmtime-wasi-http calls.
