@@ -45,5 +45,5 @@ pub use lang::{CBindingsOptions, Language, c_bindings};
 pub use names::shell_word;
 pub use new::{NewOptions, new};
 pub use oci::{PublishOptions, Published, PullOptions, Pulled, publish, pull};
-pub use package::{PackageOptions, Packaged, package};
+pub use package::{PackageOptions, Packaged, Signing, package};
 pub use settings::check_build_section;

@@ -110,6 +110,13 @@ pub(crate) struct PackageArgs {
     /// them: `DIR/<os>-<arch>/azd-wasm-host[.exe]`.
     #[arg(long, value_name = "DIR")]
     pub hosts_from: Option<PathBuf>,
+    #[command(flatten)]
+    pub signing: SigningArgs,
+}
+
+/// How `package`, `publish` and `watch --package` sign.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SigningArgs {
     /// Sign with KEY (a PKCS#8 PEM ECDSA P-256 key, as `keygen` writes);
     /// default: your signing key (made on first use, and trusted on this machine).
     #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
@@ -123,6 +130,17 @@ pub(crate) struct PackageArgs {
     pub resign: bool,
 }
 
+impl SigningArgs {
+    /// What the author crate does with them.
+    pub(crate) fn options(&self) -> author::Signing {
+        author::Signing {
+            key: self.sign.clone(),
+            unsigned: self.unsigned,
+            resign: self.resign,
+        }
+    }
+}
+
 impl PackageArgs {
     /// What the author crate does with them.
     pub(crate) fn options(&self) -> author::PackageOptions {
@@ -134,9 +152,7 @@ impl PackageArgs {
             no_precompile: self.no_precompile,
             hosts: self.hosts.clone(),
             hosts_from: self.hosts_from.clone(),
-            sign: self.sign.clone(),
-            unsigned: self.unsigned,
-            resign: self.resign,
+            signing: self.signing.options(),
         }
     }
 }
@@ -151,15 +167,8 @@ pub(crate) struct PublishArgs {
     /// The extension manifest, for the version (default: `extension.yaml` beside the provider manifest).
     #[arg(long)]
     pub extension: Option<PathBuf>,
-    /// Sign with KEY (default: your signing key, as `package`).
-    #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
-    pub sign: Option<PathBuf>,
-    /// Publish unsigned.
-    #[arg(long)]
-    pub unsigned: bool,
-    /// Sign with your key even a provider whose own signature did not verify.
-    #[arg(long, conflicts_with = "unsigned")]
-    pub resign: bool,
+    #[command(flatten)]
+    pub signing: SigningArgs,
     /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
     #[arg(long)]
     pub user: Option<String>,
@@ -172,9 +181,7 @@ impl PublishArgs {
             reference: self.reference.clone(),
             manifest: self.manifest.clone(),
             extension: self.extension.clone(),
-            sign: self.sign.clone(),
-            unsigned: self.unsigned,
-            resign: self.resign,
+            signing: self.signing.options(),
             user: self.user.clone(),
         }
     }

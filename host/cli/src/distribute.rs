@@ -23,9 +23,10 @@ pub(crate) async fn pull(
             no_precompile: false,
             hosts: Vec::new(),
             hosts_from: None,
-            sign: None,
-            unsigned: false,
-            resign: args.resign,
+            signing: azd_wasm_host_author::Signing {
+                resign: args.resign,
+                ..Default::default()
+            },
         };
         let packaged =
             tokio::task::spawn_blocking(move || azd_wasm_host_author::package(&package)).await??;

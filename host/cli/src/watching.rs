@@ -29,12 +29,9 @@ pub(crate) struct WatchArgs {
     /// Run only the tests whose name contains this text.
     #[arg(long, conflicts_with = "no_test")]
     pub filter: Option<String>,
-    /// Sign the package with KEY (default: your signing key).
-    #[arg(long, value_name = "KEY", conflicts_with = "unsigned")]
-    pub sign: Option<PathBuf>,
-    /// Do not sign the package.
-    #[arg(long)]
-    pub unsigned: bool,
+    /// How the package is signed (as `package` signs).
+    #[command(flatten)]
+    pub signing: crate::authoring::SigningArgs,
     /// How long the files must be quiet after a change before a cycle starts, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub debounce: u64,
@@ -52,8 +49,7 @@ impl WatchArgs {
             package: self.package,
             test: !self.no_test,
             filter: self.filter.clone(),
-            sign: self.sign.clone(),
-            unsigned: self.unsigned,
+            signing: self.signing.options(),
             debounce: Duration::from_millis(self.debounce),
             program,
             debug,

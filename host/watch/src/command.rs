@@ -32,10 +32,8 @@ pub struct WatchOptions {
     pub test: bool,
     /// Run only the tests whose name contains this text.
     pub filter: Option<String>,
-    /// Sign the package with this key (`None`: your signing key).
-    pub sign: Option<PathBuf>,
-    /// Do not sign the package.
-    pub unsigned: bool,
+    /// How the package is signed (as `package` signs).
+    pub signing: azd_wasm_host_author::Signing,
     /// How long the files must be quiet after a change before a cycle starts.
     pub debounce: Duration,
     /// This tool's binary: each step runs as `PROGRAM watch MANIFEST --step STEP` in a
@@ -57,8 +55,7 @@ impl WatchOptions {
             package: false,
             test: true,
             filter: None,
-            sign: None,
-            unsigned: false,
+            signing: azd_wasm_host_author::Signing::default(),
             debounce: Duration::from_millis(250),
             program,
             debug: false,
@@ -69,8 +66,7 @@ impl WatchOptions {
     fn step_options(&self) -> StepOptions {
         StepOptions {
             filter: self.filter.clone(),
-            sign: self.sign.clone(),
-            unsigned: self.unsigned,
+            signing: self.signing.clone(),
             program: self.program.clone(),
             debug: self.debug,
             compile_cache: self.compile_cache.clone(),

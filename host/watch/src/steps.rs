@@ -80,11 +80,15 @@ impl ProviderSteps {
         if let Some(filter) = &self.options.filter {
             pass.extend(["--filter".into(), filter.into()]);
         }
-        if let Some(key) = &self.options.sign {
+        let signing = &self.options.signing;
+        if let Some(key) = &signing.key {
             pass.extend(["--sign".into(), key.into()]);
         }
-        if self.options.unsigned {
+        if signing.unsigned {
             pass.push("--unsigned".into());
+        }
+        if signing.resign {
+            pass.push("--resign".into());
         }
         cmd.args(pass);
         temp_dir_env(&mut cmd, &self.tmp);

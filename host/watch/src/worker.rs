@@ -56,8 +56,7 @@ pub(crate) struct Packaged {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StepOptions {
     pub(crate) filter: Option<String>,
-    pub(crate) sign: Option<PathBuf>,
-    pub(crate) unsigned: bool,
+    pub(crate) signing: author::Signing,
     /// The binary each step runs as (`PROGRAM watch MANIFEST --step STEP`), and the
     /// extension a test step starts.
     pub(crate) program: PathBuf,
@@ -110,9 +109,7 @@ pub(crate) async fn run(
                 no_precompile: false,
                 hosts: Vec::new(),
                 hosts_from: None,
-                sign: options.sign.clone(),
-                unsigned: options.unsigned,
-                resign: false,
+                signing: options.signing.clone(),
             };
             let packaged = blocking(move || author::package(&args)).await?;
             let told = Packaged {

@@ -21,12 +21,8 @@ pub struct PublishOptions {
     pub manifest: Option<PathBuf>,
     /// The extension manifest, for the version (default: `extension.yaml` beside the provider manifest).
     pub extension: Option<PathBuf>,
-    /// Sign with KEY (default: your signing key, as `package`).
-    pub sign: Option<PathBuf>,
-    /// Publish unsigned.
-    pub unsigned: bool,
-    /// Sign with your key even a provider whose own signature did not verify.
-    pub resign: bool,
+    /// How it is signed, as `package` signs.
+    pub signing: crate::package::Signing,
     /// Registry user (the password in AZD_WASM_HOST_REGISTRY_PASSWORD); default: anonymous.
     pub user: Option<String>,
 }
@@ -133,9 +129,9 @@ fn stage(args: &PublishOptions, manifest_path: &Path) -> anyhow::Result<Staged> 
     std::fs::copy(&ext_path, scratch.path().join("extension.yaml"))
         .with_context(|| format!("cannot copy {}", ext_path.display()))?;
     let signer = Signer::choose(
-        args.sign.as_deref(),
-        args.unsigned,
-        args.resign,
+        args.signing.key.as_deref(),
+        args.signing.unsigned,
+        args.signing.resign,
         manifest_path,
     )?;
     let signature = signer

@@ -62,13 +62,20 @@ pub struct PackageOptions {
     /// Ship every host build in DIR, laid out as `scripts/release.sh` writes
     /// them: `DIR/<os>-<arch>/azd-wasm-host[.exe]`.
     pub hosts_from: Option<PathBuf>,
-    /// Sign with KEY (a PKCS#8 PEM ECDSA P-256 key, as `keygen` writes);
-    /// default: your signing key (made on first use, and trusted on this machine).
-    pub sign: Option<PathBuf>,
+    /// How it is signed.
+    pub signing: Signing,
+}
+
+/// How `package` and `publish` sign what they ship: by default with the author's
+/// signing key (made on first use, and trusted on this machine).
+#[derive(Debug, Clone, Default)]
+pub struct Signing {
+    /// Sign with this key (a PKCS#8 PEM ECDSA P-256 key, as `keygen` writes) instead.
+    pub key: Option<PathBuf>,
     /// Do not sign: where it is installed it runs only if unsigned providers are allowed.
     pub unsigned: bool,
-    /// Sign with your key even a provider whose own signature did not verify
-    /// (or that `pull` kept unverified): whoever trusts your key will run it.
+    /// Sign with the author's key even a provider whose own signature did not verify
+    /// (or that `pull` kept unverified): whoever trusts that key will run it.
     pub resign: bool,
 }
 
@@ -194,9 +201,9 @@ pub fn package(args: &PackageOptions) -> anyhow::Result<Packaged> {
     let inputs = read_inputs(args)?;
     // Before anything is written: a provider that failed verification is refused here.
     let signer = Signer::choose(
-        args.sign.as_deref(),
-        args.unsigned,
-        args.resign,
+        args.signing.key.as_deref(),
+        args.signing.unsigned,
+        args.signing.resign,
         &inputs.manifest_path,
     )?;
     let hosts = platforms::host_binaries(&args.hosts, args.hosts_from.as_deref(), || {
