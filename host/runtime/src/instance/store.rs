@@ -48,9 +48,9 @@ pub(crate) struct HostState {
     /// The call being served (`progress`, `log`).
     pub(crate) call: CallBinding,
     /// azd's services and what the manifest grants of them.
-    pub(crate) azd: AzdAccess,
+    azd: AzdAccess,
     /// Access tokens for the granted scopes (`azd:credentials`).
-    pub(crate) credentials: Credentials,
+    credentials: Credentials,
     /// The guest's last stderr lines.
     stderr_tail: OutputTail,
 }
