@@ -68,7 +68,7 @@ pub use diff::PolicyDiff;
 pub use error::{ConfigSchemaError, ManifestError, SchemaAt};
 pub use fields::{Field, FieldValue};
 pub use manifest::Manifest;
-pub use paths::has_drive_prefix;
+pub use paths::{has_drive_prefix, lexical};
 pub use policy::{
     AzdGrants, EnvironmentAccess, FsAccess, FsGrant, GrantLocation, HttpGrants, Policy,
 };

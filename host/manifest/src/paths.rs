@@ -10,6 +10,24 @@ pub fn has_drive_prefix(path: &str) -> bool {
     bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
 }
 
+/// `path` with `.` and `..` resolved by its names alone (a `..` above the
+/// root or the start is dropped); for a name shown or compared, never for a
+/// path the host opens, since a link on the way would make it another place.
+pub fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// A path as a manifest writes it, for this platform. A manifest travels
 /// between Windows and the rest, so `\` separates names on every platform,
 /// like `/`. A Windows absolute path (`C:\dir`, `\\server\share`) is absolute

@@ -5,6 +5,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use azd_wasm_host_manifest::lexical;
+
 /// Folders whose changes never start a cycle, wherever they are: outputs
 /// (`build/`, `target/`, `dist/`), tools' caches, version control, the azd
 /// environments `run` writes, editors' settings, and test cassettes (written
@@ -151,21 +153,6 @@ impl Watched {
 /// Whether a folder of this name is never watched.
 pub(crate) fn ignored_dir(name: &str) -> bool {
     IGNORED_DIRS.contains(&name)
-}
-
-/// `path` with `.` and `..` resolved by its names alone.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use cap_primitives::fs::{DirOptions, FollowSymlinks};
 use wasmtime_wasi::filesystem::Dir as WasiDir;
 use wasmtime_wasi::{FsPerms, OpenMode};
 
-use azd_wasm_host_manifest::{FsAccess, FsGrant, GrantLocation};
+use azd_wasm_host_manifest::{FsAccess, FsGrant, GrantLocation, lexical};
 
 use super::azd_files::AzdFiles;
 
@@ -385,22 +385,6 @@ fn windows_guest_form(host: &str) -> String {
     } else {
         slashed
     }
-}
-
-/// `p` with `.` and `..` removed lexically (the guest-visible name only; the
-/// host never opens a path made this way).
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
